@@ -18,6 +18,7 @@ import {
   type Diagnostic,
 } from "@typespec/compiler";
 import openapiTS, { astToString } from "openapi-typescript";
+import { fixEventStreamItemSchemas } from "./sse-item-schema.ts";
 
 const root = resolve(import.meta.dirname, "..");
 
@@ -57,7 +58,7 @@ export async function generateContract(): Promise<GeneratedFiles> {
     const program = await compile(NodeHost, join(root, "main.tsp"), options);
     failOnUnexpected(program.diagnostics);
     const v31 = await readFile(join(emitDir, "3.1.0", "openapi.yaml"), "utf8");
-    const v32 = await readFile(join(emitDir, "3.2.0", "openapi.yaml"), "utf8");
+    const v32 = fixEventStreamItemSchemas(await readFile(join(emitDir, "3.2.0", "openapi.yaml"), "utf8"));
     const v31Path = join(emitDir, "3.1.0", "openapi.yaml");
     const types = astToString(
       await openapiTS(new URL(`file://${v31Path}`), {
