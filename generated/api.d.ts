@@ -453,50 +453,80 @@ export interface components {
         };
         /** @description An earlier answer of the model, possibly with tool calls. */
         ChatAssistantMessage: {
-            /** @enum {string} */
+            /**
+             * @description Always `assistant`.
+             * @enum {string}
+             */
             role: "assistant";
+            /** @description What the model wrote; `null` or absent when it only called tools. */
             content?: string | components["schemas"]["ChatTextPart"][] | null;
+            /** @description The calls the model made in that answer, as it returned them. */
             tool_calls?: components["schemas"]["ChatToolCall"][];
         };
         /** @description One answer. This service returns exactly one. */
         ChatChoice: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the choice in `choices`: always 0, as there is one.
+             */
             index: number;
+            /** @description The message the model wrote. */
             message: components["schemas"]["ChatResponseMessage"];
             /** @description `length` when the token ceiling stopped generation. */
             finish_reason: components["schemas"]["ChatFinishReason"];
+            /** @description Always `null` or absent: log probabilities are not returned. */
             logprobs?: null;
         };
         /** @description The change to one answer. */
         ChatChunkChoice: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the choice this chunk changes: always 0, as there is one.
+             */
             index: number;
+            /** @description What this chunk adds to the message. */
             delta: components["schemas"]["ChatDelta"];
             /** @description Set in the answer's last chunk, `null` before. */
             finish_reason: components["schemas"]["ChatFinishReason"] | null;
+            /** @description Always `null` or absent: log probabilities are not returned. */
             logprobs?: null;
         };
         /** @description The answer of POST /chat/completions. */
         ChatCompletion: {
+            /** @description Unique id of the chat completion. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `chat.completion`.
+             * @enum {string}
+             */
             object: "chat.completion";
             /**
              * Format: int64
              * @description Unix seconds.
              */
             created: number;
+            /** @description The model that answered, as the request named it. */
             model: string;
+            /** @description The answers; this service returns exactly one. */
             choices: components["schemas"]["ChatChoice"][];
+            /** @description Token counts of the call. */
             usage: components["schemas"]["ChatUsage"];
         };
         /** @description One chunk of a streamed chat completion (a `data:` line with no `event:` line). */
         ChatCompletionChunk: {
+            /** @description Unique id of the chat completion; the same in every chunk of the stream. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `chat.completion.chunk`.
+             * @enum {string}
+             */
             object: "chat.completion.chunk";
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description When the completion was created, in Unix seconds; the same in every chunk.
+             */
             created: number;
+            /** @description The model that answered, as the request named it; the same in every chunk. */
             model: string;
             /** @description Empty in the last chunk when `stream_options.include_usage` is set. */
             choices: components["schemas"]["ChatChunkChoice"][];
@@ -517,7 +547,9 @@ export interface components {
              * @enum {string}
              */
             role?: "assistant";
+            /** @description A fragment of the message's text; the fragments, in order, make the whole text. */
             content?: string | null;
+            /** @description Fragments of tool calls; fragments with the same `index` make one call. */
             tool_calls?: components["schemas"]["ChatToolCallDelta"][];
         };
         /**
@@ -527,18 +559,28 @@ export interface components {
         ChatFinishReason: "stop" | "length" | "tool_calls" | "content_filter";
         /** @description A function the model may call. */
         ChatFunctionDefinition: {
+            /** @description The function's name, as the model will call it: letters, digits, `_` and `-`. */
             name: string;
+            /** @description What the function does; the model reads it to decide when and how to call it. */
             description?: string;
             /** @description A JSON Schema for the arguments. */
-            parameters?: Record<string, never>;
+            parameters?: Record<string, unknown>;
         };
         /** @description An image, for models that accept media (others answer 400 `MEDIA_UNSUPPORTED`). */
         ChatImagePart: {
-            /** @enum {string} */
+            /**
+             * @description Always `image_url`.
+             * @enum {string}
+             */
             type: "image_url";
+            /** @description The image and the detail the model sees it at. */
             image_url: {
+                /** @description A URL of the image, or a `data:` URL with the image inline (base64). */
                 url: string;
-                /** @enum {string} */
+                /**
+                 * @description How closely the model looks at the image: `low`, `high`, or `auto` (the model decides).
+                 * @enum {string}
+                 */
                 detail?: "auto" | "low" | "high";
             };
         };
@@ -546,11 +588,16 @@ export interface components {
         ChatMessage: components["schemas"]["ChatSystemMessage"] | components["schemas"]["ChatUserMessage"] | components["schemas"]["ChatAssistantMessage"] | components["schemas"]["ChatToolMessage"];
         /** @description The model's message. */
         ChatResponseMessage: {
-            /** @enum {string} */
+            /**
+             * @description Always `assistant`.
+             * @enum {string}
+             */
             role: "assistant";
             /** @description `null` when the model only called tools. */
             content: string | null;
+            /** @description The calls of the request's functions the model made, if any. */
             tool_calls?: components["schemas"]["ChatToolCall"][];
+            /** @description The model's explanation when it refuses to answer; `null` or absent otherwise. */
             refusal?: string | null;
         };
         /** @description Options of a streamed call. */
@@ -560,28 +607,43 @@ export interface components {
         };
         /** @description Instructions for the model (`system` or `developer`). */
         ChatSystemMessage: {
-            /** @enum {string} */
+            /**
+             * @description `system` or `developer`; both instruct the model.
+             * @enum {string}
+             */
             role: "system" | "developer";
+            /** @description The instructions: text, or a list of text parts. */
             content: string | components["schemas"]["ChatTextPart"][];
         };
         /** @description Text. */
         ChatTextPart: {
-            /** @enum {string} */
+            /**
+             * @description Always `text`.
+             * @enum {string}
+             */
             type: "text";
+            /** @description The text. */
             text: string;
         };
         /** @description A function tool. */
         ChatTool: {
             /** @description Only `function` tools are offered to the model; others are dropped. */
             type: string;
+            /** @description The function, for a tool of type `function`. */
             function?: components["schemas"]["ChatFunctionDefinition"];
         };
         /** @description A call of one of the request's functions. */
         ChatToolCall: {
+            /** @description Unique id of the call; send the result back in a `tool` message with this `tool_call_id`. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `function`.
+             * @enum {string}
+             */
             type: "function";
+            /** @description The function called and its arguments. */
             function: {
+                /** @description The name of the function called, one of the request's `tools`. */
                 name: string;
                 /** @description The arguments as a JSON text. */
                 arguments: string;
@@ -589,37 +651,62 @@ export interface components {
         };
         /** @description A fragment of a tool call; fragments with the same `index` make one call. */
         ChatToolCallDelta: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Which tool call of the message the fragment belongs to, from 0.
+             */
             index: number;
+            /** @description Unique id of the call; only in the call's first fragment. */
             id?: string;
-            /** @enum {string} */
+            /**
+             * @description Always `function`; only in the call's first fragment.
+             * @enum {string}
+             */
             type?: "function";
+            /** @description Fragments of the function's name and arguments. */
             function?: {
+                /** @description The name of the function called; only in the call's first fragment. */
                 name?: string;
+                /** @description A fragment of the arguments' JSON text; the fragments, in order, make the whole. */
                 arguments?: string;
             };
         };
         /** @description Forces a call of the named function. */
         ChatToolChoiceFunction: {
-            /** @enum {string} */
+            /**
+             * @description Always `function`.
+             * @enum {string}
+             */
             type: "function";
+            /** @description The function the model must call. */
             function: {
+                /** @description The name of a function in `tools`. */
                 name: string;
             };
         };
         /** @description The result of a tool call. */
         ChatToolMessage: {
-            /** @enum {string} */
+            /**
+             * @description Always `tool`.
+             * @enum {string}
+             */
             role: "tool";
             /** @description The `id` of the tool call this answers. */
             tool_call_id: string;
+            /** @description The tool's result: text, or a list of text parts. */
             content: string | components["schemas"]["ChatTextPart"][];
         };
         /** @description Token counts. */
         ChatUsage: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Tokens in the input.
+             */
             prompt_tokens: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Tokens the model generated.
+             */
             completion_tokens: number;
             /**
              * Format: int32
@@ -631,20 +718,29 @@ export interface components {
         ChatUserContentPart: components["schemas"]["ChatTextPart"] | components["schemas"]["ChatImagePart"];
         /** @description A message from the user. */
         ChatUserMessage: {
-            /** @enum {string} */
+            /**
+             * @description Always `user`.
+             * @enum {string}
+             */
             role: "user";
+            /** @description The message: text, or a list of text and image parts. */
             content: string | components["schemas"]["ChatUserContentPart"][];
         };
         /** @description The answer of POST /completions, and the shape of each streamed chunk. */
         Completion: {
+            /** @description Unique id of the completion; the same in every chunk of a stream. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `text_completion`, in the JSON answer and in every streamed chunk.
+             * @enum {string}
+             */
             object: "text_completion";
             /**
              * Format: int64
              * @description Unix seconds.
              */
             created: number;
+            /** @description The model that answered, as the request named it. */
             model: string;
             /** @description One choice; empty in the usage chunk of a stream. */
             choices: components["schemas"]["CompletionChoice"][];
@@ -653,11 +749,16 @@ export interface components {
         };
         /** @description Generated text. */
         CompletionChoice: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the choice in `choices`: always 0, as there is one.
+             */
             index: number;
+            /** @description The generated text; in a stream, the fragment this chunk adds. */
             text: string;
             /** @description `null` in a stream until the last chunk. */
             finish_reason: components["schemas"]["CompletionFinishReason"] | null;
+            /** @description Always `null` or absent: log probabilities are not returned. */
             logprobs?: null;
         };
         /**
@@ -691,25 +792,45 @@ export interface components {
         };
         /** @description A fragment of a content block. */
         ContentBlockDeltaEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `content_block_delta`; equals the event name.
+             * @enum {string}
+             */
             type: "content_block_delta";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position in the message's `content` of the block the fragment belongs to.
+             */
             index: number;
+            /** @description The fragment: text, a piece of a tool input's JSON text, or thinking. */
             delta: components["schemas"]["MessageTextDelta"] | components["schemas"]["MessageInputJsonDelta"] | components["schemas"]["MessageThinkingDelta"];
         };
         /** @description A content block starts (text empty, tool input `{}`). */
         ContentBlockStartEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `content_block_start`; equals the event name.
+             * @enum {string}
+             */
             type: "content_block_start";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the block in the message's `content`, from 0.
+             */
             index: number;
+            /** @description The block, with empty text (or thinking) or a tool input of `{}`. */
             content_block: components["schemas"]["MessageContentBlock"];
         };
         /** @description A content block is complete. */
         ContentBlockStopEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `content_block_stop`; equals the event name.
+             * @enum {string}
+             */
             type: "content_block_stop";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position in the message's `content` of the block that is complete.
+             */
             index: number;
         };
         /** @description What the same create request would cost and whether it would be allowed. It is not the bill. */
@@ -772,6 +893,7 @@ export interface components {
              * @default false
              */
             stream?: boolean;
+            /** @description Options of a streamed call; used only with `stream: true`. */
             stream_options?: components["schemas"]["ChatStreamOptions"];
             /** @description Functions the model may call. Tools of other types are dropped, as on POST /responses. */
             tools?: components["schemas"]["ChatTool"][];
@@ -782,6 +904,7 @@ export interface components {
         };
         /** @description Body of POST /completions. Unknown fields are ignored. */
         CreateCompletionRequest: {
+            /** @description A model name, as for POST /responses. */
             model: string;
             /** @description The text to continue. A list is accepted when it holds exactly one prompt. */
             prompt: string | string[];
@@ -790,16 +913,24 @@ export interface components {
              * @description Ceiling on generated tokens, at least 1. Default 16.
              */
             max_tokens?: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description Sampling temperature, 0 to 2.
+             */
             temperature?: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description Nucleus sampling, 0 to 1.
+             */
             top_p?: number;
+            /** @description Up to 4 sequences at which generation stops; they are not part of the text. */
             stop?: string | string[];
             /**
              * @description With `true` the answer is a stream of chunks ending with `data: [DONE]`.
              * @default false
              */
             stream?: boolean;
+            /** @description Options of a streamed call; used only with `stream: true`. */
             stream_options?: components["schemas"]["ChatStreamOptions"];
         };
         /** @description **Decision:** the body of dataset create (AIP-133: the id beside the resource). */
@@ -811,6 +942,7 @@ export interface components {
         };
         /** @description Body of POST /messages. Unknown fields are ignored. */
         CreateMessageRequest: {
+            /** @description A model name, as for POST /responses. */
             model: string;
             /**
              * Format: int32
@@ -831,7 +963,10 @@ export interface components {
              * @description Sampling temperature, 0 to 1 in this format.
              */
             temperature?: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description Nucleus sampling, 0 to 1. Tune this or `temperature`, not both.
+             */
             top_p?: number;
             /** @description Sequences at which generation stops. */
             stop_sequences?: string[];
@@ -1131,17 +1266,24 @@ export interface components {
         };
         /** @description A function call the model made earlier (rule 4: it belongs in `input`). */
         FunctionCallInputItem: {
-            /** @enum {string} */
+            /**
+             * @description Always `function_call`.
+             * @enum {string}
+             */
             type: "function_call";
             /** @description Links the call to its `function_call_output`. */
             call_id: string;
+            /** @description The name of the function called. */
             name: string;
             /** @description The arguments as a JSON text. */
             arguments: string;
         };
         /** @description The caller's result of an earlier function call. */
         FunctionCallOutputInputItem: {
-            /** @enum {string} */
+            /**
+             * @description Always `function_call_output`.
+             * @enum {string}
+             */
             type: "function_call_output";
             /** @description The `call_id` of the `function_call` this answers. */
             call_id: string;
@@ -1150,30 +1292,40 @@ export interface components {
         };
         /** @description A call of one of the request's functions; run it and send the result back in `input`. */
         FunctionCallOutputItem: {
+            /** @description Unique id of the item; stream events refer to it as `item_id`. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `function_call`.
+             * @enum {string}
+             */
             type: "function_call";
             /**
              * @description Always `assistant`.
              * @enum {string}
              */
             role: "assistant";
+            /** @description `in_progress` while a stream is writing the item, then `completed`. */
             status: components["schemas"]["OutputItemStatus"];
             /** @description Send it back with the result in a `function_call_output` item. */
             call_id: string;
+            /** @description The name of the function to call, one of the request's `tools`. */
             name: string;
             /** @description The arguments as a JSON text, valid against the function's `parameters`. */
             arguments: string;
         };
         /** @description A function the model may call. */
         FunctionTool: {
-            /** @enum {string} */
+            /**
+             * @description Always `function`.
+             * @enum {string}
+             */
             type: "function";
             /** @description The function's name, as the model will call it. */
             name: string;
+            /** @description What the function does; the model reads it to decide when and how to call it. */
             description?: string;
             /** @description A JSON Schema for the arguments; the model's arguments are valid against it. */
-            parameters?: Record<string, never>;
+            parameters?: Record<string, unknown>;
         };
         /** @description The body of a 504 response. */
         GatewayTimeoutError: {
@@ -1197,7 +1349,10 @@ export interface components {
         };
         /** @description Why a response stopped early. */
         IncompleteDetails: {
-            /** @enum {string} */
+            /**
+             * @description Always `max_output_tokens`: that ceiling stopped generation.
+             * @enum {string}
+             */
             reason: "max_output_tokens";
         };
         /** @description Headers of a successful inference response. */
@@ -1206,12 +1361,16 @@ export interface components {
         InputContentPart: components["schemas"]["InputTextPart"] | components["schemas"]["InputOutputTextPart"] | components["schemas"]["InputImagePart"] | components["schemas"]["InputFilePart"];
         /** @description A file. The same media rules as `input_image` apply. */
         InputFilePart: {
-            /** @enum {string} */
+            /**
+             * @description Always `input_file`.
+             * @enum {string}
+             */
             type: "input_file";
             /** @description A `data:` URL with the file inline. */
             file_data?: string;
             /** @description An `https:` URL of the file. */
             file_url?: string;
+            /** @description The file's name, such as `report.pdf`. */
             filename?: string;
         };
         /**
@@ -1219,11 +1378,17 @@ export interface components {
          *     fetched is 400 `MEDIA_FETCH_FAILED`; inline data over the size limit is 413 `MEDIA_TOO_LARGE`.
          */
         InputImagePart: {
-            /** @enum {string} */
+            /**
+             * @description Always `input_image`.
+             * @enum {string}
+             */
             type: "input_image";
             /** @description An `https:` URL or a `data:` URL with the image inline. */
             image_url?: string;
-            /** @enum {string} */
+            /**
+             * @description How closely the model looks at the image: `low`, `high`, or `auto` (the model decides).
+             * @enum {string}
+             */
             detail?: "auto" | "low" | "high";
         };
         /** @description One item of a conversation given as a list. */
@@ -1235,6 +1400,7 @@ export interface components {
              * @enum {string}
              */
             type?: "message";
+            /** @description Who wrote the message; `system` and `developer` instruct the model. */
             role: components["schemas"]["InputMessageRole"];
             /** @description Text, or a list of content parts. */
             content: string | components["schemas"]["InputContentPart"][];
@@ -1246,14 +1412,22 @@ export interface components {
         InputMessageRole: "user" | "assistant" | "system" | "developer";
         /** @description Text the assistant wrote earlier, sent back as part of the conversation. */
         InputOutputTextPart: {
-            /** @enum {string} */
+            /**
+             * @description Always `output_text`.
+             * @enum {string}
+             */
             type: "output_text";
+            /** @description The text the assistant wrote. */
             text: string;
         };
         /** @description Text written by the user, system or developer. */
         InputTextPart: {
-            /** @enum {string} */
+            /**
+             * @description Always `input_text`.
+             * @enum {string}
+             */
             type: "input_text";
+            /** @description The text. */
             text: string;
         };
         /**
@@ -1326,16 +1500,27 @@ export interface components {
         LrSchedule: "constant" | "cosine" | "linear_decay";
         /** @description The answer of POST /messages. */
         Message: {
+            /** @description Unique id of the message. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `message`.
+             * @enum {string}
+             */
             type: "message";
-            /** @enum {string} */
+            /**
+             * @description Always `assistant`.
+             * @enum {string}
+             */
             role: "assistant";
+            /** @description The model that answered, as the request named it. */
             model: string;
+            /** @description What the model wrote, in order: text, tool calls and, from a model that reasons, thinking. */
             content: components["schemas"]["MessageContentBlock"][];
             /** @description `max_tokens` when the ceiling stopped generation; `null` only inside a stream's `message_start`. */
             stop_reason: components["schemas"]["MessageStopReason"] | null;
+            /** @description The entry of `stop_sequences` that stopped generation; `null` otherwise. */
             stop_sequence: string | null;
+            /** @description Token counts of the call. */
             usage: components["schemas"]["MessageUsage"];
         };
         /** @description A content block of an answer. */
@@ -1344,14 +1529,24 @@ export interface components {
         MessageContentBlockParam: components["schemas"]["MessageTextBlock"] | components["schemas"]["MessageImageBlock"] | components["schemas"]["MessageToolUseBlockParam"] | components["schemas"]["MessageToolResultBlock"];
         /** @description The stop reason and the output token count. */
         MessageDeltaEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `message_delta`; equals the event name.
+             * @enum {string}
+             */
             type: "message_delta";
+            /** @description The message's final stop fields. */
             delta: {
+                /** @description Why generation stopped, as the message's `stop_reason`. */
                 stop_reason: components["schemas"]["MessageStopReason"] | null;
+                /** @description The entry of `stop_sequences` that stopped generation; `null` otherwise. */
                 stop_sequence: string | null;
             };
+            /** @description The message's output token count. */
             usage: {
-                /** Format: int32 */
+                /**
+                 * Format: int32
+                 * @description Tokens the model generated for the whole message.
+                 */
                 output_tokens: number;
             };
         };
@@ -1366,38 +1561,60 @@ export interface components {
         };
         /** @description An image, for models that accept media (others answer 400 `MEDIA_UNSUPPORTED`). */
         MessageImageBlock: {
-            /** @enum {string} */
+            /**
+             * @description Always `image`.
+             * @enum {string}
+             */
             type: "image";
             /** @description `{type: base64, media_type, data}` or `{type: url, url}`. */
-            source: Record<string, never>;
+            source: Record<string, unknown>;
         };
         /** @description A fragment of a tool call's input, as JSON text. */
         MessageInputJsonDelta: {
-            /** @enum {string} */
+            /**
+             * @description Always `input_json_delta`.
+             * @enum {string}
+             */
             type: "input_json_delta";
+            /** @description A fragment of the tool input's JSON text; the fragments, in order, make the whole `input`. */
             partial_json: string;
         };
         /** @description A message of the conversation. */
         MessageParam: {
-            /** @enum {string} */
+            /**
+             * @description `user` or `assistant`; the messages alternate between the two.
+             * @enum {string}
+             */
             role: "user" | "assistant";
+            /** @description Text, or a list of content blocks. */
             content: string | components["schemas"]["MessageContentBlockParam"][];
         };
         /** @description Text the model wrote. */
         MessageResponseTextBlock: {
-            /** @enum {string} */
+            /**
+             * @description Always `text`.
+             * @enum {string}
+             */
             type: "text";
+            /** @description The text. */
             text: string;
         };
         /** @description First event: the message with empty content and `stop_reason: null`. */
         MessageStartEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `message_start`; equals the event name.
+             * @enum {string}
+             */
             type: "message_start";
+            /** @description The message, with empty `content` and `stop_reason: null`. */
             message: components["schemas"]["Message"];
         };
         /** @description Last event. */
         MessageStopEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `message_stop`; equals the event name.
+             * @enum {string}
+             */
             type: "message_stop";
         };
         /**
@@ -1414,34 +1631,54 @@ export interface components {
         MessageStreamEvent: components["schemas"]["MessageStartEvent"] | components["schemas"]["ContentBlockStartEvent"] | components["schemas"]["PingEvent"] | components["schemas"]["ContentBlockDeltaEvent"] | components["schemas"]["ContentBlockStopEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageStopEvent"] | components["schemas"]["MessageErrorEvent"];
         /** @description Text. */
         MessageTextBlock: {
-            /** @enum {string} */
+            /**
+             * @description Always `text`.
+             * @enum {string}
+             */
             type: "text";
+            /** @description The text. */
             text: string;
         };
         /** @description A fragment of text. */
         MessageTextDelta: {
-            /** @enum {string} */
+            /**
+             * @description Always `text_delta`.
+             * @enum {string}
+             */
             type: "text_delta";
+            /** @description Text to append to the block's `text`. */
             text: string;
         };
         /** @description The reasoning summary of a model that reasons. */
         MessageThinkingBlock: {
-            /** @enum {string} */
+            /**
+             * @description Always `thinking`.
+             * @enum {string}
+             */
             type: "thinking";
+            /** @description The reasoning summary, as text. */
             thinking: string;
+            /** @description An opaque signature of the thinking text, when the model provides one. */
             signature?: string;
         };
         /** @description A fragment of a reasoning summary. */
         MessageThinkingDelta: {
-            /** @enum {string} */
+            /**
+             * @description Always `thinking_delta`.
+             * @enum {string}
+             */
             type: "thinking_delta";
+            /** @description Text to append to the block's `thinking`. */
             thinking: string;
         };
         /** @description A tool: a name and a JSON Schema for its input. */
         MessageTool: {
+            /** @description The tool's name, as the model will call it: letters, digits, `_` and `-`. */
             name: string;
+            /** @description What the tool does; the model reads it to decide when and how to use it. */
             description?: string;
-            input_schema: Record<string, never>;
+            /** @description A JSON Schema for the tool's input. */
+            input_schema: Record<string, unknown>;
         };
         /** @description How the model may use tools. */
         MessageToolChoice: {
@@ -1455,34 +1692,57 @@ export interface components {
         };
         /** @description The caller's result of an earlier tool call. */
         MessageToolResultBlock: {
-            /** @enum {string} */
+            /**
+             * @description Always `tool_result`.
+             * @enum {string}
+             */
             type: "tool_result";
+            /** @description The `id` of the `tool_use` block this answers. */
             tool_use_id: string;
+            /** @description The tool's result: text, or a list of text blocks. */
             content?: string | components["schemas"]["MessageTextBlock"][];
+            /** @description `true` when the tool failed and `content` describes the error. */
             is_error?: boolean;
         };
         /** @description A call of one of the request's tools. */
         MessageToolUseBlock: {
-            /** @enum {string} */
+            /**
+             * @description Always `tool_use`.
+             * @enum {string}
+             */
             type: "tool_use";
+            /** @description Unique id of the call; send the result back in a `tool_result` block with this `tool_use_id`. */
             id: string;
+            /** @description The name of the tool called, one of the request's `tools`. */
             name: string;
             /** @description Valid against the tool's `input_schema`. */
-            input: Record<string, never>;
+            input: Record<string, unknown>;
         };
         /** @description A tool call the model made earlier. */
         MessageToolUseBlockParam: {
-            /** @enum {string} */
+            /**
+             * @description Always `tool_use`.
+             * @enum {string}
+             */
             type: "tool_use";
+            /** @description The id the model gave the call; the `tool_result` block answers it by this id. */
             id: string;
+            /** @description The name of the tool called. */
             name: string;
-            input: Record<string, never>;
+            /** @description The input the model gave the tool, an object valid against its `input_schema`. */
+            input: Record<string, unknown>;
         };
         /** @description Token counts. */
         MessageUsage: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Tokens in the input, `system` included.
+             */
             input_tokens: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Tokens the model generated.
+             */
             output_tokens: number;
         };
         /** @description The error object of a 405 response (**Decision**). */
@@ -1529,6 +1789,7 @@ export interface components {
              * @enum {string}
              */
             object: "list";
+            /** @description The platform models the key may call and the account's own fine-tuned models. */
             data: components["schemas"]["Model"][];
         };
         /** @description An amount of money. */
@@ -1560,6 +1821,7 @@ export interface components {
         };
         /** @description A tool of any type other than `function` (hosted tools, tool servers, namespaced groups): dropped without failing the call. */
         OtherTool: {
+            /** @description Any type but `function`, such as `web_search`; the tool is dropped. */
             type: string;
         };
         /** @description An item of `output`. */
@@ -1571,22 +1833,31 @@ export interface components {
         OutputItemStatus: "completed" | "in_progress";
         /** @description A message the model wrote. */
         OutputMessage: {
+            /** @description Unique id of the item; stream events refer to it as `item_id`. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `message`.
+             * @enum {string}
+             */
             type: "message";
             /**
              * @description Always `assistant`.
              * @enum {string}
              */
             role: "assistant";
+            /** @description `in_progress` while a stream is writing the item, then `completed`. */
             status: components["schemas"]["OutputItemStatus"];
             /** @description Parts with type `output_text`. */
             content: components["schemas"]["OutputTextPart"][];
         };
         /** @description Text the model wrote. */
         OutputTextPart: {
-            /** @enum {string} */
+            /**
+             * @description Always `output_text`.
+             * @enum {string}
+             */
             type: "output_text";
+            /** @description The text. */
             text: string;
             /** @description **Decision:** always present; empty, since this service makes no citations. */
             annotations: unknown[];
@@ -1634,7 +1905,10 @@ export interface components {
         };
         /** @description Keeps the connection alive; carries nothing. */
         PingEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `ping`; equals the event name.
+             * @enum {string}
+             */
             type: "ping";
         };
         /**
@@ -1648,31 +1922,44 @@ export interface components {
          *     the model again.
          */
         ReasoningInputItem: {
-            /** @enum {string} */
+            /**
+             * @description Always `reasoning`.
+             * @enum {string}
+             */
             type: "reasoning";
         };
         /** @description Reasoning options. An object without `effort` means `medium`. */
         ReasoningOptions: {
+            /** @description How hard the model thinks; `medium` when absent. */
             effort?: components["schemas"]["ReasoningEffort"];
         };
         /** @description The reasoning of a model that reasons, as a summary. */
         ReasoningOutputItem: {
+            /** @description Unique id of the item; stream events refer to it as `item_id`. */
             id: string;
-            /** @enum {string} */
+            /**
+             * @description Always `reasoning`.
+             * @enum {string}
+             */
             type: "reasoning";
             /**
              * @description Always `assistant`.
              * @enum {string}
              */
             role: "assistant";
+            /** @description `in_progress` while a stream is writing the item, then `completed`. */
             status: components["schemas"]["OutputItemStatus"];
             /** @description **Decision:** the summary as a list of `summary_text` parts. */
             summary: components["schemas"]["ReasoningSummaryPart"][];
         };
         /** @description One part of a reasoning summary. */
         ReasoningSummaryPart: {
-            /** @enum {string} */
+            /**
+             * @description Always `summary_text`.
+             * @enum {string}
+             */
             type: "summary_text";
+            /** @description A part of the summary, as text. */
             text: string;
         };
         /** @description Carried by every response, success or error. */
@@ -1684,56 +1971,86 @@ export interface components {
          *     output and usage, and `store: false`. It ends the stream; there is no `[DONE]`.
          */
         ResponseCompletedEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.completed`; equals the event name.
+             * @enum {string}
+             */
             type: "response.completed";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The final response: status, output and usage. */
             response: components["schemas"]["ResponseObject"];
         };
         /** @description **Decision** (OpenAI compatibility): a content part of a message starts, with empty text. */
         ResponseContentPartAddedEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.content_part.added`; equals the event name.
+             * @enum {string}
+             */
             type: "response.content_part.added";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The `id` of the output item the part belongs to. */
             item_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of that output item in the response's `output`, from 0.
+             */
             output_index: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the part in the item's `content`, from 0.
+             */
             content_index: number;
+            /** @description The part, with empty text. */
             part: components["schemas"]["OutputTextPart"];
         };
         /** @description **Decision** (OpenAI compatibility): a content part is complete. */
         ResponseContentPartDoneEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.content_part.done`; equals the event name.
+             * @enum {string}
+             */
             type: "response.content_part.done";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The `id` of the output item the part belongs to. */
             item_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of that output item in the response's `output`, from 0.
+             */
             output_index: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the part in the item's `content`, from 0.
+             */
             content_index: number;
+            /** @description The part, with its full text. */
             part: components["schemas"]["OutputTextPart"];
         };
         /** @description First event: the response with status `in_progress`, empty output and zero usage. */
         ResponseCreatedEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.created`; equals the event name.
+             * @enum {string}
+             */
             type: "response.created";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The response, with status `in_progress`, empty `output` and zero usage. */
             response: components["schemas"]["ResponseObject"];
         };
         /**
@@ -1741,7 +2058,10 @@ export interface components {
          *     **Decision:** the data fields are `code`, `message` and `param`, as in the error object.
          */
         ResponseErrorEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `error`; equals the event name.
+             * @enum {string}
+             */
             type: "error";
             /**
              * Format: int32
@@ -1750,50 +2070,73 @@ export interface components {
             sequence_number: number;
             /** @description Stable identifier, one of `ErrorCode`. */
             code: components["schemas"]["ErrorCode"];
+            /** @description What went wrong, for a human reader; do not parse it. */
             message: string;
+            /** @description The request field the error concerns, or `null`. */
             param: string | null;
         };
         /** @description **Decision** (OpenAI compatibility): a fragment of a function call's arguments. */
         ResponseFunctionCallArgumentsDeltaEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.function_call_arguments.delta`; equals the event name.
+             * @enum {string}
+             */
             type: "response.function_call_arguments.delta";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The `id` of the function call item. */
             item_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of that item in the response's `output`, from 0.
+             */
             output_index: number;
+            /** @description A fragment of the arguments' JSON text; the fragments, in order, make the whole. */
             delta: string;
         };
         /** @description **Decision** (OpenAI compatibility): a function call's complete arguments. */
         ResponseFunctionCallArgumentsDoneEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.function_call_arguments.done`; equals the event name.
+             * @enum {string}
+             */
             type: "response.function_call_arguments.done";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The `id` of the function call item. */
             item_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of that item in the response's `output`, from 0.
+             */
             output_index: number;
+            /** @description The complete arguments as a JSON text: the `delta` fragments joined. */
             arguments: string;
         };
         /** @description **Decision** (OpenAI compatibility): right after `response.created`, the same response. */
         ResponseInProgressEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.in_progress`; equals the event name.
+             * @enum {string}
+             */
             type: "response.in_progress";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The same response as in `response.created`. */
             response: components["schemas"]["ResponseObject"];
         };
         /** @description The answer of POST /responses. */
         ResponseObject: {
+            /** @description Unique id of the response. Nothing is stored, so it cannot be fetched later (rule 3). */
             id: string;
             /**
              * @description Always `response`.
@@ -1812,7 +2155,9 @@ export interface components {
             status: components["schemas"]["ResponseStatus"];
             /** @description The model as the request named it. */
             model: string;
+            /** @description What the model produced, in order: messages, function calls and reasoning items. */
             output: components["schemas"]["OutputItem"][];
+            /** @description Token counts of the call. */
             usage: components["schemas"]["Usage"];
             /**
              * @description Always `false`: nothing is stored.
@@ -1824,60 +2169,96 @@ export interface components {
         };
         /** @description An output item starts: `item` has its id, type, role and status `in_progress`. */
         ResponseOutputItemAddedEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.output_item.added`; equals the event name.
+             * @enum {string}
+             */
             type: "response.output_item.added";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the item in the response's `output`, from 0.
+             */
             output_index: number;
+            /** @description The item, with its id, type, role and status `in_progress`. */
             item: components["schemas"]["OutputItem"];
         };
         /** @description An output item is complete: `item` has status `completed` and, for a message, its `output_text` parts. */
         ResponseOutputItemDoneEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.output_item.done`; equals the event name.
+             * @enum {string}
+             */
             type: "response.output_item.done";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the item in the response's `output`, from 0.
+             */
             output_index: number;
+            /** @description The complete item, with status `completed`. */
             item: components["schemas"]["OutputItem"];
         };
         /** @description A fragment of text. The fragments of one part, in order, make its `output_text.done` text. */
         ResponseOutputTextDeltaEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.output_text.delta`; equals the event name.
+             * @enum {string}
+             */
             type: "response.output_text.delta";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The `id` of the output item the part belongs to. */
             item_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of that output item in the response's `output`, from 0.
+             */
             output_index: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the part in the item's `content`, from 0.
+             */
             content_index: number;
+            /** @description Text to append to the part's text. */
             delta: string;
         };
         /** @description The full text of a content part. */
         ResponseOutputTextDoneEvent: {
-            /** @enum {string} */
+            /**
+             * @description Always `response.output_text.done`; equals the event name.
+             * @enum {string}
+             */
             type: "response.output_text.done";
             /**
              * Format: int32
              * @description 0 for the first event of the stream, then one more for each event.
              */
             sequence_number: number;
+            /** @description The `id` of the output item the part belongs to. */
             item_id: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of that output item in the response's `output`, from 0.
+             */
             output_index: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Position of the part in the item's `content`, from 0.
+             */
             content_index: number;
+            /** @description The part's full text: its `response.output_text.delta` fragments joined. */
             text: string;
         };
         /**
@@ -1974,12 +2355,17 @@ export interface components {
         };
         /** @description Forces a call of the named function. */
         ToolChoiceFunction: {
-            /** @enum {string} */
+            /**
+             * @description Always `function`.
+             * @enum {string}
+             */
             type: "function";
+            /** @description The name of a function in `tools`; the model must call it. */
             name: string;
         };
         /** @description A `tool_choice` object of another type than `function`: treated as `auto`. */
         ToolChoiceOther: {
+            /** @description Any type but `function`; the choice is treated as `auto`. */
             type: string;
         };
         /** @description A tool in `tools`: a function, or another type that is dropped. */
@@ -2259,9 +2645,15 @@ export interface components {
         };
         /** @description Token counts. The instructions count toward `input_tokens` (rule 6). */
         Usage: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Tokens in the input, `instructions` included.
+             */
             input_tokens: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Tokens the model generated.
+             */
             output_tokens: number;
             /**
              * Format: int32
@@ -2270,7 +2662,7 @@ export interface components {
             total_tokens: number;
         };
         /** @description **Decision:** validateUpload takes an empty object; unknown fields are ignored. */
-        ValidateUploadRequest: Record<string, never>;
+        ValidateUploadRequest: Record<string, unknown>;
     };
     responses: never;
     parameters: {

@@ -18,6 +18,7 @@ import {
   type Diagnostic,
 } from "@typespec/compiler";
 import openapiTS, { astToString } from "openapi-typescript";
+import ts from "typescript";
 import { fixEventStreamItemSchemas } from "./sse-item-schema.ts";
 
 const root = resolve(import.meta.dirname, "..");
@@ -64,6 +65,13 @@ export async function generateContract(): Promise<GeneratedFiles> {
       await openapiTS(new URL(`file://${v31Path}`), {
         // Defaults belong to the server; a client may omit any field that has one.
         defaultNonNullable: false,
+        // A free-form object (`...Record<unknown>` with no named properties, such as a tool's
+        // JSON Schema or arguments) is emitted as `unevaluatedProperties: {}`, which
+        // openapi-typescript would type as Record<string, never>; it holds anything.
+        transform(schema) {
+          const free = schema.type === "object" && schema.properties === undefined && isEmptySchema((schema as { unevaluatedProperties?: unknown }).unevaluatedProperties);
+          return free ? ts.factory.createTypeReferenceNode("Record", [ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword), ts.factory.createKeywordTypeNode(ts.SyntaxKind.UnknownKeyword)]) : undefined;
+        },
       }),
     );
     return {
@@ -99,4 +107,8 @@ if (import.meta.main) {
     console.error(error instanceof Error ? error.message : error);
     process.exitCode = 1;
   });
+}
+
+function isEmptySchema(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.keys(value).length === 0;
 }
