@@ -1,0 +1,60 @@
+/**
+ * The express application: the HTTP core every handler runs inside.
+ *
+ * Order of the layers (each file says why it does what it does):
+ *   request id → operation lookup → JSON body → authentication and tenant checks →
+ *   contract validation (requests; responses when asked) → not-supported fields →
+ *   the handlers' router at /v1 → 404 → error envelope.
+ */
+import express from "express";
+import type { Router } from "express";
+import type { Store } from "../store/store.ts";
+import { authenticate } from "./auth.ts";
+import { jsonBody } from "./body.ts";
+import { BASE_PATH } from "./contract.ts";
+import { ApiError } from "./errors.ts";
+import { errorHandler, notFound } from "./error-handler.ts";
+import { rejectNotSupported } from "./not-supported.ts";
+import { OperationTable, matchOperation } from "./operations.ts";
+import { requestId } from "./request-id.ts";
+import { contractValidator } from "./validation.ts";
+
+export interface AppOptions {
+  store: Store;
+  /** Validate response bodies against the contract (dev and tests; a failure is a loud 500). */
+  validateResponses: boolean;
+  /** The largest JSON request body accepted; larger is 413 MEDIA_TOO_LARGE. */
+  maxBodyBytes: number;
+  /** Registers the operation handlers on a router mounted at /v1, with contract paths (`/responses`). */
+  registerRoutes: (router: Router) => void;
+}
+
+export function createApp(options: AppOptions): express.Express {
+  const app = express();
+  // Routing must agree with the operation lookup and the validator, which match case-sensitively.
+  app.set("case sensitive routing", true);
+  app.set("x-powered-by", false);
+  app.use(requestId);
+  app.use(matchOperation(new OperationTable()));
+  app.use(jsonBody(options.maxBodyBytes));
+  app.use(authenticate(options.store));
+  app.use(contractValidator(options.validateResponses));
+  app.use(rejectNotSupported);
+  app.use(BASE_PATH, handlersRouter(options.registerRoutes));
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}
+
+function handlersRouter(registerRoutes: AppOptions["registerRoutes"]): Router {
+  const router = express.Router({ caseSensitive: true });
+  // Fail closed: a handler never runs for a caller authentication did not see.
+  router.use((_req, res, next) => {
+    if (res.locals.caller === undefined && !res.locals.pathMatch?.operation?.public) {
+      throw new ApiError("INTERNAL", "A request reached a handler without authentication.");
+    }
+    next();
+  });
+  registerRoutes(router);
+  return router;
+}

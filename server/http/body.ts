@@ -1,0 +1,34 @@
+/**
+ * Request body parsing: JSON bodies only, up to the configured size. Other media types
+ * (a dataset upload's raw JSONL) are left unread in the request stream for their handler
+ * to stream to storage; the validator refuses them on operations that take JSON.
+ */
+import express from "express";
+import type { RequestHandler } from "express";
+import { ApiError } from "./errors.ts";
+
+export function jsonBody(maxBodyBytes: number): RequestHandler {
+  // strict: only an object or array is a JSON request body, as every operation takes.
+  return express.json({ limit: maxBodyBytes, strict: true, type: "application/json" });
+}
+
+/** The errors body-parser raises (http-errors with a `type`), by that type. */
+const BODY_ERRORS: Record<string, (error: BodyParserError) => ApiError> = {
+  "entity.parse.failed": () => new ApiError("INVALID_REQUEST", "The request body is not valid JSON (an object is expected)."),
+  "entity.too.large": (e) => new ApiError("MEDIA_TOO_LARGE", `The request body is larger than the limit of ${e.limit} bytes.`),
+  "request.size.invalid": () => new ApiError("INVALID_REQUEST", "The request body's length does not match its Content-Length."),
+  "encoding.unsupported": () => new ApiError("INVALID_REQUEST", "The request body's Content-Encoding is not supported."),
+  "charset.unsupported": () => new ApiError("INVALID_REQUEST", "The request body's charset is not supported; send UTF-8."),
+  "request.aborted": () => new ApiError("INVALID_REQUEST", "The request body ended early."),
+};
+
+interface BodyParserError extends Error {
+  type: string;
+  limit?: number;
+}
+
+/** The ApiError for a body-parser failure, or undefined when `error` is not one. */
+export function fromBodyParserError(error: unknown): ApiError | undefined {
+  if (!(error instanceof Error) || typeof (error as Partial<BodyParserError>).type !== "string") return undefined;
+  return BODY_ERRORS[(error as BodyParserError).type]?.(error as BodyParserError);
+}

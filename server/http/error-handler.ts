@@ -1,0 +1,85 @@
+/**
+ * The last middleware: every failure, from any layer, leaves here as the error envelope
+ * `{error: {message, type, code, param}}` with its status (x-request-id is already set).
+ *
+ * - ApiError: its own status and body; Retry-After on 429 and 503; Allow on 405.
+ * - Body-parser and validator failures: mapped to the codes the decisions give.
+ * - Anything else is a bug: 500 INTERNAL with a generic message; the details go to the log
+ *   under the request id, never to the client.
+ * - On /v1/messages the envelope also carries `type: "error"`, the other vendor's format.
+ * - Once a response has started (a stream), nothing can be sent: the connection is closed
+ *   so the client sees a cut-off answer rather than one that looks complete.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { fromBodyParserError } from "./body.ts";
+import { BASE_PATH } from "./contract.ts";
+import { ApiError } from "./errors.ts";
+import { fromValidatorError } from "./validation.ts";
+
+/** The operation whose errors use the messages format's envelope. */
+const MESSAGES_PATH = `${BASE_PATH}/messages`;
+
+/** Retry-After when a 429 or 503 was raised without one; the header is required on both. */
+const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
+export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
+  const { apiError, detail } = toApiError(error);
+  if (apiError.status >= 500) logFailure(req, res, apiError, detail ?? error);
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.status(apiError.status);
+  if (apiError.status === 429 || apiError.status === 503) {
+    res.setHeader("retry-after", String(Math.max(0, Math.ceil(apiError.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS))));
+  }
+  if (apiError.code === "METHOD_NOT_ALLOWED") res.setHeader("allow", (res.locals.pathMatch?.allowedMethods ?? []).join(", "));
+  res.json(envelope(req, apiError));
+}
+
+/** Answers requests that no route took. */
+export function notFound(req: Request, _res: Response, next: NextFunction): void {
+  next(new ApiError("NOT_FOUND", `No such path: ${req.method} ${req.path}.`));
+}
+
+function toApiError(error: unknown): { apiError: ApiError; detail?: unknown } {
+  if (error instanceof ApiError) return { apiError: error };
+  const fromValidator = fromValidatorError(error);
+  if (fromValidator) return fromValidator;
+  const fromBody = fromBodyParserError(error);
+  if (fromBody) return { apiError: fromBody };
+  if (isClientHttpError(error)) return { apiError: fromClientHttpError(error) };
+  return { apiError: new ApiError("INTERNAL", "An unexpected error occurred."), detail: error };
+}
+
+interface HttpError extends Error {
+  status: number;
+  expose: boolean;
+}
+
+/** A 4xx from express itself (http-errors, e.g. a path parameter that is not valid %-encoding). */
+function isClientHttpError(error: unknown): error is HttpError {
+  const e = error as Partial<HttpError> | null;
+  return error instanceof Error && e?.expose === true && typeof e.status === "number" && e.status >= 400 && e.status < 500;
+}
+
+function fromClientHttpError(error: HttpError): ApiError {
+  if (error.status === 404) return new ApiError("NOT_FOUND", "No such path.");
+  if (error.status === 413) return new ApiError("MEDIA_TOO_LARGE", "The request body is too large.");
+  return new ApiError("INVALID_REQUEST", "The request is malformed.");
+}
+
+function envelope(req: Request, apiError: ApiError): object {
+  const body = apiError.toBody();
+  return isMessagesPath(req.path) ? { type: "error", ...body } : body;
+}
+
+function isMessagesPath(path: string): boolean {
+  return path === MESSAGES_PATH || path === `${MESSAGES_PATH}/`;
+}
+
+/** An ApiError was meant (a 503 from upstream): its message says enough. Anything else is a bug: log its stack. */
+function logFailure(req: Request, res: Response, apiError: ApiError, detail: unknown): void {
+  const what = detail instanceof ApiError ? detail.message : detail instanceof Error ? (detail.stack ?? detail.message) : String(detail);
+  console.error(`[${res.locals.requestId}] ${req.method} ${req.originalUrl} → ${apiError.status} ${apiError.code}: ${what}`);
+}

@@ -1,0 +1,161 @@
+/**
+ * The contract's operations as a lookup table: which operation a method and path name,
+ * with what authentication needs to know about it (which key headers it accepts, whether
+ * it is scoped to a path account) and its path parameters.
+ *
+ * Authentication runs before the validator, so it cannot use the validator's own match.
+ * A path that several templates match (`/datasets/{dataset}` and `/datasets/{dataset}:upload`)
+ * is resolved like express does: the template that has the request's method wins.
+ */
+import type { RequestHandler } from "express";
+import { BASE_PATH, contractDocument, isObject, resolveRef } from "./contract.ts";
+import type { JsonObject } from "./contract.ts";
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+export interface Operation {
+  operationId: string;
+  /** Lower case, as in the contract. */
+  method: string;
+  /** The contract's path template, without the base path: `/accounts/{account}/dpoJobs/{job}:cancel`. */
+  template: string;
+  /** No security requirement at all: the operation is public. */
+  public: boolean;
+  /** Names of the apiKey headers its security accepts besides `Authorization: Bearer` (e.g. `x-api-key`). */
+  apiKeyHeaders: string[];
+  /** Top-level request body fields the contract marks **Not supported.** (e.g. `previous_response_id`). */
+  notSupportedFields: string[];
+}
+
+/** What a request path matched: the operation for its method, or none (a 405). */
+export interface PathMatch {
+  template: string;
+  /** Decoded path parameters. */
+  params: Record<string, string>;
+  operation: Operation | undefined;
+  /** The methods the path has, upper case, for the Allow header of a 405. */
+  allowedMethods: string[];
+}
+
+interface PathEntry {
+  template: string;
+  pattern: RegExp;
+  paramNames: string[];
+  operations: Map<string, Operation>;
+}
+
+export class OperationTable {
+  readonly #paths: PathEntry[];
+
+  constructor(doc: JsonObject = contractDocument()) {
+    this.#paths = readPaths(doc);
+  }
+
+  /** All operations, for checks over the whole contract. */
+  get operations(): Operation[] {
+    return this.#paths.flatMap((p) => [...p.operations.values()]);
+  }
+
+  /** Matches a full request path (`/v1/...`); undefined when no path of the contract matches. */
+  match(method: string, requestPath: string): PathMatch | undefined {
+    if (!requestPath.startsWith(`${BASE_PATH}/`)) return undefined;
+    const path = requestPath.slice(BASE_PATH.length);
+    const candidates = this.#paths.filter((p) => p.pattern.test(path));
+    const chosen = candidates.find((p) => p.operations.has(method.toLowerCase())) ?? candidates[0];
+    if (!chosen) return undefined;
+    return {
+      template: chosen.template,
+      params: paramsOf(chosen, path),
+      operation: chosen.operations.get(method.toLowerCase()),
+      allowedMethods: [...chosen.operations.keys()].map((m) => m.toUpperCase()),
+    };
+  }
+}
+
+/** Middleware: leaves the request's match in `res.locals.pathMatch` for the layers after it. */
+export function matchOperation(table: OperationTable): RequestHandler {
+  return (req, res, next) => {
+    res.locals.pathMatch = table.match(req.method, req.path);
+    next();
+  };
+}
+
+function readPaths(doc: JsonObject): PathEntry[] {
+  const paths = isObject(doc.paths) ? doc.paths : {};
+  const entries = Object.entries(paths).map(([template, item]) => pathEntry(doc, template, item));
+  // Most literal characters first, so `/x/{id}:cancel` is tried before `/x/{id}`.
+  return entries.sort((a, b) => literalLength(b.template) - literalLength(a.template));
+}
+
+function pathEntry(doc: JsonObject, template: string, item: unknown): PathEntry {
+  const paramNames: string[] = [];
+  const source = template
+    .split(/(\{[^}]+\})/)
+    .map((part) => {
+      const name = /^\{([^}]+)\}$/.exec(part)?.[1];
+      if (name === undefined) return escapeRegExp(part);
+      paramNames.push(name);
+      return "([^/]+)";
+    })
+    .join("");
+  const operations = new Map<string, Operation>();
+  for (const method of METHODS) {
+    const op = isObject(item) ? item[method] : undefined;
+    if (isObject(op)) operations.set(method, readOperation(doc, template, method, op));
+  }
+  // A trailing slash is allowed, as express (non-strict routing) and the validator allow it.
+  return { template, pattern: new RegExp(`^${source}/?$`), paramNames, operations };
+}
+
+function readOperation(doc: JsonObject, template: string, method: string, op: JsonObject): Operation {
+  const security = (Array.isArray(op.security) ? op.security : Array.isArray(doc.security) ? doc.security : []) as unknown[];
+  return {
+    operationId: typeof op.operationId === "string" ? op.operationId : `${method} ${template}`,
+    method,
+    template,
+    public: security.length === 0,
+    apiKeyHeaders: apiKeyHeadersOf(doc, security),
+    notSupportedFields: notSupportedFieldsOf(doc, op),
+  };
+}
+
+function apiKeyHeadersOf(doc: JsonObject, security: unknown[]): string[] {
+  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+  const names = security.flatMap((requirement) => (isObject(requirement) ? Object.keys(requirement) : []));
+  return names.flatMap((name) => {
+    const scheme = resolveRef(doc, schemes[name]);
+    return scheme?.type === "apiKey" && scheme.in === "header" && typeof scheme.name === "string" ? [scheme.name.toLowerCase()] : [];
+  });
+}
+
+function notSupportedFieldsOf(doc: JsonObject, op: JsonObject): string[] {
+  const body = resolveRef(doc, op.requestBody);
+  const content = isObject(body?.content) ? body.content : {};
+  const schema = resolveRef(doc, isObject(content["application/json"]) ? content["application/json"].schema : undefined);
+  const properties = isObject(schema?.properties) ? schema.properties : {};
+  return Object.entries(properties)
+    .filter(([, property]) => isObject(property) && String(property.description ?? "").startsWith("**Not supported.**"))
+    .map(([name]) => name);
+}
+
+function paramsOf(entry: PathEntry, path: string): Record<string, string> {
+  const values = entry.pattern.exec(path)?.slice(1) ?? [];
+  return Object.fromEntries(entry.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? "")]));
+}
+
+/** A malformed escape (`%zz`) is kept as sent rather than failing the request here. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function literalLength(template: string): number {
+  return template.replace(/\{[^}]+\}/g, "").length;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

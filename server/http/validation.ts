@@ -1,0 +1,98 @@
+/**
+ * Request (and, in development and tests, response) validation against the contract by
+ * express-openapi-validator, and the translation of its errors into the error envelope.
+ *
+ * Its 400s name the failing field as a JSON pointer into the request (`/body/input/2/content`,
+ * `/query/pageSize`); `param` is that field as the path the contract documents
+ * (`input[2].content`, `pageSize`).
+ */
+import type { RequestHandler } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import type { OpenApiValidatorOpts } from "express-openapi-validator/dist/openapi.validator.js";
+import { contractDocument } from "./contract.ts";
+import { ApiError } from "./errors.ts";
+
+export function contractValidator(validateResponses: boolean): RequestHandler[] {
+  return OpenApiValidator.middleware({
+    apiSpec: contractDocument() as unknown as OpenApiValidatorOpts["apiSpec"],
+    // Unknown parameters are ignored by rule, query parameters included.
+    validateRequests: { allowUnknownQueryParameters: true },
+    validateResponses,
+    // Authentication runs before validation (auth.ts); the validator must not redo it.
+    validateSecurity: false,
+    // Multipart bodies are not parsed (nor buffered) here. The validator then sees no `file`
+    // part, so a multipart upload is refused (400, param `file`) until a streaming multipart
+    // parser runs before it; raw JSONL uploads pass unread to their handler.
+    fileUploader: false,
+  }) as unknown as RequestHandler[];
+}
+
+const { BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge, UnsupportedMediaType, InternalServerError, NotAcceptable } =
+  OpenApiValidator.error;
+
+interface ValidatorItem {
+  path?: string;
+  message?: string;
+}
+
+/**
+ * The ApiError for a validator failure, or undefined when `error` is not one. A response
+ * that broke the contract becomes `INTERNAL`; the caller logs `detail`.
+ */
+export function fromValidatorError(error: unknown): { apiError: ApiError; detail?: string } | undefined {
+  if (error instanceof BadRequest) return { apiError: invalidRequest(error.errors ?? []) };
+  if (error instanceof NotFound) return { apiError: new ApiError("NOT_FOUND", `No such path: ${error.path}.`) };
+  if (error instanceof MethodNotAllowed) {
+    const method = /^(\S+) method not allowed$/.exec(error.message)?.[1] ?? "This method";
+    return { apiError: new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${error.path}; see the Allow header.`) };
+  }
+  if (error instanceof RequestEntityTooLarge) return { apiError: new ApiError("MEDIA_TOO_LARGE", "The request body is too large.") };
+  if (error instanceof UnsupportedMediaType) return { apiError: unsupportedMediaType(error.message) };
+  if (error instanceof InternalServerError || error instanceof NotAcceptable) {
+    const detail = `${error.message} ${JSON.stringify(error.errors ?? [])}`;
+    return { apiError: new ApiError("INTERNAL", "An unexpected error occurred."), detail };
+  }
+  return undefined;
+}
+
+/** One 400 for the most specific failure: the one deepest in the request. */
+function invalidRequest(items: ValidatorItem[]): ApiError {
+  const deepest = items.reduce<ValidatorItem | undefined>((best, item) => (depth(item) > depth(best) ? item : best), undefined);
+  const path = deepest?.path ?? "";
+  const messages = [...new Set(items.filter((i) => i.path === path).map((i) => readable(i.message)))];
+  const param = paramOf(path);
+  const where = param === null ? "The request body" : param;
+  return new ApiError("INVALID_REQUEST", `${where}: ${messages.join("; ") || "is invalid"}.`, { param });
+}
+
+/** Ajv says "must have required property 'store'" of a field whose path already names it. */
+function readable(message: string | undefined): string | undefined {
+  return message?.startsWith("must have required property") ? "is required" : message;
+}
+
+function depth(item: ValidatorItem | undefined): number {
+  return item?.path === undefined ? -1 : item.path.split("/").length;
+}
+
+/**
+ * `/body/input/2/content` → `input[2].content`; `/query/pageSize` → `pageSize`;
+ * `/headers/x-request-timeout-ms` → `x-request-timeout-ms`; `/body` → null.
+ */
+export function paramOf(pointer: string): string | null {
+  const [, , ...segments] = pointer.split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (segments.length === 0) return null;
+  return segments.reduce((param, segment) => {
+    if (/^\d+$/.test(segment)) return `${param}[${segment}]`;
+    return param === "" ? segment : `${param}.${segment}`;
+  }, "");
+}
+
+/** A body of a media type the operation does not take is a 400, not a 415 (docs/decisions.md). */
+function unsupportedMediaType(message: string): ApiError {
+  const sent = /unsupported media type (.*)$/.exec(message)?.[1];
+  const text =
+    sent === undefined || sent === "undefined"
+      ? "A request body is required (with its Content-Type)."
+      : `This operation does not take a request body of type ${sent}.`;
+  return new ApiError("INVALID_REQUEST", text);
+}

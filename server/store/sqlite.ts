@@ -1,0 +1,40 @@
+/**
+ * The embedded store: one SQLite file, `DATA_DIR/service.db`, opened in WAL mode and
+ * brought up to the current schema on open. Several processes may open the same file.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import type { Store } from "./store.ts";
+import { SqliteAccountStore } from "./sqlite/accounts.ts";
+import { SqliteApiKeyStore } from "./sqlite/api-keys.ts";
+import { openDatabase } from "./sqlite/database.ts";
+import { migrate } from "./sqlite/migrations.ts";
+import { SqliteRateWindowStore } from "./sqlite/rate-windows.ts";
+import { SqliteUsageStore } from "./sqlite/usage.ts";
+
+export const DATABASE_FILE = "service.db";
+
+/** Where the data lives: `DATA_DIR`, or `./data` when it is not set. */
+export function dataDirFromEnv(env: Record<string, string | undefined> = process.env): string {
+  return path.resolve(env.DATA_DIR || "data");
+}
+
+export async function openSqliteStore(dataDir: string): Promise<Store> {
+  mkdirSync(dataDir, { recursive: true });
+  const db = openDatabase(path.join(dataDir, DATABASE_FILE));
+  try {
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return {
+    accounts: new SqliteAccountStore(db),
+    apiKeys: new SqliteApiKeyStore(db),
+    usage: new SqliteUsageStore(db),
+    rateWindows: new SqliteRateWindowStore(db),
+    close: async () => {
+      if (db.isOpen) db.close();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+/** API keys in SQLite: only the secret's hash is stored (see ../api-keys.ts). */
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import { ApiError } from "../../http/errors.ts";
+import type { ApiKey, ApiKeyStore, NewApiKey } from "../store.ts";
+import { inTransaction, intOrNull, isConstraint, isDuplicate, storeCall } from "./database.ts";
+
+type Row = Record<string, SQLInputValue>;
+
+export class SqliteApiKeyStore implements ApiKeyStore {
+  readonly #db: DatabaseSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  create(key: NewApiKey): Promise<ApiKey> {
+    return storeCall(() => {
+      insertApiKey(this.#db, key);
+      return this.#require(key.id);
+    });
+  }
+
+  findBySecretHash(secretHash: string): Promise<ApiKey | undefined> {
+    return storeCall(() => {
+      const row = this.#db.prepare("SELECT * FROM api_keys WHERE secret_hash = ?").get(secretHash);
+      return row === undefined ? undefined : apiKeyFromRow(row);
+    });
+  }
+
+  list(accountId: string): Promise<ApiKey[]> {
+    return storeCall(() =>
+      this.#db
+        .prepare("SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at_ms, id")
+        .all(accountId)
+        .map((row) => apiKeyFromRow(row)),
+    );
+  }
+
+  revoke(id: string): Promise<ApiKey> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        this.#db.prepare("UPDATE api_keys SET revoked_at_ms = ? WHERE id = ? AND revoked_at_ms IS NULL").run(Date.now(), id);
+        return this.#require(id);
+      }),
+    );
+  }
+
+  #require(id: string): ApiKey {
+    const row = this.#db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id);
+    if (row === undefined) throw new ApiError("NOT_FOUND", `No API key ${id}.`);
+    return apiKeyFromRow(row);
+  }
+}
+
+/** Shared with the account import, which inserts keys inside its own transaction. */
+export function insertApiKey(db: DatabaseSync, key: NewApiKey): void {
+  try {
+    db.prepare(
+      "INSERT INTO api_keys (id, account_id, secret_hash, hint, created_at_ms) VALUES (?, ?, ?, ?, ?)",
+    ).run(key.id, key.accountId, key.secretHash, key.hint, Date.now());
+  } catch (error) {
+    if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `API key ${key.id} (or its secret) already exists.`);
+    if (isConstraint(error)) throw new ApiError("NOT_FOUND", `No account ${key.accountId}.`);
+    throw error;
+  }
+}
+
+function apiKeyFromRow(row: Row): ApiKey {
+  const revokedAt = intOrNull(row.revoked_at_ms);
+  return {
+    id: String(row.id),
+    accountId: String(row.account_id),
+    hint: String(row.hint),
+    createdAt: new Date(Number(row.created_at_ms)),
+    revokedAt: revokedAt === null ? null : new Date(revokedAt),
+  };
+}

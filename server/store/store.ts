@@ -1,0 +1,153 @@
+/**
+ * The one storage interface of the server. Every method returns a Promise, so that the
+ * embedded SQLite implementation (sqlite.ts) and the scale-out PostgreSQL one are
+ * interchangeable behind it.
+ *
+ * The interface is split by concern: one sub-store per kind of record, each a property of
+ * `Store`. Datasets, versions, jobs, idempotency records, metrics and models join the same
+ * way, as further properties with their own interface.
+ *
+ * Money is held in integer micro-units (1 unit = 1 000 000), never in floating point, so
+ * that sums of many small charges are exact; see money.ts for parsing and formatting.
+ *
+ * Methods throw `ApiError` (server/http/errors.ts): `NOT_FOUND` for a missing record the
+ * caller named, `ALREADY_EXISTS` for a duplicate id, `STORAGE_UNAVAILABLE` when the
+ * database does not answer.
+ */
+
+export interface Account {
+  id: string;
+  /** A suspended account's keys are refused with TENANT_SUSPENDED. */
+  suspended: boolean;
+  /** Prepaid balance in micro-units; charges may take it below zero, calls then stop. */
+  balanceMicros: number;
+  /** Spend allowed per budget period (a UTC day) in micro-units; null: no budget. */
+  budgetMicros: number | null;
+  /** Requests allowed per minute; null: no limit. */
+  requestsPerMinute: number | null;
+  /** Model ids the account may call; null: every model. */
+  allowedModels: string[] | null;
+  /** The agreement version an operator recorded as accepted; null: none. */
+  acceptedAgreementVersion: string | null;
+  /** Whether a payment method is on file; paid models need one. */
+  hasPaymentMethod: boolean;
+  /** An operator may disable fine-tuning for an account. */
+  fineTuningEnabled: boolean;
+  createdAt: Date;
+}
+
+/** What an account is created with; fields left out take the defaults of `ACCOUNT_DEFAULTS`. */
+export type NewAccount = Pick<Account, "id"> & Partial<Omit<Account, "id" | "createdAt">>;
+
+/** The changeable fields of an account. */
+export type AccountPatch = Partial<Omit<Account, "id" | "createdAt">>;
+
+export const ACCOUNT_DEFAULTS: Omit<Account, "id" | "createdAt"> = {
+  suspended: false,
+  balanceMicros: 0,
+  budgetMicros: null,
+  requestsPerMinute: 600,
+  allowedModels: null,
+  acceptedAgreementVersion: null,
+  hasPaymentMethod: false,
+  fineTuningEnabled: true,
+};
+
+/** An API key as stored: its secret is never kept, only the secret's hash. */
+export interface ApiKey {
+  /** `key_…`; safe to show and to log (a job's `createdBy` is `keys/{id}`). */
+  id: string;
+  accountId: string;
+  /** The first characters of the secret, so a person can tell keys apart in a list. */
+  hint: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+export interface NewApiKey {
+  id: string;
+  accountId: string;
+  /** Hex SHA-256 of the secret (api-keys.ts says why a fast hash is right here). */
+  secretHash: string;
+  hint: string;
+}
+
+/** An account with the secrets of its keys, as the development seed lists them. */
+export interface AccountImport {
+  account: NewAccount;
+  keys: NewApiKey[];
+}
+
+export interface AccountStore {
+  /** ALREADY_EXISTS when the id is taken. */
+  create(account: NewAccount): Promise<Account>;
+  get(id: string): Promise<Account | undefined>;
+  /** Oldest first. */
+  list(): Promise<Account[]>;
+  /** NOT_FOUND when there is no such account. */
+  update(id: string, patch: AccountPatch): Promise<Account>;
+  /**
+   * Creates all the accounts and their keys in one transaction, only when the store has no
+   * account yet; returns whether it did. The emptiness check is inside the transaction, so
+   * two servers starting at once seed once.
+   */
+  importIfEmpty(entries: AccountImport[]): Promise<boolean>;
+}
+
+export interface ApiKeyStore {
+  /** NOT_FOUND when the account does not exist. */
+  create(key: NewApiKey): Promise<ApiKey>;
+  /** The key whose secret hashes to `secretHash`, revoked or not; undefined when none. */
+  findBySecretHash(secretHash: string): Promise<ApiKey | undefined>;
+  /** The account's keys, oldest first. */
+  list(accountId: string): Promise<ApiKey[]>;
+  /** Marks the key revoked (revoking twice keeps the first time). NOT_FOUND when missing. */
+  revoke(id: string): Promise<ApiKey>;
+}
+
+export interface UsageCharge {
+  accountId: string;
+  /** The key that made the call; null for charges not made through a key. */
+  keyId: string | null;
+  /** What was charged for, e.g. `inference` or `fine_tuning`. */
+  kind: string;
+  /** A positive amount in micro-units. */
+  amountMicros: number;
+  at: Date;
+}
+
+export interface UsageStore {
+  /**
+   * Records the charge and takes it from the account's balance in one transaction;
+   * returns the balance after it. NOT_FOUND when the account does not exist.
+   */
+  charge(charge: UsageCharge): Promise<{ balanceMicros: number }>;
+  /** The sum of the account's charges at or after `since`, in micro-units. */
+  spentSince(accountId: string, since: Date): Promise<number>;
+}
+
+/** One account's current rate-limit window, after counting a request into it. */
+export interface RateWindow {
+  /** When the window began: at the first request after the previous window ended. */
+  start: Date;
+  /** Requests counted in the window, the one just counted included. */
+  count: number;
+}
+
+export interface RateWindowStore {
+  /**
+   * Counts one request of the account at `now` into its window of `lengthMs`. A window
+   * starts at the first request after the previous one ended and lasts `lengthMs`.
+   * Kept in the store (not in process memory) so that every server process shares it.
+   */
+  hit(accountId: string, now: Date, lengthMs: number): Promise<RateWindow>;
+}
+
+export interface Store {
+  readonly accounts: AccountStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly usage: UsageStore;
+  readonly rateWindows: RateWindowStore;
+  /** Closes the connection; the store is unusable afterwards. */
+  close(): Promise<void>;
+}

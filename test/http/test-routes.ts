@@ -1,0 +1,64 @@
+/**
+ * Handlers for a few real contract operations, to test the HTTP core around them. The
+ * model id of GET /models/{model} picks a behaviour: a crash, an ApiError, a body that
+ * breaks the contract.
+ */
+import type { Router } from "express";
+import { ApiError } from "../../server/http/errors.ts";
+
+export const MODEL_LIST = {
+  object: "list",
+  data: [{ id: "tiny-chat", object: "model", created: 1767225600, owned_by: "maas" }],
+};
+
+export const SECRET_DETAIL = "db password is hunter2";
+
+export function registerTestRoutes(router: Router): void {
+  router.get("/models", (_req, res) => {
+    res.json(MODEL_LIST);
+  });
+
+  router.get("/models/:model", async (req, res) => {
+    const model = req.params.model;
+    if (model === "crash") throw new Error(SECRET_DETAIL);
+    if (model === "crash-async") await Promise.reject(new TypeError(SECRET_DETAIL));
+    if (model === "scaling") throw new ApiError("DEPLOYMENT_SCALING_UP", "The deployment is loading.", { retryAfter: 7 });
+    if (model === "upstream-limited") throw new ApiError("UPSTREAM_RATE_LIMITED", "The upstream is busy.", { retryAfter: 3 });
+    if (model === "no-retry-after") throw new ApiError("UPSTREAM_UNAVAILABLE", "No provider answered.");
+    if (model === "missing") throw new ApiError("MODEL_NOT_FOUND", "No such model.", { param: "model" });
+    if (model === "breaks-contract") {
+      res.json({ id: model, object: "model" }); // created and owned_by are missing
+      return;
+    }
+    res.json({ ...MODEL_LIST.data[0], id: model, caller: res.locals.caller.account.id, key: res.locals.caller.keyId });
+  });
+
+  router.post("/responses", (req, res) => {
+    res.json({
+      id: "resp_test",
+      object: "response",
+      created_at: 1767225600,
+      status: "completed",
+      model: req.body.model,
+      output: [],
+      usage: { input_tokens: 1, output_tokens: 0, total_tokens: 1 },
+      store: false,
+    });
+  });
+
+  router.post("/messages", () => {
+    throw new ApiError("MODEL_NOT_FOUND", "No such model.", { param: "model" });
+  });
+
+  router.get("/accounts/:account/datasets", (req, res) => {
+    res.json({ datasets: [], nextPageToken: "", totalSize: 0 });
+  });
+
+  // A stream that fails after it has started: the error handler must not write JSON into it.
+  router.post("/chat/completions", (_req, res) => {
+    res.status(200).setHeader("content-type", "text/event-stream");
+    res.flushHeaders();
+    res.write('data: {"partial":true}\n\n');
+    throw new Error("failed mid-stream");
+  });
+}
