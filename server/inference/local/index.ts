@@ -1,0 +1,16 @@
+/**
+ * The public surface of the local model for the rest of the server: the provider that
+ * serves it, and the training API the fine-tuning engine calls (LoRA SFT and DPO on
+ * the loaded base weights). Internals (kernels, forward/backward) stay in their files.
+ */
+export { LocalProvider, REASONING_BUDGET, type LocalProviderOptions } from "./provider.ts";
+export { DEFAULT_WEIGHTS_PATH, loadModel, modelInfo, type LocalModel } from "./local-model.ts";
+export {
+  assertAdapterFits, createAdapter, defaultLoraTargets, loadAdapter, serializeAdapter, withAdapter,
+  type Adapter, type AdapterOptions, type LoraMatrix,
+} from "./lora.ts";
+export {
+  createTrainingState, dpoStep, encodeChatExample, evaluateLoss, trainStep,
+  type ChatExample, type ChatMessage, type EncodedExample, type PreferencePair,
+} from "./train.ts";
+export { learningRateAt, type AdamOptions, type AdamState, type LrSchedule, type ScheduleOptions } from "./optimizer.ts";
