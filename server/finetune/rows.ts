@@ -1,0 +1,100 @@
+/**
+ * The two row formats of a dataset (CONTRACT-DECISIONS.md, Datasets): supervised rows
+ * `{"messages": [...], "tools"?: [...]}` with at least one assistant message, and
+ * preference rows `{"input": {"messages": [...]}, "preferred_output": [...],
+ * "non_preferred_output": [...]}`. Each check returns a reason a person can act on.
+ */
+
+export type RowFormat = "SFT" | "PREFERENCE";
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+  /** 0 excludes an assistant message from the loss; 1 (the default) includes it. */
+  weight?: 0 | 1;
+}
+
+export interface SftRow {
+  messages: ChatMessage[];
+  tools?: unknown[];
+}
+
+export interface PreferenceRow {
+  input: { messages: ChatMessage[] };
+  preferred_output: ChatMessage[];
+  non_preferred_output: ChatMessage[];
+}
+
+export type ParsedRow = { format: "SFT"; row: SftRow } | { format: "PREFERENCE"; row: PreferenceRow };
+
+export type RowCheck = { ok: true; parsed: ParsedRow } | { ok: false; reason: string };
+
+const ROLES = new Set(["system", "user", "assistant"]);
+
+/** Parses and checks one line of JSONL. */
+export function checkRow(line: string): RowCheck {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { ok: false, reason: `not valid JSON (${(error as Error).message})` };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "a row must be a JSON object" };
+  const row = value as Record<string, unknown>;
+  if ("messages" in row) return checkSft(row);
+  if ("input" in row || "preferred_output" in row || "non_preferred_output" in row) return checkPreference(row);
+  return { ok: false, reason: 'a row needs "messages" (supervised) or "input", "preferred_output" and "non_preferred_output" (preference)' };
+}
+
+function checkSft(row: Record<string, unknown>): RowCheck {
+  const messages = checkMessages(row.messages, "messages");
+  if (typeof messages === "string") return { ok: false, reason: messages };
+  if (!messages.some((m) => m.role === "assistant")) return { ok: false, reason: '"messages" needs at least one assistant message' };
+  if (row.tools !== undefined && !Array.isArray(row.tools)) return { ok: false, reason: '"tools" must be an array' };
+  return { ok: true, parsed: { format: "SFT", row: { messages, ...(row.tools !== undefined ? { tools: row.tools as unknown[] } : {}) } } };
+}
+
+function checkPreference(row: Record<string, unknown>): RowCheck {
+  const input = row.input;
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return { ok: false, reason: '"input" must be an object with "messages"' };
+  const prompt = checkMessages((input as Record<string, unknown>).messages, "input.messages");
+  if (typeof prompt === "string") return { ok: false, reason: prompt };
+  const preferred = checkAnswer(row.preferred_output, "preferred_output");
+  if (typeof preferred === "string") return { ok: false, reason: preferred };
+  const rejected = checkAnswer(row.non_preferred_output, "non_preferred_output");
+  if (typeof rejected === "string") return { ok: false, reason: rejected };
+  return { ok: true, parsed: { format: "PREFERENCE", row: { input: { messages: prompt }, preferred_output: preferred, non_preferred_output: rejected } } };
+}
+
+/** A preference answer: a non-empty list of assistant messages. */
+function checkAnswer(value: unknown, field: string): ChatMessage[] | string {
+  const messages = checkMessages(value, field);
+  if (typeof messages === "string") return messages;
+  const other = messages.findIndex((m) => m.role !== "assistant");
+  return other === -1 ? messages : `"${field}[${other}].role" must be "assistant"`;
+}
+
+function checkMessages(value: unknown, field: string): ChatMessage[] | string {
+  if (!Array.isArray(value)) return `"${field}" must be an array of messages`;
+  if (value.length === 0) return `"${field}" must not be empty`;
+  for (const [i, m] of value.entries()) {
+    const problem = checkMessage(m, `${field}[${i}]`);
+    if (problem !== undefined) return problem;
+  }
+  return value as ChatMessage[];
+}
+
+function checkMessage(value: unknown, where: string): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return `"${where}" must be an object with "role" and "content"`;
+  const m = value as Record<string, unknown>;
+  if (typeof m.role !== "string" || !ROLES.has(m.role)) return `"${where}.role" must be "system", "user" or "assistant"`;
+  if (typeof m.content !== "string") return `"${where}.content" must be a string`;
+  if (m.weight !== undefined && m.weight !== 0 && m.weight !== 1) return `"${where}.weight" must be 0 or 1`;
+  return undefined;
+}
+
+/** The messages a row trains on, for token counting: the prompt and every answer. */
+export function rowMessages(parsed: ParsedRow): ChatMessage[] {
+  if (parsed.format === "SFT") return parsed.row.messages;
+  return [...parsed.row.input.messages, ...parsed.row.preferred_output, ...parsed.row.non_preferred_output];
+}
