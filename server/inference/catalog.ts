@@ -1,0 +1,76 @@
+/**
+ * The platform models: what each can do and how it may be trained. Routing
+ * (routing.ts) says which provider serves a model; this file says what the model is.
+ */
+
+export interface TrainingDefaults {
+  loraRank: number;
+  learningRate: string;
+  batchSize: number;
+  maxContextLength: number;
+}
+
+export interface PlatformModel {
+  /** The bare slug callers send (`tiny-chat`); `accounts/maas/models/{id}` names it too. */
+  id: string;
+  /** Unix seconds, as `created` in GET /models. */
+  created: number;
+  /** Input plus output tokens the model can attend to; more is CONTEXT_LENGTH_EXCEEDED. */
+  contextWindow: number;
+  /** Default output ceiling when the request sets none. */
+  defaultMaxOutputTokens: number;
+  reasoning: boolean;
+  tools: boolean;
+  /** Accepts image and file parts. The embedded models are text-only. */
+  media: boolean;
+  /** Price of a million tokens (input plus output) as a decimal string; "0" for a free model. */
+  pricePerMillionTokens: string;
+  /** An agreement version the account must have accepted to call the model; "" for none. */
+  requiredAgreementVersion: string;
+  /** Offered as a fine-tuning base model, with the defaults a job's config starts from. */
+  training?: TrainingDefaults & { ratePerMillion: string; trainer: string; thirdParty: boolean; requiredAgreementVersion: string };
+}
+
+export const PLATFORM_ACCOUNT = "maas";
+
+export const PLATFORM_MODELS: readonly PlatformModel[] = [
+  {
+    id: "tiny-chat",
+    created: 1767225600,
+    contextWindow: 2048,
+    defaultMaxOutputTokens: 256,
+    reasoning: false,
+    tools: true,
+    media: false,
+    pricePerMillionTokens: "0.10",
+    requiredAgreementVersion: "",
+    training: {
+      loraRank: 8,
+      learningRate: "0.01",
+      batchSize: 8,
+      maxContextLength: 512,
+      ratePerMillion: "0.50",
+      trainer: "local-lora",
+      thirdParty: false,
+      requiredAgreementVersion: "",
+    },
+  },
+  {
+    id: "tiny-reasoner",
+    created: 1767225600,
+    contextWindow: 2048,
+    defaultMaxOutputTokens: 256,
+    reasoning: true,
+    tools: true,
+    media: false,
+    pricePerMillionTokens: "0.40",
+    requiredAgreementVersion: "",
+  },
+];
+
+/** The platform model a request names, by bare slug or `accounts/maas/models/{id}`; undefined if none. */
+export function findPlatformModel(name: string): PlatformModel | undefined {
+  const prefix = `accounts/${PLATFORM_ACCOUNT}/models/`;
+  const id = name.startsWith(prefix) ? name.slice(prefix.length) : name;
+  return PLATFORM_MODELS.find((m) => m.id === id);
+}

@@ -1,0 +1,199 @@
+/**
+ * POST /responses: the request becomes a GenerationInput, and one ResponseBuilder turns
+ * generation events into both the final response object and the SSE events, so a
+ * streamed and a non-streamed call can never disagree.
+ */
+import type { components } from "../../../generated/api.d.ts";
+import type { FunctionTool, GenerationEvent, MediaPart, ReasoningEffort, Role, ToolChoice, Turn } from "../engine.ts";
+import type { GenerationInput } from "../generation.ts";
+import { newId, unixSeconds } from "./ids.ts";
+
+type Schemas = components["schemas"];
+type Request = Schemas["CreateResponseRequest"];
+type ResponseObject = Schemas["ResponseObject"];
+type OutputItem = Schemas["OutputItem"];
+type OutputTextPart = Schemas["OutputTextPart"];
+/** A stream event without its sequence number, which the writer assigns. */
+export type ResponseStreamEvent = { type: string } & Record<string, unknown>;
+
+// ---------------------------------------------------------------------------
+// Request → GenerationInput
+// ---------------------------------------------------------------------------
+
+export function responsesInput(body: Request): GenerationInput {
+  return {
+    model: body.model,
+    instructions: body.instructions,
+    turns: typeof body.input === "string" ? [userText(body.input)] : body.input.flatMap((item, i) => inputTurn(item, `input[${i}]`)),
+    tools: functionTools(body.tools ?? []),
+    toolChoice: toolChoice(body.tool_choice),
+    maxOutputTokens: body.max_output_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    reasoning: body.reasoning === undefined ? undefined : { effort: effort(body.reasoning.effort) },
+  };
+}
+
+function userText(text: string): Turn {
+  return { kind: "message", role: "user", text, media: [] };
+}
+
+function inputTurn(item: Schemas["InputItem"], param: string): Turn[] {
+  switch (item.type) {
+    case "function_call":
+      return [{ kind: "function_call", callId: item.call_id, name: item.name, arguments: item.arguments }];
+    case "function_call_output":
+      return [{ kind: "function_output", callId: item.call_id, output: item.output }];
+    case "reasoning":
+      return []; // earlier reasoning is accepted so output can be sent back unchanged, and not replayed
+    default: {
+      const message = item as Schemas["InputMessage"];
+      return [messageTurn(message.role as Role, message.content, `${param}.content`)];
+    }
+  }
+}
+
+function messageTurn(role: Role, content: Schemas["InputMessage"]["content"], param: string): Turn {
+  if (typeof content === "string") return { kind: "message", role, text: content, media: [] };
+  const texts: string[] = [];
+  const media: MediaPart[] = [];
+  content.forEach((part, i) => {
+    const where = `${param}[${i}]`;
+    if (part.type === "input_text" || part.type === "output_text") texts.push(part.text);
+    else if (part.type === "input_image") media.push({ kind: "image", url: part.image_url, param: where });
+    else media.push({ kind: "file", data: part.file_data, url: part.file_url, filename: part.filename, param: where });
+  });
+  return { kind: "message", role, text: texts.join("\n"), media };
+}
+
+/** Seed rule 5: only function tools reach the model; other tool types are dropped. */
+function functionTools(tools: Schemas["ToolDefinition"][]): FunctionTool[] {
+  return tools.flatMap((t) => (t.type === "function" ? [{ name: (t as Schemas["FunctionTool"]).name, description: (t as Schemas["FunctionTool"]).description, parameters: (t as Schemas["FunctionTool"]).parameters }] : []));
+}
+
+/** A tool_choice of a dropped tool type counts as `auto` (decisions: its tool was dropped). */
+function toolChoice(choice: Request["tool_choice"]): ToolChoice {
+  if (choice === undefined || choice === "auto") return { mode: "auto" };
+  if (choice === "none" || choice === "required") return { mode: choice };
+  return choice.type === "function" ? { mode: "function", name: (choice as Schemas["ToolChoiceFunction"]).name } : { mode: "auto" };
+}
+
+/** `minimal` counts as `low`; an empty reasoning object means `medium`. */
+function effort(value: Schemas["ReasoningOptions"]["effort"]): ReasoningEffort {
+  if (value === "minimal" || value === "low") return "low";
+  return value === "high" ? "high" : "medium";
+}
+
+// ---------------------------------------------------------------------------
+// Generation events → response object and stream events
+// ---------------------------------------------------------------------------
+
+export class ResponseBuilder {
+  readonly response: ResponseObject;
+  #message: (OutputItem & { type: "message" }) | undefined;
+  #messageIndex = -1;
+
+  constructor(model: string) {
+    this.response = {
+      id: newId("resp"),
+      object: "response",
+      created_at: unixSeconds(),
+      status: "in_progress",
+      model,
+      output: [],
+      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      store: false,
+    };
+  }
+
+  /** The events that open a stream: created and in_progress, with empty output and zero usage. */
+  start(): ResponseStreamEvent[] {
+    return [
+      { type: "response.created", response: structuredClone(this.response) },
+      { type: "response.in_progress", response: structuredClone(this.response) },
+    ];
+  }
+
+  /** Applies one generation event; returns the stream events it causes. */
+  apply(event: GenerationEvent): ResponseStreamEvent[] {
+    switch (event.type) {
+      case "reasoning":
+        return this.#reasoning(event.summary);
+      case "text":
+        return [...this.#openMessage(), ...this.#text(event.delta)];
+      case "tool_call":
+        return [...this.#closeMessage(), ...this.#toolCall(event.callId, event.name, event.arguments)];
+      case "done": {
+        const closing = this.#closeMessage();
+        const { inputTokens, outputTokens } = event.usage;
+        this.response.usage = { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
+        if (event.finishReason === "length") {
+          this.response.status = "incomplete";
+          this.response.incomplete_details = { reason: "max_output_tokens" };
+        } else {
+          this.response.status = "completed";
+          this.response.incomplete_details = null;
+        }
+        return [...closing, { type: "response.completed", response: structuredClone(this.response) }];
+      }
+    }
+  }
+
+  #reasoning(summary: string): ResponseStreamEvent[] {
+    const item: OutputItem = { id: newId("rs"), type: "reasoning", role: "assistant", status: "in_progress", summary: [] };
+    const index = this.response.output.push(item) - 1;
+    const added = { type: "response.output_item.added", output_index: index, item: structuredClone(item) };
+    Object.assign(item, { status: "completed", summary: [{ type: "summary_text", text: summary }] });
+    return [added, { type: "response.output_item.done", output_index: index, item: structuredClone(item) }];
+  }
+
+  #openMessage(): ResponseStreamEvent[] {
+    if (this.#message !== undefined) return [];
+    const message = { id: newId("msg"), type: "message" as const, role: "assistant" as const, status: "in_progress" as const, content: [] as OutputTextPart[] };
+    this.#message = message;
+    this.#messageIndex = this.response.output.push(message) - 1;
+    const part: OutputTextPart = { type: "output_text", text: "", annotations: [] };
+    const added = { type: "response.output_item.added", output_index: this.#messageIndex, item: structuredClone(message) };
+    message.content.push(part);
+    return [added, { type: "response.content_part.added", ...this.#where(), part: structuredClone(part) }];
+  }
+
+  #text(delta: string): ResponseStreamEvent[] {
+    const part = this.#message?.content[0];
+    if (part === undefined || delta === "") return [];
+    part.text += delta;
+    return [{ type: "response.output_text.delta", ...this.#where(), delta }];
+  }
+
+  #closeMessage(): ResponseStreamEvent[] {
+    const message = this.#message;
+    const part = message?.content[0];
+    if (message === undefined || part === undefined) return [];
+    this.#message = undefined;
+    const where = this.#where(message.id);
+    message.status = "completed";
+    return [
+      { type: "response.output_text.done", ...where, text: part.text },
+      { type: "response.content_part.done", ...where, part: structuredClone(part) },
+      { type: "response.output_item.done", output_index: where.output_index, item: structuredClone(message) },
+    ];
+  }
+
+  #where(itemId = this.#message?.id ?? "") {
+    return { item_id: itemId, output_index: this.#messageIndex, content_index: 0 };
+  }
+
+  #toolCall(callId: string, name: string, args: string): ResponseStreamEvent[] {
+    const item = { id: newId("fc"), type: "function_call" as const, role: "assistant" as const, status: "in_progress" as const, call_id: callId, name, arguments: "" };
+    const index = this.response.output.push(item) - 1;
+    const added = { type: "response.output_item.added", output_index: index, item: structuredClone(item) };
+    Object.assign(item, { arguments: args, status: "completed" });
+    const where = { item_id: item.id, output_index: index };
+    return [
+      added,
+      { type: "response.function_call_arguments.delta", ...where, delta: args },
+      { type: "response.function_call_arguments.done", ...where, arguments: args },
+      { type: "response.output_item.done", output_index: index, item: structuredClone(item) },
+    ];
+  }
+}

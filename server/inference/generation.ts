@@ -1,0 +1,287 @@
+/**
+ * The generation core shared by the four wire formats: it resolves the model, applies
+ * every rule that is the same for all formats (capabilities, media, context window,
+ * content policy, tool choice), picks a provider with fallback, and watches the run
+ * for deadlines, stalls and blocked output. Formats only translate.
+ */
+import { ApiError } from "../http/errors.ts";
+import type { PlatformModel } from "./catalog.ts";
+import type { FunctionTool, GenerationEvent, GenerationRequest, Provider, ToolChoice, Usage } from "./engine.ts";
+import { checkMedia, type MediaSettings } from "./media.ts";
+import { ProviderFailure } from "./providers/failure.ts";
+import type { ContentPolicy, RoutingConfig } from "./routing.ts";
+import { countInputTokens, turnText } from "./tokenizer.ts";
+
+/** A model a request may name, resolved for the caller's account. */
+export interface ResolvedModel {
+  /** The name as the request gave it; answers echo it. */
+  name: string;
+  /** The platform model that runs (for a fine-tuned model, its base). */
+  spec: PlatformModel;
+  /** A fine-tuned model's adapter, handed to the local provider. */
+  adapter?: unknown;
+  /** As GET /models lists it. */
+  listing: { id: string; created: number; owned_by: string };
+}
+
+/** The models an account can name: the platform's and its own. */
+export interface ModelResolver {
+  resolve(name: string, accountId: string): Promise<ResolvedModel | undefined>;
+  list(accountId: string): Promise<ResolvedModel[]>;
+}
+
+/** What the engine needs to know about the caller; the HTTP layer implements it over the store. */
+export interface Tenant {
+  accountId: string;
+  /** Throws MODEL_NOT_ALLOWED, PAYMENT_REQUIRED or AGREEMENT_REQUIRED when the account may not call the model. */
+  authorizeModel(model: ResolvedModel): Promise<void>;
+  /** Records the tokens of a finished generation against the account's balance and budget. */
+  charge(model: ResolvedModel, usage: Usage): Promise<void>;
+}
+
+export interface EngineSettings extends MediaSettings {
+  /** The longest a whole request may run, in milliseconds. */
+  deadlineMs: number;
+  /** The longest a stream may go without an event once it has started, in milliseconds. */
+  stallTimeoutMs: number;
+}
+
+/** A generation request before routing: what a format produces. */
+export type GenerationInput = Omit<GenerationRequest, "model" | "signal"> & { model: string };
+
+export interface GenerationCall {
+  tenant: Tenant;
+  input: GenerationInput;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+  /** The caller's own deadline (x-request-timeout-ms); the shorter of it and the server's applies. */
+  deadlineMs?: number;
+}
+
+export interface GenerationRun {
+  model: ResolvedModel;
+  providerClass: "primary" | "fallback";
+  configVersion: string;
+  /** Input tokens as counted before generation; providers report the same count. */
+  inputTokens: number;
+  events: AsyncIterable<GenerationEvent>;
+}
+
+export class InferenceEngine {
+  readonly #routing: RoutingConfig;
+  readonly #providers: ReadonlyMap<string, Provider>;
+  readonly #models: ModelResolver;
+  readonly #settings: EngineSettings;
+
+  constructor(routing: RoutingConfig, providers: ReadonlyMap<string, Provider>, models: ModelResolver, settings: EngineSettings) {
+    this.#routing = routing;
+    this.#providers = providers;
+    this.#models = models;
+    this.#settings = settings;
+  }
+
+  get configVersion(): string {
+    return this.#routing.version;
+  }
+
+  /**
+   * Checks the request and starts generating. Everything that can fail before the first
+   * output fails here, so a stream is only opened once there is something to send.
+   */
+  async start(call: GenerationCall): Promise<GenerationRun> {
+    const { input, tenant } = call;
+    const model = await this.#models.resolve(input.model, tenant.accountId);
+    if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${input.model}\` does not exist or you do not have access to it.`, { param: "model" });
+    await tenant.authorizeModel(model);
+    checkCapabilities(model.spec, input);
+    checkToolChoice(input.tools, input.toolChoice);
+    await checkMedia(model.spec, input.turns, this.#settings);
+    checkInputPolicy(this.#routing.contentPolicy, input);
+    const inputTokens = countInputTokens(input);
+    const maxOutputTokens = outputCeiling(model.spec, inputTokens, input.maxOutputTokens);
+
+    const deadline = Math.min(this.#settings.deadlineMs, call.deadlineMs ?? Number.POSITIVE_INFINITY);
+    const watch = new RunWatch(call.signal, deadline, this.#settings.stallTimeoutMs);
+    const request: GenerationRequest = {
+      ...input,
+      model: model.spec.id,
+      maxOutputTokens,
+      reasoning: model.spec.reasoning ? (input.reasoning ?? { effort: "medium" }) : undefined,
+      signal: watch.signal,
+    };
+    const { events, providerClass } = await this.#firstAvailable(model, request, watch);
+    const checked = blockOutput(this.#routing.contentPolicy, events);
+    return { model, providerClass, configVersion: this.#routing.version, inputTokens, events: charged(checked, tenant, model, watch) };
+  }
+
+  /** Tries the route's providers in order until one produces its first event. */
+  async #firstAvailable(model: ResolvedModel, request: GenerationRequest, watch: RunWatch) {
+    const route = this.#routing.models[model.spec.id];
+    const names = route ? [route.primary, ...route.standby] : ["local"];
+    let failure: ProviderFailure | undefined;
+    for (const [index, name] of names.entries()) {
+      const provider = this.#providers.get(name);
+      if (provider === undefined) continue;
+      const iterator = provider.generate(request)[Symbol.asyncIterator]();
+      try {
+        const first = await watch.next(iterator, "first");
+        return { providerClass: index === 0 ? ("primary" as const) : ("fallback" as const), events: resume(first, iterator, watch) };
+      } catch (error) {
+        if (!(error instanceof ProviderFailure) || !error.retryable) throw asApiError(error);
+        failure = error;
+      }
+    }
+    throw asApiError(failure ?? new ProviderFailure("UPSTREAM_UNAVAILABLE", "no provider is configured for this model", { retryable: false }));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Rules checked before generation
+// ---------------------------------------------------------------------------
+
+function checkCapabilities(spec: PlatformModel, input: GenerationInput): void {
+  if (input.reasoning !== undefined && !spec.reasoning) {
+    throw new ApiError("MODEL_CAPABILITY_UNSUPPORTED", `The model \`${input.model}\` does not support reasoning.`, { param: "reasoning" });
+  }
+  if (input.tools.length > 0 && !spec.tools) {
+    throw new ApiError("MODEL_CAPABILITY_UNSUPPORTED", `The model \`${input.model}\` does not support tools.`, { param: "tools" });
+  }
+}
+
+function checkToolChoice(tools: FunctionTool[], choice: ToolChoice): void {
+  if (choice.mode === "function" && !tools.some((t) => t.name === choice.name)) {
+    throw new ApiError("INVALID_REQUEST", `tool_choice names the function \`${choice.name}\`, which is not among the function tools.`, { param: "tool_choice" });
+  }
+  if (choice.mode === "required" && tools.length === 0) {
+    throw new ApiError("INVALID_REQUEST", "tool_choice is `required` but the request has no function tools.", { param: "tool_choice" });
+  }
+}
+
+function containsTerm(text: string, terms: string[]): boolean {
+  const lower = text.toLowerCase();
+  return terms.some((term) => term !== "" && lower.includes(term.toLowerCase()));
+}
+
+function checkInputPolicy(policy: ContentPolicy, input: GenerationInput): void {
+  const texts = [input.instructions ?? "", ...input.turns.map(turnText)];
+  if (texts.some((t) => containsTerm(t, policy.blockedInputTerms))) {
+    throw new ApiError("CONTENT_BLOCKED_INPUT", "The input was blocked by the content policy.");
+  }
+}
+
+/** The output token ceiling: the request's, or what the context window leaves up to the model's default. */
+function outputCeiling(spec: PlatformModel, inputTokens: number, requested: number | undefined): number {
+  const room = spec.contextWindow - inputTokens;
+  if (requested !== undefined ? requested > room : room < 1) {
+    throw new ApiError(
+      "CONTEXT_LENGTH_EXCEEDED",
+      `The input (${inputTokens} tokens) plus the output ceiling exceed the model's context window of ${spec.contextWindow} tokens.`,
+      { param: requested !== undefined ? "max_output_tokens" : "input" },
+    );
+  }
+  return requested ?? Math.min(spec.defaultMaxOutputTokens, room);
+}
+
+// ---------------------------------------------------------------------------
+// Watching a run
+// ---------------------------------------------------------------------------
+
+/** Combines the client's signal with the deadline and the stall timer for one run. */
+class RunWatch {
+  readonly #controller = new AbortController();
+  readonly #deadlineAt: number;
+  readonly #stallMs: number;
+
+  constructor(client: AbortSignal, deadlineMs: number, stallMs: number) {
+    this.#deadlineAt = Date.now() + deadlineMs;
+    this.#stallMs = stallMs;
+    if (client.aborted) this.#controller.abort(client.reason);
+    else client.addEventListener("abort", () => this.#controller.abort(client.reason), { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /**
+   * The iterator's next event, or a timeout: past the deadline REQUEST_DEADLINE_EXCEEDED;
+   * a started stream that goes quiet PARTIAL_RESPONSE_TIMEOUT. The first event has only
+   * the deadline (a slow upstream fails by its own timeout, UPSTREAM_TIMEOUT).
+   */
+  async next(iterator: AsyncIterator<GenerationEvent>, phase: "first" | "more"): Promise<IteratorResult<GenerationEvent>> {
+    const untilDeadline = this.#deadlineAt - Date.now();
+    const limit = phase === "first" ? untilDeadline : Math.min(untilDeadline, this.#stallMs);
+    const pending = iterator.next();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), Math.max(0, limit));
+    });
+    try {
+      const result = await Promise.race([pending, timeout]);
+      if (result !== "timeout") return result;
+    } finally {
+      clearTimeout(timer);
+    }
+    pending.catch(() => undefined); // the provider rejects once aborted; that is expected
+    const deadlinePassed = Date.now() >= this.#deadlineAt;
+    this.#controller.abort(new Error("timed out"));
+    void iterator.return?.();
+    throw deadlinePassed
+      ? new ApiError("REQUEST_DEADLINE_EXCEEDED", "The request ran past its deadline.")
+      : new ApiError("PARTIAL_RESPONSE_TIMEOUT", "The response stream stalled.");
+  }
+
+  /** Stops the provider, for example when the output is blocked. */
+  stop(): void {
+    this.#controller.abort(new Error("stopped"));
+  }
+}
+
+/** Yields the event already taken, then the rest, each under the run's timers. */
+async function* resume(first: IteratorResult<GenerationEvent>, iterator: AsyncIterator<GenerationEvent>, watch: RunWatch): AsyncIterable<GenerationEvent> {
+  let result = first;
+  try {
+    while (!result.done) {
+      yield result.value;
+      if (result.value.type === "done") return;
+      result = await watch.next(iterator, "more").catch((error: unknown) => {
+        throw asApiError(error);
+      });
+    }
+  } finally {
+    watch.stop();
+    void iterator.return?.();
+  }
+}
+
+/** Fails the run with CONTENT_BLOCKED_OUTPUT before a blocked term is sent. */
+async function* blockOutput(policy: ContentPolicy, events: AsyncIterable<GenerationEvent>): AsyncIterable<GenerationEvent> {
+  let text = "";
+  for await (const event of events) {
+    if (event.type === "text") text += event.delta;
+    const checked = event.type === "text" ? text : event.type === "reasoning" ? event.summary : event.type === "tool_call" ? event.arguments : "";
+    if (containsTerm(checked, policy.blockedOutputTerms)) {
+      throw new ApiError("CONTENT_BLOCKED_OUTPUT", "The output was blocked by the content policy.");
+    }
+    yield event;
+  }
+}
+
+/** Charges the account once the provider reports its usage. */
+async function* charged(events: AsyncIterable<GenerationEvent>, tenant: Tenant, model: ResolvedModel, watch: RunWatch): AsyncIterable<GenerationEvent> {
+  try {
+    for await (const event of events) {
+      if (event.type === "done") await tenant.charge(model, event.usage);
+      yield event;
+    }
+  } finally {
+    watch.stop();
+  }
+}
+
+function asApiError(error: unknown): unknown {
+  if (error instanceof ProviderFailure) {
+    return new ApiError(error.code, error.message, error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {});
+  }
+  return error;
+}

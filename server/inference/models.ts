@@ -1,0 +1,69 @@
+/**
+ * Which models an account can name: the platform models (by bare slug or
+ * `accounts/maas/models/{id}`) and, through AccountModels, the account's own fine-tuned
+ * models (`accounts/{account}/models/{id}`). Another account's model is simply not
+ * found, so its existence is never revealed.
+ */
+import type { Request, Response, Router } from "express";
+import { ApiError } from "../http/errors.ts";
+import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
+import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
+
+/** The account's own models; the fine-tuning side provides them. */
+export interface AccountModels {
+  find(accountId: string, modelId: string): Promise<ResolvedModel | undefined>;
+  list(accountId: string): Promise<ResolvedModel[]>;
+}
+
+const NO_ACCOUNT_MODELS: AccountModels = { find: async () => undefined, list: async () => [] };
+
+export function platformModel(name: string, spec: PlatformModel): ResolvedModel {
+  return { name, spec, listing: { id: spec.id, created: spec.created, owned_by: PLATFORM_ACCOUNT } };
+}
+
+export class CatalogResolver implements ModelResolver {
+  readonly #accountModels: AccountModels;
+
+  constructor(accountModels: AccountModels = NO_ACCOUNT_MODELS) {
+    this.#accountModels = accountModels;
+  }
+
+  async resolve(name: string, accountId: string): Promise<ResolvedModel | undefined> {
+    const spec = findPlatformModel(name);
+    if (spec !== undefined) return platformModel(name, spec);
+    const own = /^accounts\/([^/]+)\/models\/([^/]+)$/.exec(name);
+    if (own === null || own[1] !== accountId) return undefined;
+    const model = await this.#accountModels.find(accountId, own[2] as string);
+    return model && { ...model, name };
+  }
+
+  async list(accountId: string): Promise<ResolvedModel[]> {
+    return [...PLATFORM_MODELS.map((spec) => platformModel(spec.id, spec)), ...(await this.#accountModels.list(accountId))];
+  }
+}
+
+export interface ModelRouteDeps {
+  models: ModelResolver;
+  tenantFor(res: Response): Tenant;
+  /** Whether the account may call a model; models it may not are left out of the list. */
+  mayCall(res: Response, model: ResolvedModel): Promise<boolean>;
+}
+
+export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void {
+  router.get("/models", async (_req: Request, res: Response) => {
+    const all = await deps.models.list(deps.tenantFor(res).accountId);
+    const callable = await filterAsync(all, (m) => deps.mayCall(res, m));
+    res.json({ object: "list", data: callable.map((m) => ({ ...m.listing, object: "model" })) });
+  });
+  router.get("/models/:model", async (req: Request, res: Response) => {
+    const name = String(req.params.model);
+    const model = await deps.models.resolve(name, deps.tenantFor(res).accountId);
+    if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "model" });
+    res.json({ ...model.listing, object: "model" });
+  });
+}
+
+async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): Promise<T[]> {
+  const flags = await Promise.all(items.map(keep));
+  return items.filter((_, i) => flags[i]);
+}

@@ -1,0 +1,165 @@
+/**
+ * The inference endpoints: each handler translates its wire format with a builder from
+ * formats/, runs the shared engine, and answers as JSON or as server-sent events.
+ */
+import type { Request, Response, Router } from "express";
+import type { components } from "../../generated/api.d.ts";
+import { ApiError } from "../http/errors.ts";
+import { SseWriter } from "../http/sse-writer.ts";
+import type { GenerationEvent } from "./engine.ts";
+import { ChatBuilder, chatInput } from "./formats/chat.ts";
+import { CompletionBuilder, completionsInput } from "./formats/completions.ts";
+import { MessageBuilder, messagesInput } from "./formats/messages.ts";
+import { ResponseBuilder, responsesInput } from "./formats/responses.ts";
+import type { GenerationInput, GenerationRun, InferenceEngine, Tenant } from "./generation.ts";
+
+type Schemas = components["schemas"];
+
+/** One event on the wire: its `event:` name (undefined for unnamed) and its data. */
+type WireEvent = [name: string | undefined, data: unknown];
+
+/** What each wire format contributes to a call; the runner does the rest. */
+interface WireFormat {
+  input: GenerationInput;
+  stream: boolean;
+  /** Events sent when the stream opens. */
+  open(run: GenerationRun): WireEvent[];
+  /** Events for one generation event. */
+  events(event: GenerationEvent): WireEvent[];
+  /** The JSON body once generation is done. */
+  json(): unknown;
+  /** The event that reports a failure part-way. */
+  errorEvent(error: ApiError): WireEvent;
+  /** Sent after the last event on success (`[DONE]` in the OpenAI formats). */
+  terminal?: string;
+}
+
+export interface InferenceRouteDeps {
+  engine: InferenceEngine;
+  /** The caller's tenant, from what authentication put in res.locals. */
+  tenantFor(res: Response): Tenant;
+}
+
+export function registerInferenceRoutes(router: Router, deps: InferenceRouteDeps): void {
+  router.post("/responses", (req, res) => run(req, res, deps, responsesFormat(req.body)));
+  router.post("/chat/completions", (req, res) => run(req, res, deps, chatFormat(req.body)));
+  router.post("/completions", (req, res) => run(req, res, deps, completionsFormat(req.body)));
+  router.post("/messages", (req, res) => run(req, res, deps, messagesFormat(req.body)));
+}
+
+// ---------------------------------------------------------------------------
+// The runner
+// ---------------------------------------------------------------------------
+
+async function run(req: Request, res: Response, deps: InferenceRouteDeps, format: (run: () => GenerationRun) => WireFormat): Promise<void> {
+  const disconnect = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) disconnect.abort(new Error("client closed the connection"));
+  });
+  let started: GenerationRun | undefined;
+  const wire = format(() => {
+    if (started === undefined) throw new Error("generation has not started");
+    return started;
+  });
+  started = await deps.engine.start({ tenant: deps.tenantFor(res), input: wire.input, signal: disconnect.signal, deadlineMs: requestTimeout(req) });
+  const headers = { "x-provider-class": started.providerClass, "x-config-version": started.configVersion };
+  if (wire.stream) return streamRun(res, started, wire, headers, disconnect);
+  for await (const event of started.events) wire.events(event);
+  res.set(headers).status(200).json(wire.json());
+}
+
+async function streamRun(res: Response, started: GenerationRun, wire: WireFormat, headers: Record<string, string>, disconnect: AbortController): Promise<void> {
+  const writer = new SseWriter(res, { headers });
+  writer.signal.addEventListener("abort", () => disconnect.abort(writer.signal.reason), { once: true });
+  const send = (events: WireEvent[]) => events.forEach(([name, data]) => writer.send(name, data));
+  try {
+    send(wire.open(started));
+    for await (const event of started.events) {
+      send(wire.events(event));
+      if (!writer.open) return; // the client left; leaving the loop stops generation
+    }
+    if (wire.terminal !== undefined) writer.send(undefined, wire.terminal);
+  } catch (error) {
+    send([wire.errorEvent(error instanceof ApiError ? error : internalError(error))]);
+  } finally {
+    writer.end();
+  }
+}
+
+function internalError(error: unknown): ApiError {
+  console.error("stream failed:", error);
+  return new ApiError("INTERNAL", "An internal error occurred.");
+}
+
+/** The caller's own deadline, header x-request-timeout-ms (the validator has checked it is an integer ≥ 1). */
+function requestTimeout(req: Request): number | undefined {
+  const value = req.header("x-request-timeout-ms");
+  return value === undefined ? undefined : Number(value);
+}
+
+// ---------------------------------------------------------------------------
+// The four formats
+// ---------------------------------------------------------------------------
+
+function responsesFormat(body: Schemas["CreateResponseRequest"]) {
+  return (): WireFormat => {
+    let builder: ResponseBuilder | undefined;
+    let sequence = 0;
+    const numbered = (events: { type: string }[]): WireEvent[] => events.map((e) => [e.type, { ...e, sequence_number: sequence++ }]);
+    const get = () => (builder ??= new ResponseBuilder(body.model));
+    return {
+      input: responsesInput(body),
+      stream: body.stream === true,
+      open: () => numbered(get().start()),
+      events: (event) => numbered(get().apply(event)),
+      json: () => get().response,
+      errorEvent: (error) => ["error", { type: "error", code: error.code, message: error.message, param: error.param, sequence_number: sequence++ }],
+    };
+  };
+}
+
+function chatFormat(body: Schemas["CreateChatCompletionRequest"]) {
+  return (): WireFormat => {
+    const builder = new ChatBuilder(body.model, body.stream_options?.include_usage === true);
+    return {
+      input: chatInput(body),
+      stream: body.stream === true,
+      open: () => builder.start().map((c) => [undefined, c]),
+      events: (event) => builder.apply(event).map((c) => [undefined, c]),
+      json: () => builder.completion,
+      errorEvent: (error) => ["error", error.toBody()],
+      terminal: "[DONE]",
+    };
+  };
+}
+
+function completionsFormat(body: Schemas["CreateCompletionRequest"]) {
+  return (): WireFormat => {
+    const builder = new CompletionBuilder(body.model, body.stream_options?.include_usage === true);
+    return {
+      input: completionsInput(body),
+      stream: body.stream === true,
+      open: () => [],
+      events: (event) => builder.apply(event).map((c) => [undefined, c]),
+      json: () => builder.completion,
+      errorEvent: (error) => ["error", error.toBody()],
+      terminal: "[DONE]",
+    };
+  };
+}
+
+function messagesFormat(body: Schemas["CreateMessageRequest"]) {
+  return (current: () => GenerationRun): WireFormat => {
+    let builder: MessageBuilder | undefined;
+    const get = () => (builder ??= new MessageBuilder(body.model, current().inputTokens));
+    const named = (events: { type: string }[]): WireEvent[] => events.map((e) => [e.type, e]);
+    return {
+      input: messagesInput(body),
+      stream: body.stream === true,
+      open: () => named(get().start()),
+      events: (event) => named(get().apply(event)),
+      json: () => get().message,
+      errorEvent: (error) => ["error", { type: "error", ...error.toBody() }],
+    };
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The routing file: which providers serve each platform model, in order of preference,
+ * and the content policy. Its `version` is sent as `x-config-version`. Provider names
+ * stay inside the server: responses say only `primary` or `fallback`.
+ */
+import { readFileSync } from "node:fs";
+
+export type ProviderConfig =
+  | { type: "local" }
+  | {
+      type: "openai-compatible";
+      /** Base URL of the upstream's OpenAI-compatible API, e.g. `http://127.0.0.1:8000/v1`. */
+      baseUrl: string;
+      /** The upstream's name for the model. */
+      model: string;
+      /** Name of the environment variable holding the upstream's key, if it needs one. */
+      apiKeyEnv?: string;
+      /** Time to wait for the upstream's first byte, in milliseconds (default 30000). */
+      timeoutMs?: number;
+    };
+
+export interface ModelRoute {
+  primary: string;
+  standby: string[];
+}
+
+export interface ContentPolicy {
+  /** Case-insensitive terms; an input containing one is CONTENT_BLOCKED_INPUT. */
+  blockedInputTerms: string[];
+  /** Case-insensitive terms; generated text containing one is CONTENT_BLOCKED_OUTPUT. */
+  blockedOutputTerms: string[];
+}
+
+export interface RoutingConfig {
+  version: string;
+  providers: Record<string, ProviderConfig>;
+  models: Record<string, ModelRoute>;
+  contentPolicy: ContentPolicy;
+}
+
+export function loadRoutingConfig(path: string): RoutingConfig {
+  return parseRoutingConfig(JSON.parse(readFileSync(path, "utf8")), path);
+}
+
+/** Checks the file's shape so a typo fails at start-up, not on the first request. */
+export function parseRoutingConfig(raw: unknown, source = "routing config"): RoutingConfig {
+  const fail = (what: string): never => {
+    throw new Error(`${source}: ${what}`);
+  };
+  if (typeof raw !== "object" || raw === null) return fail("not a JSON object");
+  const config = raw as Partial<RoutingConfig>;
+  if (typeof config.version !== "string" || config.version === "") fail("version must be a non-empty string");
+  const providers = config.providers ?? fail("providers is missing");
+  const models = config.models ?? fail("models is missing");
+  for (const [name, provider] of Object.entries(providers)) {
+    if (provider.type === "openai-compatible" && (typeof provider.baseUrl !== "string" || typeof provider.model !== "string")) {
+      fail(`provider ${name}: baseUrl and model are required`);
+    } else if (provider.type !== "local" && provider.type !== "openai-compatible") {
+      fail(`provider ${name}: unknown type ${(provider as { type: unknown }).type}`);
+    }
+  }
+  for (const [model, route] of Object.entries(models)) {
+    for (const name of [route.primary, ...(route.standby ?? [])]) {
+      if (!(name in providers)) fail(`model ${model}: unknown provider ${name}`);
+    }
+    route.standby ??= [];
+  }
+  const policy = config.contentPolicy ?? { blockedInputTerms: [], blockedOutputTerms: [] };
+  return {
+    version: config.version as string,
+    providers,
+    models,
+    contentPolicy: { blockedInputTerms: policy.blockedInputTerms ?? [], blockedOutputTerms: policy.blockedOutputTerms ?? [] },
+  };
+}
