@@ -2,7 +2,7 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → operation lookup → JSON body → authentication and tenant checks →
+ *   request id → public routes (docs) → operation lookup → JSON body → authentication and tenant checks →
  *   contract validation (requests; responses when asked) → not-supported fields →
  *   the handlers' router at /v1 → 404 → error envelope.
  */
@@ -27,6 +27,8 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** Registers the operation handlers on a router mounted at /v1, with contract paths (`/responses`). */
   registerRoutes: (router: Router) => void;
+  /** Routes outside the contract (the docs page): no authentication, no validation. */
+  publicRoutes?: Router;
 }
 
 export function createApp(options: AppOptions): express.Express {
@@ -35,6 +37,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set("case sensitive routing", true);
   app.set("x-powered-by", false);
   app.use(requestId);
+  if (options.publicRoutes) app.use(options.publicRoutes);
   app.use(matchOperation(new OperationTable()));
   app.use(jsonBody(options.maxBodyBytes));
   app.use(authenticate(options.store));

@@ -45,15 +45,15 @@ export class CatalogResolver implements ModelResolver {
 export interface ModelRouteDeps {
   models: ModelResolver;
   tenantFor(res: Response): Tenant;
-  /** Whether the account may call a model; models it may not are left out of the list. */
-  mayCall(res: Response, model: ResolvedModel): Promise<boolean>;
+  /** Whether the list shows the model to the caller. */
+  isListed(res: Response, model: ResolvedModel): boolean;
 }
 
 export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void {
   router.get("/models", async (_req: Request, res: Response) => {
     const all = await deps.models.list(deps.tenantFor(res).accountId);
-    const callable = await filterAsync(all, (m) => deps.mayCall(res, m));
-    res.json({ object: "list", data: callable.map((m) => ({ ...m.listing, object: "model" })) });
+    const listed = all.filter((m) => deps.isListed(res, m));
+    res.json({ object: "list", data: listed.map((m) => ({ ...m.listing, object: "model" })) });
   });
   router.get("/models/:model", async (req: Request, res: Response) => {
     const name = String(req.params.model);
@@ -61,9 +61,4 @@ export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void 
     if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "model" });
     res.json({ ...model.listing, object: "model" });
   });
-}
-
-async function filterAsync<T>(items: T[], keep: (item: T) => Promise<boolean>): Promise<T[]> {
-  const flags = await Promise.all(items.map(keep));
-  return items.filter((_, i) => flags[i]);
 }

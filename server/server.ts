@@ -1,0 +1,120 @@
+/**
+ * Assembles the reference server: the store, the development seed, the routing file and
+ * its providers, the generation engine, and the HTTP app, listening on a port.
+ * `server/main.ts` calls it with settings from the environment; tests call it directly.
+ */
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { Router } from "express";
+import { docsRouter } from "./docs/docs-page.ts";
+import { createApp } from "./http/app.ts";
+import type { Provider } from "./inference/engine.ts";
+import { InferenceEngine, type EngineSettings } from "./inference/generation.ts";
+import { LocalProvider } from "./inference/local/provider.ts";
+import { CatalogResolver, registerModelRoutes } from "./inference/models.ts";
+import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
+import { registerInferenceRoutes } from "./inference/routes.ts";
+import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
+import { isListed, storeTenant } from "./inference/store-tenant.ts";
+import { assertDevSeedAllowed, loadDevSeed } from "./store/seed.ts";
+import { openSqliteStore } from "./store/sqlite.ts";
+import type { Store } from "./store/store.ts";
+
+export const DEFAULT_ROUTING_FILE = fileURLToPath(new URL("routing.json", import.meta.url));
+
+export interface ServerOptions {
+  dataDir: string;
+  port: number;
+  host: string;
+  /** Check every response against the contract (development and tests). */
+  validateResponses: boolean;
+  /** Load server/dev-seed.json into an empty store; refused when NODE_ENV=production. */
+  devSeed: boolean;
+  routingFile?: string;
+  /** Largest JSON request body, in bytes. */
+  maxBodyBytes?: number;
+  engine?: Partial<EngineSettings>;
+  /** Extra providers by name, beside those the routing file configures (tests use this). */
+  providers?: Record<string, Provider>;
+}
+
+export interface RunningServer {
+  /** `http://host:port`: the origin, the Anthropic SDK's base URL. */
+  origin: string;
+  /** `origin/v1`: the OpenAI SDK's base URL. */
+  baseUrl: string;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export const ENGINE_DEFAULTS: EngineSettings = {
+  deadlineMs: 120_000,
+  stallTimeoutMs: 30_000,
+  mediaMaxBytes: 4 * 1024 * 1024,
+  mediaFetchAllowList: [],
+  mediaFetchTimeoutMs: 5_000,
+};
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  if (options.devSeed) assertDevSeedAllowed();
+  const routing = loadRoutingConfig(options.routingFile ?? DEFAULT_ROUTING_FILE);
+  const settings = { ...ENGINE_DEFAULTS, ...options.engine };
+  const providers = buildProviders(routing, settings, options.providers ?? {});
+  const store = await openSqliteStore(options.dataDir);
+  try {
+    if (options.devSeed) await loadDevSeed(store);
+    const models = new CatalogResolver();
+    const engine = new InferenceEngine(routing, providers, models, settings);
+    const app = createApp({
+      store,
+      validateResponses: options.validateResponses,
+      maxBodyBytes: options.maxBodyBytes ?? 8 * 1024 * 1024,
+      publicRoutes: docsRouter(),
+      registerRoutes: (router: Router) => {
+        const tenantFor = storeTenant.bind(null, store);
+        registerInferenceRoutes(router, { engine, tenantFor });
+        registerModelRoutes(router, { models, tenantFor, isListed });
+      },
+    });
+    return await listen(http.createServer(app), options, store);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+function buildProviders(routing: RoutingConfig, settings: EngineSettings, extra: Record<string, Provider>): Map<string, Provider> {
+  const providers = new Map<string, Provider>();
+  for (const [name, config] of Object.entries(routing.providers)) {
+    if (config.type === "local") {
+      providers.set(name, new LocalProvider());
+    } else {
+      const apiKey = config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined;
+      const upstream = { name, baseUrl: config.baseUrl, model: config.model, apiKey, timeoutMs: config.timeoutMs ?? 30_000, stallTimeoutMs: settings.stallTimeoutMs };
+      providers.set(name, new OpenAiUpstreamProvider(upstream));
+    }
+  }
+  for (const [name, provider] of Object.entries(extra)) providers.set(name, provider);
+  return providers;
+}
+
+async function listen(server: http.Server, options: ServerOptions, store: Store): Promise<RunningServer> {
+  server.listen(options.port, options.host);
+  await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const origin = `http://${host}:${port}`;
+  return {
+    origin,
+    baseUrl: `${origin}/v1`,
+    store,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+      await store.close();
+    },
+  };
+}
