@@ -48,7 +48,7 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
       loraRank: 8,
       learningRate: "0.01",
       batchSize: 8,
-      maxContextLength: 512,
+      maxContextLength: 256,
       ratePerMillion: "0.50",
       trainer: "local-lora",
       thirdParty: false,
@@ -65,6 +65,19 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
     media: false,
     pricePerMillionTokens: "0.40",
     requiredAgreementVersion: "",
+  },
+  {
+    // The same weights under a licence an account must accept first (AGREEMENT_REQUIRED),
+    // and free of charge: the catalogue's example of both.
+    id: "tiny-chat-community",
+    created: 1767225600,
+    contextWindow: 2048,
+    defaultMaxOutputTokens: 256,
+    reasoning: false,
+    tools: true,
+    media: false,
+    pricePerMillionTokens: "0",
+    requiredAgreementVersion: "community-license-2026-01",
   },
 ];
 

@@ -1,0 +1,100 @@
+/**
+ * A real OpenAI-compatible upstream on an ephemeral port that misbehaves on purpose, for
+ * testing routing, fallback and failures over HTTP. Each request to /v1/chat/completions
+ * is answered by the current `behaviour`; the server counts requests and records when
+ * the router closed a connection.
+ */
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type Behaviour =
+  /** Streams the text in word chunks, `delayMs` apart, then usage and [DONE]. */
+  | { kind: "stream"; text: string; delayMs?: number }
+  /** Streams `chunk` every `delayMs` until the client goes away. */
+  | { kind: "endless"; chunk: string; delayMs: number }
+  /** Sends the first chunks of the text, then goes quiet without closing. */
+  | { kind: "stall"; text: string }
+  /** Sends the first chunk, then destroys the connection. */
+  | { kind: "cut"; text: string }
+  /** Answers with this status and body at once. */
+  | { kind: "status"; status: number; body?: string; retryAfter?: string }
+  /** Never sends headers. */
+  | { kind: "hang" };
+
+export interface FakeUpstream {
+  /** `http://127.0.0.1:port/v1`, for a routing file's baseUrl. */
+  baseUrl: string;
+  behaviour: Behaviour;
+  requests: number;
+  /** Resolves when a request's connection closes before the upstream finished it. */
+  nextClientClose(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFakeUpstream(initial: Behaviour): Promise<FakeUpstream> {
+  const waiters: (() => void)[] = [];
+  const state: FakeUpstream = {
+    baseUrl: "",
+    behaviour: initial,
+    requests: 0,
+    nextClientClose: () => new Promise((resolve) => waiters.push(resolve)),
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+  const server = http.createServer((req, res) => {
+    state.requests++;
+    res.on("close", () => {
+      if (!res.writableFinished) waiters.splice(0).forEach((resolve) => resolve());
+    });
+    req.resume();
+    req.on("end", () => void answer(state.behaviour, res));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  state.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  return state;
+}
+
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+const words = (text: string) => text.match(/\S+\s*/g) ?? [];
+
+async function answer(behaviour: Behaviour, res: http.ServerResponse): Promise<void> {
+  if (behaviour.kind === "hang") return;
+  if (behaviour.kind === "status") {
+    if (behaviour.retryAfter !== undefined) res.setHeader("retry-after", behaviour.retryAfter);
+    res.writeHead(behaviour.status, { "content-type": "application/json" }).end(behaviour.body ?? '{"error":{"message":"failing on purpose"}}');
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  if (behaviour.kind === "endless") {
+    while (!res.destroyed) {
+      res.write(chunk({ content: behaviour.chunk }));
+      await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+    }
+    return;
+  }
+  const parts = words(behaviour.text);
+  if (behaviour.kind === "stall") {
+    res.write(chunk({ role: "assistant", content: parts[0] ?? "" }));
+    return;
+  }
+  if (behaviour.kind === "cut") {
+    res.write(chunk({ role: "assistant", content: parts[0] ?? "" }));
+    setTimeout(() => res.destroy(), 20);
+    return;
+  }
+  for (const part of parts) {
+    res.write(chunk({ content: part }));
+    if (behaviour.delayMs) await new Promise((resolve) => setTimeout(resolve, behaviour.delayMs));
+  }
+  res.write(chunk({}, "stop"));
+  const usage = { prompt_tokens: 7, completion_tokens: parts.length, total_tokens: 7 + parts.length };
+  res.write(`data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [], usage })}\n\n`);
+  res.end("data: [DONE]\n\n");
+}

@@ -1,0 +1,198 @@
+/**
+ * Every error code the interface document lists for POST /responses that this server can
+ * produce, produced over HTTP against the real server (the local routing; the upstream
+ * codes are in routing.test.ts). Each checks status, error.type, error.code and
+ * x-request-id. Codes this server cannot produce on /responses: OPERATION_NOT_ALLOWED
+ * (the path has no {account}) and DEPLOYMENT_SCALING_UP (models are always loaded).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { after, before, describe, test } from "node:test";
+import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
+import { DATABASE_FILE } from "../../server/store/sqlite.ts";
+import { startTestServer, type TestServer } from "./harness.ts";
+import { assertError, post, responsesBody } from "./http.ts";
+
+let server: TestServer;
+let scratch: string;
+let dataDir: string;
+
+/** A provider that crashes in a way no one planned for, with a secret in the message. */
+const crashing: Provider = {
+  name: "crash",
+  // eslint-disable-next-line require-yield
+  async *generate(): AsyncIterable<GenerationEvent> {
+    throw new Error("secret internal detail /etc/passwd");
+  },
+};
+
+before(async () => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), "responses-errors-"));
+  const routingFile = path.join(scratch, "routing.json");
+  writeFileSync(
+    routingFile,
+    JSON.stringify({
+      version: "errors-test",
+      providers: { local: { type: "local" }, crash: { type: "local" } },
+      models: { "tiny-chat": { primary: "local" }, "tiny-reasoner": { primary: "crash" }, "tiny-chat-community": { primary: "local" } },
+      contentPolicy: { blockedInputTerms: ["blocked-demo-term"], blockedOutputTerms: [] },
+    }),
+  );
+  dataDir = path.join(scratch, "data");
+  server = await startTestServer({ dataDir, routingFile, maxBodyBytes: 64 * 1024, engine: { mediaMaxBytes: 1024 }, providers: { crash: crashing } });
+});
+after(async () => {
+  await server.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const call = (body: unknown, key = server.keys.acme, headers: Record<string, string> = {}) => post(server.baseUrl, "/responses", body, { key, headers });
+const image = (url: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: url }] }];
+
+describe("400", () => {
+  test("INVALID_REQUEST: store absent, store true, previous_response_id, malformed JSON, a wrong type", async () => {
+    const { store: _omitted, ...withoutStore } = responsesBody();
+    for (const [body, param] of [
+      [withoutStore, "store"],
+      [responsesBody({ store: true }), "store"],
+      [responsesBody({ previous_response_id: "resp_123" }), "previous_response_id"],
+      [responsesBody({ max_output_tokens: "many" }), "max_output_tokens"],
+    ] as const) {
+      const result = await call(body);
+      assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+      assert.equal(result.body.error.param, param, result.text);
+    }
+    assertError(await call('{"model": "tiny-chat",'), 400, "INVALID_REQUEST", "invalid_request_error");
+  });
+
+  test("CONTENT_BLOCKED_INPUT: the input holds a blocked term", async () => {
+    assertError(await call(responsesBody({ input: "Tell me about blocked-demo-term." })), 400, "CONTENT_BLOCKED_INPUT", "invalid_request_error");
+    assertError(await call(responsesBody({ instructions: "BLOCKED-DEMO-TERM" })), 400, "CONTENT_BLOCKED_INPUT", "invalid_request_error");
+  });
+
+  test("CONTEXT_LENGTH_EXCEEDED: input plus the output ceiling exceed the window", async () => {
+    const result = await call(responsesBody({ max_output_tokens: 100_000 }));
+    assertError(result, 400, "CONTEXT_LENGTH_EXCEEDED", "invalid_request_error");
+    assert.equal(result.body.error.param, "max_output_tokens");
+    assertError(await call(responsesBody({ input: "word ".repeat(3000), max_output_tokens: undefined })), 400, "CONTEXT_LENGTH_EXCEEDED", "invalid_request_error");
+  });
+
+  test("MEDIA_FETCH_FAILED: an image URL off the allow-list", async () => {
+    const result = await call(responsesBody({ input: image("http://127.0.0.1:9/cat.png") }));
+    assertError(result, 400, "MEDIA_FETCH_FAILED", "invalid_request_error");
+    assert.equal(result.body.error.param, "input[0].content[1]");
+  });
+
+  test("MEDIA_UNSUPPORTED: an inline image to a text-only model", async () => {
+    assertError(await call(responsesBody({ input: image("data:image/png;base64,iVBORw0KGgo=") })), 400, "MEDIA_UNSUPPORTED", "invalid_request_error");
+  });
+
+  test("MODEL_CAPABILITY_UNSUPPORTED: reasoning on a model that does not reason", async () => {
+    const result = await call(responsesBody({ reasoning: { effort: "low" } }));
+    assertError(result, 400, "MODEL_CAPABILITY_UNSUPPORTED", "invalid_request_error");
+    assert.equal(result.body.error.param, "reasoning");
+  });
+});
+
+describe("401, 402, 403, 404", () => {
+  test("INVALID_API_KEY: no key, an unknown key, a malformed header", async () => {
+    assertError(await post(server.baseUrl, "/responses", responsesBody()), 401, "INVALID_API_KEY", "authentication_error");
+    assertError(await call(responsesBody(), "sk-not-a-key-000000000000000000"), 401, "INVALID_API_KEY", "authentication_error");
+    const result = await post(server.baseUrl, "/responses", responsesBody(), { headers: { authorization: "Basic abc" } });
+    assertError(result, 401, "INVALID_API_KEY", "authentication_error");
+  });
+
+  test("INSUFFICIENT_BALANCE: an account with a zero balance", async () => {
+    assertError(await call(responsesBody(), server.keys.umbrella), 402, "INSUFFICIENT_BALANCE", "billing_error");
+  });
+
+  test("PAYMENT_REQUIRED: a paid model without a payment method", async () => {
+    assertError(await call(responsesBody(), server.keys.hooli), 402, "PAYMENT_REQUIRED", "billing_error");
+  });
+
+  test("AGREEMENT_REQUIRED: a model whose licence the account has not accepted", async () => {
+    assertError(await call(responsesBody({ model: "tiny-chat-community" }), server.keys.globex), 403, "AGREEMENT_REQUIRED", "permission_error");
+    assert.equal((await call(responsesBody({ model: "tiny-chat-community" }), server.keys.acme)).status, 200);
+  });
+
+  test("MODEL_NOT_ALLOWED: a model outside the account's allow-list", async () => {
+    assertError(await call(responsesBody({ model: "tiny-reasoner" }), server.keys.hooli), 403, "MODEL_NOT_ALLOWED", "permission_error");
+  });
+
+  test("TENANT_SUSPENDED: a suspended account's key", async () => {
+    assertError(await call(responsesBody(), server.keys.initech), 403, "TENANT_SUSPENDED", "permission_error");
+  });
+
+  test("MODEL_NOT_FOUND: an unknown model, and another account's model", async () => {
+    assertError(await call(responsesBody({ model: "no-such-model" })), 404, "MODEL_NOT_FOUND", "not_found_error");
+    assertError(await call(responsesBody({ model: "accounts/globex/models/secret" })), 404, "MODEL_NOT_FOUND", "not_found_error");
+  });
+
+  test("rule 3: no GET or DELETE on /responses/{id}", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const response = await fetch(`${server.baseUrl}/responses/resp_123`, { method, headers: { authorization: `Bearer ${server.keys.acme}` } });
+      assert.equal(response.status, 404);
+      assert.equal(((await response.json()) as any).error.code, "NOT_FOUND");
+    }
+  });
+});
+
+describe("413, 429", () => {
+  test("MEDIA_TOO_LARGE: an inline image over the media limit, and a body over the body limit", async () => {
+    const big = Buffer.alloc(2048, 1).toString("base64");
+    assertError(await call(responsesBody({ input: image(`data:image/png;base64,${big}`) })), 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+    assertError(await call(responsesBody({ input: "x".repeat(100 * 1024) })), 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+  });
+
+  test("TENANT_BUDGET_EXCEEDED with Retry-After: an account whose budget is spent", async () => {
+    const result = await call(responsesBody(), server.keys.vandelay);
+    assertError(result, 429, "TENANT_BUDGET_EXCEEDED", "rate_limit_error");
+    assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
+  });
+
+  test("TENANT_RATE_LIMITED with Retry-After: the third call in a minute at two per minute", async () => {
+    assert.equal((await call(responsesBody(), server.keys.wonka)).status, 200);
+    assert.equal((await call(responsesBody(), server.keys.wonka)).status, 200);
+    const result = await call(responsesBody(), server.keys.wonka);
+    assertError(result, 429, "TENANT_RATE_LIMITED", "rate_limit_error");
+    assert.ok(Number(result.headers.get("retry-after")) >= 1);
+  });
+});
+
+describe("500, 503", () => {
+  test("INTERNAL: a provider crash is a 500 that leaks nothing", async () => {
+    const result = await call(responsesBody({ model: "tiny-reasoner" }));
+    assertError(result, 500, "INTERNAL", "server_error");
+    assert.doesNotMatch(result.text, /secret|passwd|crash|at .*\.ts/);
+  });
+
+  test("STORAGE_UNAVAILABLE with Retry-After: the database stays locked past the busy timeout", async () => {
+    const blocker = new DatabaseSync(path.join(dataDir, DATABASE_FILE));
+    blocker.exec("BEGIN IMMEDIATE");
+    try {
+      const result = await call(responsesBody(), server.keys.globex);
+      assertError(result, 503, "STORAGE_UNAVAILABLE", "service_unavailable");
+      assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    assert.equal((await call(responsesBody(), server.keys.globex)).status, 200, "the server recovers once the lock is gone");
+  });
+});
+
+describe("billing", () => {
+  test("a paid call takes its cost from the balance; a free model costs nothing", async () => {
+    const balance = async () => (await server.store.accounts.get("globex"))?.balanceMicros ?? Number.NaN;
+    const before = await balance();
+    const result = await call(responsesBody(), server.keys.globex);
+    assert.equal(result.status, 200);
+    assert.ok((await balance()) < before, "tiny-chat is paid");
+    const acmeBefore = (await server.store.accounts.get("acme"))?.balanceMicros;
+    assert.equal((await call(responsesBody({ model: "tiny-chat-community" }))).status, 200);
+    assert.equal((await server.store.accounts.get("acme"))?.balanceMicros, acmeBefore, "tiny-chat-community is free");
+  });
+});
