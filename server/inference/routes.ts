@@ -80,6 +80,7 @@ async function streamRun(res: Response, started: GenerationRun, wire: WireFormat
     }
     if (wire.terminal !== undefined) writer.send(undefined, wire.terminal);
   } catch (error) {
+    if (disconnect.signal.aborted) return; // the client left: no one to tell
     send([wire.errorEvent(error instanceof ApiError ? error : internalError(error))]);
   } finally {
     writer.end();

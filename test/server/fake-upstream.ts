@@ -27,18 +27,18 @@ export interface FakeUpstream {
   baseUrl: string;
   behaviour: Behaviour;
   requests: number;
-  /** Resolves when a request's connection closes before the upstream finished it. */
+  /** Resolves when a request made after this call closes its connection before the upstream finished it. */
   nextClientClose(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startFakeUpstream(initial: Behaviour): Promise<FakeUpstream> {
-  const waiters: (() => void)[] = [];
+  const waiters: { after: number; resolve: () => void }[] = [];
   const state: FakeUpstream = {
     baseUrl: "",
     behaviour: initial,
     requests: 0,
-    nextClientClose: () => new Promise((resolve) => waiters.push(resolve)),
+    nextClientClose: () => new Promise((resolve) => waiters.push({ after: state.requests, resolve })),
     close: async () => {
       server.closeAllConnections();
       server.close();
@@ -46,9 +46,13 @@ export async function startFakeUpstream(initial: Behaviour): Promise<FakeUpstrea
     },
   };
   const server = http.createServer((req, res) => {
-    state.requests++;
+    const number = ++state.requests;
     res.on("close", () => {
-      if (!res.writableFinished) waiters.splice(0).forEach((resolve) => resolve());
+      if (res.writableFinished) return;
+      for (const waiter of waiters.filter((w) => number > w.after)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
     });
     req.resume();
     req.on("end", () => void answer(state.behaviour, res));

@@ -7,6 +7,7 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { errors as undiciErrors, request } from "undici";
 import type { FinishReason, GenerationEvent, GenerationRequest, Provider, Turn, Usage } from "../engine.ts";
+import { countInputTokens, countTokens } from "../tokenizer.ts";
 import { ProviderFailure } from "./failure.ts";
 
 export interface OpenAiUpstreamOptions {
@@ -43,12 +44,16 @@ export class OpenAiUpstreamProvider implements Provider {
     const toolCalls = new Map<number, ToolCallParts>();
     let finish: FinishReason = "stop";
     let usage: Usage | undefined;
+    let text = "";
     for await (const chunk of chunks) {
       if (chunk.usage) usage = readUsage(chunk.usage);
       const choice = chunk.choices?.[0];
       if (choice === undefined) continue;
       const content = choice.delta?.content;
-      if (typeof content === "string" && content !== "") yield { type: "text", delta: content };
+      if (typeof content === "string" && content !== "") {
+        text += content;
+        yield { type: "text", delta: content };
+      }
       for (const call of choice.delta?.tool_calls ?? []) mergeToolCall(toolCalls, call);
       if (choice.finish_reason === "length") finish = "length";
     }
@@ -56,7 +61,9 @@ export class OpenAiUpstreamProvider implements Provider {
       yield { type: "tool_call", callId: call.id, name: call.name, arguments: call.arguments };
     }
     if (toolCalls.size > 0) finish = "tool_calls";
-    yield { type: "done", finishReason: finish, usage: usage ?? { inputTokens: 0, outputTokens: 0, reasoningTokens: 0 } };
+    // An upstream that reports no usage is counted with our own tokenizer, so calls are never free by accident.
+    usage ??= { inputTokens: countInputTokens(req), outputTokens: countTokens(text + [...toolCalls.values()].map((c) => c.arguments).join("")), reasoningTokens: 0 };
+    yield { type: "done", finishReason: finish, usage };
   }
 
   async #send(req: GenerationRequest) {
