@@ -21,7 +21,7 @@ const PAGE = `<!doctype html>
   <div id="reference"></div>
   <script src="/docs/assets/swagger-ui-bundle.js"></script>
   <script>
-    window.ui = SwaggerUIBundle({ url: "/docs/openapi.yaml", dom_id: "#reference", deepLinking: true });
+    window.ui = SwaggerUIBundle({ url: "/docs/openapi.yaml", dom_id: "#reference", deepLinking: true, validatorUrl: null });
   </script>
 </body>
 </html>
