@@ -10,5 +10,5 @@ as_root=()
 if [ "$(id -u)" != 0 ]; then as_root=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null
+"${as_root[@]}" apt-get install -y -qq chromium >/dev/null
 /usr/bin/chromium --version
