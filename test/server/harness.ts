@@ -3,7 +3,7 @@
  * over a temp data directory, seeded with server/dev-seed.json. `close()` stops the
  * server and removes the directory.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startServer, type ServerOptions } from "../../server/server.ts";
@@ -11,6 +11,8 @@ import { DEV_SEED_PATH } from "../../server/store/seed.ts";
 import type { Store } from "../../server/store/store.ts";
 
 export interface TestServer {
+  /** The temp directory the server's data lives in. */
+  dataDir: string;
   origin: string;
   baseUrl: string;
   store: Store;
@@ -24,20 +26,32 @@ export function seedKeys(): Record<string, string> {
   return Object.fromEntries(seed.accounts.map((a) => [a.id, a.keys[0] as string]));
 }
 
-export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "server-test-"));
+export interface TestServerOptions extends Partial<ServerOptions> {
+  /** A routing configuration, written to a file in the temp directory and used instead of server/routing.json. */
+  routing?: unknown;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "server-test-"));
+  const dataDir = path.join(scratch, "data");
   try {
-    const server = await startServer({ dataDir, port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, ...options });
+    const { routing, ...serverOptions } = options;
+    if (routing !== undefined) {
+      serverOptions.routingFile = path.join(scratch, "routing.json");
+      writeFileSync(serverOptions.routingFile, JSON.stringify(routing));
+    }
+    const server = await startServer({ dataDir, port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, ...serverOptions });
     return {
       ...server,
+      dataDir,
       keys: seedKeys(),
       async close() {
         await server.close();
-        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(scratch, { recursive: true, force: true });
       },
     };
   } catch (error) {
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
     throw error;
   }
 }

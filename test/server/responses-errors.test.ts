@@ -6,8 +6,6 @@
  * (the path has no {account}) and DEPLOYMENT_SCALING_UP (models are always loaded).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
@@ -17,8 +15,6 @@ import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, post, responsesBody } from "./http.ts";
 
 let server: TestServer;
-let scratch: string;
-let dataDir: string;
 
 /** A provider that crashes in a way no one planned for, with a secret in the message. */
 const crashing: Provider = {
@@ -30,24 +26,19 @@ const crashing: Provider = {
 };
 
 before(async () => {
-  scratch = mkdtempSync(path.join(os.tmpdir(), "responses-errors-"));
-  const routingFile = path.join(scratch, "routing.json");
-  writeFileSync(
-    routingFile,
-    JSON.stringify({
+  server = await startTestServer({
+    maxBodyBytes: 64 * 1024,
+    engine: { mediaMaxBytes: 1024 },
+    providers: { crash: crashing },
+    routing: {
       version: "errors-test",
       providers: { local: { type: "local" }, crash: { type: "local" } },
       models: { "tiny-chat": { primary: "local" }, "tiny-reasoner": { primary: "crash" }, "tiny-chat-community": { primary: "local" } },
       contentPolicy: { blockedInputTerms: ["blocked-demo-term"], blockedOutputTerms: [] },
-    }),
-  );
-  dataDir = path.join(scratch, "data");
-  server = await startTestServer({ dataDir, routingFile, maxBodyBytes: 64 * 1024, engine: { mediaMaxBytes: 1024 }, providers: { crash: crashing } });
+    },
+  });
 });
-after(async () => {
-  await server.close();
-  rmSync(scratch, { recursive: true, force: true });
-});
+after(() => server.close());
 
 const call = (body: unknown, key = server.keys.acme, headers: Record<string, string> = {}) => post(server.baseUrl, "/responses", body, { key, headers });
 const image = (url: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: url }] }];
@@ -170,7 +161,7 @@ describe("500, 503", () => {
   });
 
   test("STORAGE_UNAVAILABLE with Retry-After: the database stays locked past the busy timeout", async () => {
-    const blocker = new DatabaseSync(path.join(dataDir, DATABASE_FILE));
+    const blocker = new DatabaseSync(path.join(server.dataDir, DATABASE_FILE));
     blocker.exec("BEGIN IMMEDIATE");
     try {
       const result = await call(responsesBody(), server.keys.globex);

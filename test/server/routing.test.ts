@@ -5,9 +5,6 @@
  * a client that disconnects.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
@@ -15,18 +12,15 @@ import { assertError, parseSse, post, responsesBody } from "./http.ts";
 
 let server: TestServer;
 let upstream: FakeUpstream;
-let scratch: string;
 
 const UPSTREAM_MODEL = "secret-upstream-model-name";
 const TEXT = "The upstream says hello to you.";
 
 before(async () => {
   upstream = await startFakeUpstream({ kind: "stream", text: TEXT });
-  scratch = mkdtempSync(path.join(os.tmpdir(), "routing-test-"));
-  const routingFile = path.join(scratch, "routing.json");
-  writeFileSync(
-    routingFile,
-    JSON.stringify({
+  server = await startTestServer({
+    engine: { stallTimeoutMs: 400 },
+    routing: {
       version: "routing-test-7",
       providers: {
         local: { type: "local" },
@@ -40,14 +34,12 @@ before(async () => {
         "tiny-chat-community": { primary: "refused", standby: ["local"] },
       },
       contentPolicy: { blockedInputTerms: [], blockedOutputTerms: ["forbidden-output"] },
-    }),
-  );
-  server = await startTestServer({ dataDir: path.join(scratch, "data"), routingFile, engine: { stallTimeoutMs: 400 } });
+    },
+  });
 });
 after(async () => {
   await server.close();
   await upstream.close();
-  rmSync(scratch, { recursive: true, force: true });
 });
 beforeEach(() => {
   upstream.behaviour = { kind: "stream", text: TEXT };
