@@ -19,6 +19,7 @@ import {
 } from "@typespec/compiler";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
+import { allowReservedInQueries } from "./query-reserved.ts";
 import { fixEventStreamItemSchemas } from "./sse-item-schema.ts";
 
 const root = resolve(import.meta.dirname, "..");
@@ -58,9 +59,10 @@ export async function generateContract(): Promise<GeneratedFiles> {
     failOnUnexpected(configDiagnostics);
     const program = await compile(NodeHost, join(root, "main.tsp"), options);
     failOnUnexpected(program.diagnostics);
-    const v31 = await readFile(join(emitDir, "3.1.0", "openapi.yaml"), "utf8");
-    const v32 = fixEventStreamItemSchemas(await readFile(join(emitDir, "3.2.0", "openapi.yaml"), "utf8"));
     const v31Path = join(emitDir, "3.1.0", "openapi.yaml");
+    const v31 = allowReservedInQueries(await readFile(v31Path, "utf8"));
+    await writeFile(v31Path, v31); // openapi-typescript reads the file below
+    const v32 = allowReservedInQueries(fixEventStreamItemSchemas(await readFile(join(emitDir, "3.2.0", "openapi.yaml"), "utf8")));
     const types = astToString(
       await openapiTS(new URL(`file://${v31Path}`), {
         // Defaults belong to the server; a client may omit any field that has one.
