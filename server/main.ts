@@ -8,12 +8,23 @@
  *   DEV_SEED  `1` loads server/dev-seed.json into an empty store, `0` does not (default: 1
  *             unless production; NODE_ENV=production with DEV_SEED=1 refuses to start)
  *   ROUTING_FILE  the routing file (default server/routing.json)
+ *   MAX_UPLOAD_BYTES  the largest dataset upload (default 4 GiB)
+ *   RUN_JOBS  `0`: this process serves the API but trains no jobs (default 1)
+ *   JOB_LEASE_MS  how long a dead process's job stays claimed before another resumes it (default 30000)
  */
 import { dataDirFromEnv } from "./store/sqlite.ts";
 import { startServer } from "./server.ts";
 
 const env = process.env;
 const production = env.NODE_ENV === "production";
+
+function positiveIntegerFromEnv(name: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === "") return undefined;
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
+  return number;
+}
 
 function portFromEnv(value: string | undefined): number {
   if (value === undefined || value === "") return 8080;
@@ -30,6 +41,8 @@ try {
     validateResponses: !production,
     devSeed: env.DEV_SEED ? env.DEV_SEED !== "0" : !production,
     routingFile: env.ROUTING_FILE || undefined,
+    maxUploadBytes: positiveIntegerFromEnv("MAX_UPLOAD_BYTES"),
+    fineTuning: { runJobs: env.RUN_JOBS !== "0", leaseMs: positiveIntegerFromEnv("JOB_LEASE_MS") },
   });
   console.log(`Listening on ${server.origin} (API at ${server.baseUrl}, reference at ${server.origin}/docs)`);
   const stop = () => {

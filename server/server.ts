@@ -8,10 +8,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { Router } from "express";
+import { startDatasets } from "./datasets/index.ts";
 import { docsRouter } from "./docs/docs-page.ts";
+import { startFineTuning, type FineTuningOptions } from "./finetune/index.ts";
 import { createApp } from "./http/app.ts";
 import type { Provider } from "./inference/engine.ts";
-import { InferenceEngine, type EngineSettings } from "./inference/generation.ts";
+import { InferenceEngine, LOCAL_PROVIDER, type EngineSettings } from "./inference/generation.ts";
 import { LocalProvider } from "./inference/local/provider.ts";
 import { CatalogResolver, registerModelRoutes } from "./inference/models.ts";
 import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
@@ -35,7 +37,11 @@ export interface ServerOptions {
   routingFile?: string;
   /** Largest JSON request body, in bytes. */
   maxBodyBytes?: number;
+  /** Largest dataset upload, in bytes. */
+  maxUploadBytes?: number;
   engine?: Partial<EngineSettings>;
+  /** Job runner settings (lease, poll interval, queue TTL, whether this process runs jobs). */
+  fineTuning?: Omit<FineTuningOptions, "store" | "dataDir">;
   /** Extra providers by name, beside those the routing file configures (tests use this). */
   providers?: Record<string, Provider>;
 }
@@ -48,6 +54,10 @@ export interface RunningServer {
   store: Store;
   close(): Promise<void>;
 }
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 ** 3;
+/** The longest a request (an upload, in practice) may take to arrive. */
+const UPLOAD_REQUEST_TIMEOUT_MS = 3_600_000;
 
 export const ENGINE_DEFAULTS: EngineSettings = {
   deadlineMs: 120_000,
@@ -63,9 +73,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
   const store = await openSqliteStore(options.dataDir);
+  const background: { close(): Promise<void> }[] = [];
   try {
     if (options.devSeed) await loadDevSeed(store);
-    const models = new CatalogResolver();
+    const datasets = await startDatasets({ store, dataDir: options.dataDir, maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES });
+    background.push(datasets);
+    const fineTuning = await startFineTuning({ ...options.fineTuning, store, dataDir: options.dataDir });
+    background.push(fineTuning);
+    const models = new CatalogResolver(fineTuning.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
     const app = createApp({
       store,
@@ -76,10 +91,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const tenantFor = storeTenant.bind(null, store);
         registerInferenceRoutes(router, { engine, tenantFor });
         registerModelRoutes(router, { models, tenantFor, isListed });
+        datasets.register(router);
+        fineTuning.register(router);
       },
     });
-    return await listen(http.createServer(app), options, store);
+    const stop = async () => {
+      for (const service of background.reverse()) await service.close();
+      await store.close();
+    };
+    return await listen(http.createServer(app), options, store, stop);
   } catch (error) {
+    for (const service of background.reverse()) await service.close();
     await store.close();
     throw error;
   }
@@ -97,10 +119,14 @@ function buildProviders(routing: RoutingConfig, settings: EngineSettings, extra:
     }
   }
   for (const [name, provider] of Object.entries(extra)) providers.set(name, provider);
+  // Fine-tuned models always run on the embedded model, whatever the routing file names.
+  if (!providers.has(LOCAL_PROVIDER)) providers.set(LOCAL_PROVIDER, new LocalProvider());
   return providers;
 }
 
-async function listen(server: http.Server, options: ServerOptions, store: Store): Promise<RunningServer> {
+async function listen(server: http.Server, options: ServerOptions, store: Store, stop: () => Promise<void>): Promise<RunningServer> {
+  // Node's default of 300 s would cut off a multi-gigabyte dataset upload on a slow link.
+  server.requestTimeout = UPLOAD_REQUEST_TIMEOUT_MS;
   server.listen(options.port, options.host);
   await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
   const { port } = server.address() as AddressInfo;
@@ -114,7 +140,7 @@ async function listen(server: http.Server, options: ServerOptions, store: Store)
       server.closeAllConnections();
       server.close();
       await once(server, "close");
-      await store.close();
+      await stop();
     },
   };
 }

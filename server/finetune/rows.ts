@@ -27,7 +27,8 @@ export interface PreferenceRow {
 
 export type ParsedRow = { format: "SFT"; row: SftRow } | { format: "PREFERENCE"; row: PreferenceRow };
 
-export type RowCheck = { ok: true; parsed: ParsedRow } | { ok: false; reason: string };
+/** A valid row comes with the top-level keys it has, so the file is parsed once. */
+export type RowCheck = { ok: true; parsed: ParsedRow; keys: string[] } | { ok: false; reason: string };
 
 const ROLES = new Set(["system", "user", "assistant"]);
 
@@ -41,29 +42,45 @@ export function checkRow(line: string): RowCheck {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "a row must be a JSON object" };
   const row = value as Record<string, unknown>;
-  if ("messages" in row) return checkSft(row);
-  if ("input" in row || "preferred_output" in row || "non_preferred_output" in row) return checkPreference(row);
-  return { ok: false, reason: 'a row needs "messages" (supervised) or "input", "preferred_output" and "non_preferred_output" (preference)' };
+  const check = "messages" in row ? checkSft(row) : isPreference(row) ? checkPreference(row) : undefined;
+  if (check === undefined) return { ok: false, reason: `a row needs "messages" (supervised) or "input", "preferred_output" and "non_preferred_output" (preference); this one has ${keyList(row)}` };
+  return typeof check === "string" ? { ok: false, reason: check } : { ok: true, parsed: check, keys: Object.keys(row) };
 }
 
-function checkSft(row: Record<string, unknown>): RowCheck {
+function isPreference(row: Record<string, unknown>): boolean {
+  return "input" in row || "preferred_output" in row || "non_preferred_output" in row;
+}
+
+function keyList(row: Record<string, unknown>): string {
+  const keys = Object.keys(row);
+  if (keys.length === 0) return "no keys";
+  const shown = keys.slice(0, 5).map((k) => JSON.stringify(clip(k)));
+  return `${keys.length === 1 ? "the key" : "the keys"} ${shown.join(", ")}${keys.length > 5 ? ", …" : ""}`;
+}
+
+/** A value shown in a reason, short enough to read. */
+function clip(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+function checkSft(row: Record<string, unknown>): ParsedRow | string {
   const messages = checkMessages(row.messages, "messages");
-  if (typeof messages === "string") return { ok: false, reason: messages };
-  if (!messages.some((m) => m.role === "assistant")) return { ok: false, reason: '"messages" needs at least one assistant message' };
-  if (row.tools !== undefined && !Array.isArray(row.tools)) return { ok: false, reason: '"tools" must be an array' };
-  return { ok: true, parsed: { format: "SFT", row: { messages, ...(row.tools !== undefined ? { tools: row.tools as unknown[] } : {}) } } };
+  if (typeof messages === "string") return messages;
+  if (!messages.some((m) => m.role === "assistant")) return '"messages" needs at least one assistant message (the answer to train on)';
+  if (row.tools !== undefined && !Array.isArray(row.tools)) return '"tools" must be an array';
+  return { format: "SFT", row: { messages, ...(row.tools !== undefined ? { tools: row.tools as unknown[] } : {}) } };
 }
 
-function checkPreference(row: Record<string, unknown>): RowCheck {
+function checkPreference(row: Record<string, unknown>): ParsedRow | string {
   const input = row.input;
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return { ok: false, reason: '"input" must be an object with "messages"' };
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return '"input" must be an object with "messages"';
   const prompt = checkMessages((input as Record<string, unknown>).messages, "input.messages");
-  if (typeof prompt === "string") return { ok: false, reason: prompt };
+  if (typeof prompt === "string") return prompt;
   const preferred = checkAnswer(row.preferred_output, "preferred_output");
-  if (typeof preferred === "string") return { ok: false, reason: preferred };
+  if (typeof preferred === "string") return preferred;
   const rejected = checkAnswer(row.non_preferred_output, "non_preferred_output");
-  if (typeof rejected === "string") return { ok: false, reason: rejected };
-  return { ok: true, parsed: { format: "PREFERENCE", row: { input: { messages: prompt }, preferred_output: preferred, non_preferred_output: rejected } } };
+  if (typeof rejected === "string") return rejected;
+  return { format: "PREFERENCE", row: { input: { messages: prompt }, preferred_output: preferred, non_preferred_output: rejected } };
 }
 
 /** A preference answer: a non-empty list of assistant messages. */
@@ -75,6 +92,7 @@ function checkAnswer(value: unknown, field: string): ChatMessage[] | string {
 }
 
 function checkMessages(value: unknown, field: string): ChatMessage[] | string {
+  if (value === undefined) return `"${field}" is missing; it must be an array of messages`;
   if (!Array.isArray(value)) return `"${field}" must be an array of messages`;
   if (value.length === 0) return `"${field}" must not be empty`;
   for (const [i, m] of value.entries()) {
@@ -87,10 +105,19 @@ function checkMessages(value: unknown, field: string): ChatMessage[] | string {
 function checkMessage(value: unknown, where: string): string | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return `"${where}" must be an object with "role" and "content"`;
   const m = value as Record<string, unknown>;
-  if (typeof m.role !== "string" || !ROLES.has(m.role)) return `"${where}.role" must be "system", "user" or "assistant"`;
-  if (typeof m.content !== "string") return `"${where}.content" must be a string`;
-  if (m.weight !== undefined && m.weight !== 0 && m.weight !== 1) return `"${where}.weight" must be 0 or 1`;
+  if (typeof m.role !== "string" || !ROLES.has(m.role)) return `"${where}.role" ${found(m.role)}; it must be "system", "user" or "assistant"`;
+  if (typeof m.content !== "string") return `"${where}.content" ${found(m.content)}; it must be a string`;
+  if (m.weight !== undefined && m.weight !== 0 && m.weight !== 1) return `"${where}.weight" ${found(m.weight)}; it must be 0 or 1`;
   return undefined;
+}
+
+/** What a field held, for a reason: `is "robot"`, `is missing`, `is a number`. */
+function found(value: unknown): string {
+  if (value === undefined) return "is missing";
+  if (typeof value === "string") return `is ${JSON.stringify(clip(value))}`;
+  if (value === null) return "is null";
+  if (Array.isArray(value)) return "is an array";
+  return typeof value === "object" ? "is an object" : `is ${JSON.stringify(value)}`;
 }
 
 /** The messages a row trains on, for token counting: the prompt and every answer. */

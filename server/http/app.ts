@@ -2,7 +2,7 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → public routes (docs) → operation lookup → JSON body → authentication and tenant checks →
+ *   request id → public routes (docs) → operation lookup → JSON body (forms left to stream) → authentication and tenant checks →
  *   contract validation (requests; responses when asked) → not-supported fields →
  *   the handlers' router at /v1 → 404 → error envelope.
  */
@@ -10,7 +10,7 @@ import express from "express";
 import type { Router } from "express";
 import type { Store } from "../store/store.ts";
 import { authenticate } from "./auth.ts";
-import { jsonBody } from "./body.ts";
+import { jsonBody, streamedForms } from "./body.ts";
 import { BASE_PATH } from "./contract.ts";
 import { ApiError } from "./errors.ts";
 import { errorHandler, notFound } from "./error-handler.ts";
@@ -40,6 +40,7 @@ export function createApp(options: AppOptions): express.Express {
   if (options.publicRoutes) app.use(options.publicRoutes);
   app.use(matchOperation(new OperationTable()));
   app.use(jsonBody(options.maxBodyBytes));
+  app.use(streamedForms);
   app.use(authenticate(options.store));
   app.use(contractValidator(options.validateResponses));
   app.use(rejectNotSupported);

@@ -12,6 +12,19 @@ export function jsonBody(maxBodyBytes: number): RequestHandler {
   return express.json({ limit: maxBodyBytes, strict: true, type: "application/json" });
 }
 
+/**
+ * A multipart form is left unread too, for its handler to stream (a dataset upload's file
+ * may be gigabytes; the validator's own uploader would buffer it). The validator checks a
+ * form's parts in `req.body`, which only the handler can fill as it reads them, so the body
+ * is marked as streamed here and the handler itself refuses a form without its `file` part.
+ */
+export const STREAMED_FORM = Object.freeze({ file: "(streamed to the handler)" });
+
+export const streamedForms: RequestHandler = (req, _res, next) => {
+  if (req.is("multipart/form-data") === "multipart/form-data") req.body = { ...STREAMED_FORM };
+  next();
+};
+
 /** The errors body-parser raises (http-errors with a `type`), by that type. */
 const BODY_ERRORS: Record<string, (error: BodyParserError) => ApiError> = {
   "entity.parse.failed": () => new ApiError("INVALID_REQUEST", "The request body is not valid JSON (an object is expected)."),

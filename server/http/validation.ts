@@ -20,9 +20,9 @@ export function contractValidator(validateResponses: boolean): RequestHandler[] 
     validateResponses,
     // Authentication runs before validation (auth.ts); the validator must not redo it.
     validateSecurity: false,
-    // Multipart bodies are not parsed (nor buffered) here. The validator then sees no `file`
-    // part, so a multipart upload is refused (400, param `file`) until a streaming multipart
-    // parser runs before it; raw JSONL uploads pass unread to their handler.
+    // Multipart bodies are not parsed (nor buffered) here: body.ts marks a form as streamed
+    // and its handler reads the parts as they arrive (busboy). Raw JSONL uploads pass unread
+    // to their handler too.
     fileUploader: false,
   }) as unknown as RequestHandler[];
 }

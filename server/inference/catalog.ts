@@ -5,7 +5,13 @@
 
 export interface TrainingDefaults {
   loraRank: number;
+  /** For supervised (SFT) jobs. */
   learningRate: string;
+  /**
+   * For preference (DPO) jobs: DPO pushes the rejected answer down without bound, so a rate
+   * that suits SFT wrecks the model within a few steps (measured: bench/training.ts).
+   */
+  dpoLearningRate: string;
   batchSize: number;
   maxContextLength: number;
 }
@@ -47,6 +53,7 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
     training: {
       loraRank: 8,
       learningRate: "0.01",
+      dpoLearningRate: "0.0005",
       batchSize: 8,
       maxContextLength: 256,
       ratePerMillion: "0.50",

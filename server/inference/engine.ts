@@ -68,6 +68,11 @@ export interface GenerationRequest {
   continuation?: boolean;
   /** Present only for models that reason. */
   reasoning?: { effort: ReasoningEffort };
+  /**
+   * A fine-tuned model's LoRA adapter, opaque to everything but the local provider
+   * (fine-tuned models are always served by it).
+   */
+  adapter?: unknown;
   /** Aborted when the client goes away or a deadline passes; providers stop at once. */
   signal: AbortSignal;
 }

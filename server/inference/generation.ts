@@ -18,8 +18,11 @@ export interface ResolvedModel {
   name: string;
   /** The platform model that runs (for a fine-tuned model, its base). */
   spec: PlatformModel;
-  /** A fine-tuned model's adapter, handed to the local provider. */
-  adapter?: unknown;
+  /**
+   * A fine-tuned model's adapter, handed to the local provider. Throws 503
+   * DEPLOYMENT_SCALING_UP while its deployment is still loading it.
+   */
+  adapter?: () => unknown;
   /** As GET /models lists it. */
   listing: { id: string; created: number; owned_by: string };
 }
@@ -67,6 +70,9 @@ export interface GenerationRun {
   events: AsyncIterable<GenerationEvent>;
 }
 
+/** The provider name under which the embedded model is registered. */
+export const LOCAL_PROVIDER = "local";
+
 export class InferenceEngine {
   readonly #routing: RoutingConfig;
   readonly #providers: ReadonlyMap<string, Provider>;
@@ -107,6 +113,7 @@ export class InferenceEngine {
       model: model.spec.id,
       maxOutputTokens,
       reasoning: model.spec.reasoning ? (input.reasoning ?? { effort: "medium" }) : undefined,
+      adapter: model.adapter?.(),
       signal: watch.signal,
     };
     const { events, providerClass } = await this.#firstAvailable(model, request, watch);
@@ -116,8 +123,9 @@ export class InferenceEngine {
 
   /** Tries the route's providers in order until one produces its first event. */
   async #firstAvailable(model: ResolvedModel, request: GenerationRequest, watch: RunWatch) {
-    const route = this.#routing.models[model.spec.id];
-    const names = route ? [route.primary, ...route.standby] : ["local"];
+    // A fine-tuned model runs on its own deployment: the local model with its adapter.
+    const route = model.adapter === undefined ? this.#routing.models[model.spec.id] : undefined;
+    const names = route ? [route.primary, ...route.standby] : [LOCAL_PROVIDER];
     let failure: ProviderFailure | undefined;
     for (const [index, name] of names.entries()) {
       const provider = this.#providers.get(name);

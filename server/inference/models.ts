@@ -1,7 +1,8 @@
 /**
  * Which models an account can name: the platform models (by bare slug or
  * `accounts/maas/models/{id}`) and, through AccountModels, the account's own fine-tuned
- * models (`accounts/{account}/models/{id}`). Another account's model is simply not
+ * models (`accounts/{account}/models/{id}`, or their deployments,
+ * `accounts/{account}/deployments/{id}`). Another account's model is simply not
  * found, so its existence is never revealed.
  */
 import type { Request, Response, Router } from "express";
@@ -9,9 +10,14 @@ import { ApiError } from "../http/errors.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
 import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
 
+/** How an account's own model is named: as a model, or as its dedicated deployment. */
+export type AccountModelKind = "models" | "deployments";
+
 /** The account's own models; the fine-tuning side provides them. */
 export interface AccountModels {
-  find(accountId: string, modelId: string): Promise<ResolvedModel | undefined>;
+  /** The model named `accounts/{accountId}/{kind}/{modelId}`, or undefined. */
+  find(accountId: string, kind: AccountModelKind, modelId: string): Promise<ResolvedModel | undefined>;
+  /** Each model under both of its names. */
   list(accountId: string): Promise<ResolvedModel[]>;
 }
 
@@ -31,9 +37,9 @@ export class CatalogResolver implements ModelResolver {
   async resolve(name: string, accountId: string): Promise<ResolvedModel | undefined> {
     const spec = findPlatformModel(name);
     if (spec !== undefined) return platformModel(name, spec);
-    const own = /^accounts\/([^/]+)\/models\/([^/]+)$/.exec(name);
+    const own = /^accounts\/([^/]+)\/(models|deployments)\/([^/]+)$/.exec(name);
     if (own === null || own[1] !== accountId) return undefined;
-    const model = await this.#accountModels.find(accountId, own[2] as string);
+    const model = await this.#accountModels.find(accountId, own[2] as AccountModelKind, own[3] as string);
     return model && { ...model, name };
   }
 

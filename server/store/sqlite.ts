@@ -7,6 +7,8 @@ import path from "node:path";
 import type { Store } from "./store.ts";
 import { SqliteAccountStore } from "./sqlite/accounts.ts";
 import { SqliteApiKeyStore } from "./sqlite/api-keys.ts";
+import { SqliteDatasetStore } from "./sqlite/datasets.ts";
+import { SqliteFineTuningStore } from "./sqlite/fine-tuning.ts";
 import { openDatabase } from "./sqlite/database.ts";
 import { migrate } from "./sqlite/migrations.ts";
 import { SqliteRateWindowStore } from "./sqlite/rate-windows.ts";
@@ -33,6 +35,8 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     apiKeys: new SqliteApiKeyStore(db),
     usage: new SqliteUsageStore(db),
     rateWindows: new SqliteRateWindowStore(db),
+    datasets: new SqliteDatasetStore(db, dataDir),
+    fineTuning: new SqliteFineTuningStore(db),
     close: async () => {
       if (db.isOpen) db.close();
     },

@@ -14,6 +14,8 @@
  * caller named, `ALREADY_EXISTS` for a duplicate id, `STORAGE_UNAVAILABLE` when the
  * database does not answer.
  */
+import type { DatasetStore } from "./datasets.ts";
+import type { FineTuningStore } from "./fine-tuning.ts";
 
 export interface Account {
   id: string;
@@ -148,6 +150,8 @@ export interface Store {
   readonly apiKeys: ApiKeyStore;
   readonly usage: UsageStore;
   readonly rateWindows: RateWindowStore;
+  readonly datasets: DatasetStore;
+  readonly fineTuning: FineTuningStore;
   /** Closes the connection; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -29,9 +29,9 @@ describe("rules", () => {
       { type: "function_call", call_id: "call_1", name: "get_weather", arguments: '{"city":"Paris"}' },
       { type: "function_call_output", call_id: "call_1", output: '{"temperature": 21}' },
     ];
-    const result = await call({ input, tools: [weather] });
+    const result = await call({ input, tools: [weather], temperature: 0, max_output_tokens: 200 });
     assert.equal(result.status, 200, result.text);
-    assert.equal(result.body.status, "completed");
+    assert.equal(result.body.status, "completed", result.text);
   });
 
   test("rule 5: non-function tools are dropped, so the model cannot call them", async () => {

@@ -10,7 +10,11 @@ export {
   type Adapter, type AdapterOptions, type LoraMatrix,
 } from "./lora.ts";
 export {
-  createTrainingState, dpoStep, encodeChatExample, evaluateLoss, trainStep,
-  type ChatExample, type ChatMessage, type EncodedExample, type PreferencePair,
+  AdapterStep, createTrainingState, dpoPairLoss, dpoStep, encodeChatExample, encodePreference, evaluateLoss,
+  referenceLogProbs, renderChat, sequenceLogProb, trainStep,
+  type ChatExample, type ChatMessage, type EncodedExample, type EncodedPreference, type PreferencePair, type ReferenceLogProbs,
 } from "./train.ts";
-export { learningRateAt, type AdamOptions, type AdamState, type LrSchedule, type ScheduleOptions } from "./optimizer.ts";
+export { targetCount } from "./loss.ts";
+export {
+  createOptimizerState, learningRateAt, type AdamOptions, type AdamState, type LrSchedule, type ScheduleOptions,
+} from "./optimizer.ts";

@@ -72,7 +72,7 @@ export class LocalProvider implements Provider {
     const model = this.model();
     const run: Run = {
       model,
-      weights: withAdapter(model, this.options.adapterFor?.(request.model) ?? null),
+      weights: withAdapter(model, (request.adapter as Adapter | undefined) ?? this.options.adapterFor?.(request.model) ?? null),
       sampler: samplerFor(model, request),
       signal: request.signal,
     };

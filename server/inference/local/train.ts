@@ -20,6 +20,8 @@ import { renderTurns, type TemplateTurn } from "./template.ts";
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
   content: string;
+  /** 0 makes an assistant message context only (not a target); 1, the default, trains on it. */
+  weight?: 0 | 1;
 }
 
 export interface ChatExample {
@@ -32,10 +34,26 @@ export interface EncodedExample {
   targetMask: number[];
 }
 
+/**
+ * Tokens of a chat in the serving template, whole (never truncated): assistant messages
+ * are targets unless their weight is 0. Callers check the length against the context.
+ */
+export function renderChat(model: LocalModel, messages: readonly ChatMessage[]): EncodedExample {
+  const tokens: number[] = [];
+  const targetMask: number[] = [];
+  for (const m of messages) {
+    // renderTurns of a conversation is the concatenation of its turns' renderings.
+    const turn = renderTurns(model.vocab, [{ role: m.role, text: m.content } satisfies TemplateTurn]);
+    if (m.weight === 0) turn.targetMask.fill(0);
+    tokens.push(...turn.tokens);
+    targetMask.push(...turn.targetMask);
+  }
+  return { tokens, targetMask };
+}
+
 /** Tokens of a chat example in the serving template, left-truncated to maxLength (the answer is at the end). */
 export function encodeChatExample(model: LocalModel, example: ChatExample, maxLength = model.config.contextLength): EncodedExample {
-  const turns: TemplateTurn[] = example.messages.map((m) => ({ role: m.role, text: m.content }));
-  const { tokens, targetMask } = renderTurns(model.vocab, turns);
+  const { tokens, targetMask } = renderChat(model, example.messages);
   const start = Math.max(0, tokens.length - Math.min(maxLength, model.config.contextLength));
   return { tokens: tokens.slice(start), targetMask: targetMask.slice(start) };
 }
@@ -89,10 +107,46 @@ export function trainStep(model: LocalModel, adapter: Adapter | null, batch: rea
     adamUpdate(model.weights, grads, state, lr);
     return lossSum / count;
   }
-  const merged = mergedGradientBuffers(model, adapter);
-  const lossSum = accumulateGradients(model, withAdapter(model, adapter), batch, merged, 1 / count);
-  adamUpdate(adapterParameters(adapter), adapterGradients(model, adapter, merged), state, lr);
+  const step = new AdapterStep(model, adapter);
+  const lossSum = batch.reduce((sum, example) => sum + step.addCrossEntropy(example, 1 / count), 0);
+  step.apply(state, lr);
   return lossSum / count;
+}
+
+/**
+ * One optimizer step on an adapter, assembled example by example so that a caller can
+ * yield to the event loop between examples (a batch of long examples takes long
+ * enough to delay requests served meanwhile). The same arithmetic as trainStep and
+ * dpoStep: gradients of the merged matrices are summed, then mapped to the factors.
+ */
+export class AdapterStep {
+  /** Base weights with the adapter merged, as of the start of the step. */
+  readonly policy: Weights;
+  private readonly model: LocalModel;
+  private readonly adapter: Adapter;
+  private readonly grads: Gradients;
+
+  constructor(model: LocalModel, adapter: Adapter) {
+    this.model = model;
+    this.adapter = adapter;
+    this.policy = withAdapter(model, adapter);
+    this.grads = mergedGradientBuffers(model, adapter);
+  }
+
+  /** Adds the gradient of scale·Σ −log p over the example's targets; returns Σ −log p. */
+  addCrossEntropy(example: EncodedExample, scale: number): number {
+    return accumulateGradients(this.model, this.policy, [example], this.grads, scale);
+  }
+
+  /** Adds the gradient of scale·(DPO loss of the pair); returns the pair's loss. */
+  addPreference(pair: EncodedPreference, reference: ReferenceLogProbs, beta: number, scale: number): number {
+    return dpoPairLoss(this.model, this.policy, pair, reference, beta, this.grads, scale);
+  }
+
+  /** The Adam update of the adapter's factors with the summed gradient. */
+  apply(state: AdamState, lr: number): void {
+    adamUpdate(adapterParameters(this.adapter), adapterGradients(this.model, this.adapter, this.grads), state, lr);
+  }
 }
 
 /** Mean loss per target token over examples, without updating anything. */
@@ -117,11 +171,23 @@ export interface PreferencePair {
 
 /** Prompt + answer, with only the answer's tokens as targets (earlier assistant turns are context). */
 function encodeAnswer(model: LocalModel, prompt: ChatMessage[], answer: string, maxLength: number): EncodedExample {
-  const full = encodeChatExample(model, { messages: [...prompt, { role: "assistant", content: answer }] }, Infinity);
-  const promptLength = encodeChatExample(model, { messages: prompt }, Infinity).tokens.length;
-  full.targetMask.fill(0, 0, promptLength);
+  const full = encodeAnswerTurns(model, prompt, [{ role: "assistant", content: answer }]);
   const start = Math.max(0, full.tokens.length - Math.min(maxLength, model.config.contextLength));
   return { tokens: full.tokens.slice(start), targetMask: full.targetMask.slice(start) };
+}
+
+/** Prompt + answer messages, whole; the targets are exactly the answer's tokens. */
+function encodeAnswerTurns(model: LocalModel, prompt: readonly ChatMessage[], answer: readonly ChatMessage[]): EncodedExample {
+  const context = renderChat(model, prompt.map((m) => ({ ...m, weight: 0 as const })));
+  const reply = renderChat(model, answer.map((m) => ({ ...m, weight: 1 as const })));
+  return { tokens: [...context.tokens, ...reply.tokens], targetMask: [...context.targetMask, ...reply.targetMask] };
+}
+
+/** A preference pair as whole token sequences (never truncated), for dpoPairLoss. */
+export function encodePreference(
+  model: LocalModel, prompt: readonly ChatMessage[], chosen: readonly ChatMessage[], rejected: readonly ChatMessage[],
+): EncodedPreference {
+  return { chosen: encodeAnswerTurns(model, prompt, chosen), rejected: encodeAnswerTurns(model, prompt, rejected) };
 }
 
 /** Σ log p of the example's targets under `weights`, with the trace when a gradient is needed. */
@@ -130,31 +196,63 @@ function answerLogProb(model: LocalModel, weights: Weights, example: EncodedExam
   return { logp: -nextTokenLoss(trace.logits, example, model.config.vocabSize, 1, null), trace };
 }
 
+/** Σ log p of an example's targets under `weights` (e.g. the reference model's log π_ref). */
+export function sequenceLogProb(model: LocalModel, weights: Weights, example: EncodedExample): number {
+  return answerLogProb(model, weights, example).logp;
+}
+
+/** A preference pair as token sequences: prompt + answer, only the answer's tokens as targets. */
+export interface EncodedPreference {
+  chosen: EncodedExample;
+  rejected: EncodedExample;
+}
+
+/** log π_ref of both answers of a pair; constant during training, so callers may compute it once. */
+export interface ReferenceLogProbs {
+  chosen: number;
+  rejected: number;
+}
+
+export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): ReferenceLogProbs {
+  return { chosen: sequenceLogProb(model, model.weights, pair.chosen), rejected: sequenceLogProb(model, model.weights, pair.rejected) };
+}
+
 /**
- * One DPO step on the adapter (the reference policy is the base model without it):
- * loss = −log σ(β·[(log π(chosen) − log π_ref(chosen)) − (log π(rejected) − log π_ref(rejected))]),
- * averaged over the pairs. Returns the mean loss before the update.
+ * DPO loss of one pair under the policy weights:
+ * −log σ(β·[(log π(chosen) − log π_ref(chosen)) − (log π(rejected) − log π_ref(rejected))]).
+ * When grads is given, adds scale·∇loss (with respect to the merged matrices) into it.
+ */
+export function dpoPairLoss(
+  model: LocalModel, policy: Weights, pair: EncodedPreference, reference: ReferenceLogProbs, beta: number,
+  grads: Gradients | null, scale = 1,
+): number {
+  const pc = answerLogProb(model, policy, pair.chosen);
+  const pr = answerLogProb(model, policy, pair.rejected);
+  const z = beta * ((pc.logp - reference.chosen) - (pr.logp - reference.rejected));
+  if (grads !== null) {
+    // d loss/d log π(chosen) = −β·σ(−z); the gradient of −log π is (softmax − onehot).
+    const coefficient = beta * sigmoid(-z) * scale;
+    backpropLogProb(model, policy, pair.chosen, pc.trace, coefficient, grads);
+    backpropLogProb(model, policy, pair.rejected, pr.trace, -coefficient, grads);
+  }
+  return softplus(-z);
+}
+
+/**
+ * One DPO step on the adapter (the reference policy is the base model without it),
+ * averaging dpoPairLoss over the pairs. Returns the mean loss before the update.
  */
 export function dpoStep(
   model: LocalModel, adapter: Adapter, pairs: readonly PreferencePair[], state: AdamState, lr: number, beta: number,
   maxLength = model.config.contextLength,
 ): number {
-  const policy = withAdapter(model, adapter);
-  const merged = mergedGradientBuffers(model, adapter);
+  const step = new AdapterStep(model, adapter);
   let lossSum = 0;
   for (const pair of pairs) {
-    const chosen = encodeAnswer(model, pair.prompt, pair.chosen, maxLength);
-    const rejected = encodeAnswer(model, pair.prompt, pair.rejected, maxLength);
-    const pc = answerLogProb(model, policy, chosen);
-    const pr = answerLogProb(model, policy, rejected);
-    const z = beta * ((pc.logp - answerLogProb(model, model.weights, chosen).logp) - (pr.logp - answerLogProb(model, model.weights, rejected).logp));
-    lossSum += softplus(-z);
-    // d loss/d log π(chosen) = −β·σ(−z); the gradient of −log π is (softmax − onehot).
-    const coefficient = (beta * sigmoid(-z)) / pairs.length;
-    backpropLogProb(model, policy, chosen, pc.trace, coefficient, merged);
-    backpropLogProb(model, policy, rejected, pr.trace, -coefficient, merged);
+    const encoded = { chosen: encodeAnswer(model, pair.prompt, pair.chosen, maxLength), rejected: encodeAnswer(model, pair.prompt, pair.rejected, maxLength) };
+    lossSum += step.addPreference(encoded, referenceLogProbs(model, encoded), beta, 1 / pairs.length);
   }
-  adamUpdate(adapterParameters(adapter), adapterGradients(model, adapter, merged), state, lr);
+  step.apply(state, lr);
   return lossSum / pairs.length;
 }
 

@@ -7,6 +7,8 @@
  */
 import type { DatabaseSync } from "node:sqlite";
 import { inTransaction } from "./database.ts";
+import { DATASETS_SCHEMA } from "./datasets-schema.ts";
+import { FINE_TUNING_SCHEMA } from "./fine-tuning-schema.ts";
 
 interface Migration {
   version: number;
@@ -59,6 +61,8 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  { version: 2, name: "datasets and dataset versions", sql: DATASETS_SCHEMA },
+  { version: 3, name: "fine-tuning jobs, idempotency records, metrics, models", sql: FINE_TUNING_SCHEMA },
 ];
 
 /** Applies the migrations the database has not had yet, each in its own transaction. */

@@ -1,0 +1,18 @@
+/**
+ * One version's file checked the way a dataset reports it: validateFile's findings, with
+ * each reason naming its line (the reason is often shown without the line number beside
+ * it) and a file without a single row failing as a whole.
+ */
+import { validateFile } from "../finetune/validate-file.ts";
+import type { ValidationRecord } from "../store/datasets.ts";
+
+/** Line 0 in `firstInvalidLine` stands for the file as a whole, not one of its lines. */
+export const WHOLE_FILE = 0;
+
+export async function checkVersionFile(file: string): Promise<ValidationRecord> {
+  const result = await validateFile(file);
+  const { firstInvalidLine, ...counts } = result;
+  if (firstInvalidLine) return { ...counts, firstInvalidLine: { lineNumber: firstInvalidLine.lineNumber, reason: `line ${firstInvalidLine.lineNumber}: ${firstInvalidLine.reason}` } };
+  if (result.validLines === 0) return { ...counts, firstInvalidLine: { lineNumber: WHOLE_FILE, reason: "the file holds no rows; put one JSON object per line" } };
+  return counts;
+}

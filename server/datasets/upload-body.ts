@@ -1,0 +1,70 @@
+/**
+ * The rows of an upload as a stream, from either form of the request body: the raw file
+ * (`application/jsonl`, `application/octet-stream`) is the request itself; a form
+ * (`multipart/form-data`) is parsed as it arrives by busboy and the part named `file` is
+ * the stream. Neither is ever held whole in memory.
+ */
+import type { Readable } from "node:stream";
+import busboy from "busboy";
+import type { Request } from "express";
+import { ApiError } from "../http/errors.ts";
+
+export interface UploadBody {
+  rows: Readable;
+  /** Settles when the whole request has been read (for a form: every part after `file` too). */
+  finished: Promise<void>;
+}
+
+export function isForm(req: Request): boolean {
+  return req.is("multipart/form-data") === "multipart/form-data";
+}
+
+/** Whether a raw body's declared length (Content-Length) is over `maxBytes`: 413 before reading any of it. */
+export function declaredTooLarge(req: Request, maxBytes: number): boolean {
+  const length = Number(req.headers["content-length"]);
+  return !isForm(req) && Number.isFinite(length) && length > maxBytes;
+}
+
+/** Resolves once the rows start arriving (for a form: once its `file` part begins). */
+export function uploadBody(req: Request): Promise<UploadBody> {
+  if (!isForm(req)) return Promise.resolve({ rows: req, finished: Promise.resolve() });
+  return formFile(req);
+}
+
+function formFile(req: Request): Promise<UploadBody> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      // Small limits for everything except the file: a form is a wrapper, not a payload.
+      parser = busboy({ headers: req.headers, limits: { fields: 20, fieldSize: 64 * 1024, parts: 50, headerPairs: 50 } });
+    } catch (error) {
+      reject(new ApiError("INVALID_REQUEST", `The form cannot be read: ${(error as Error).message}.`, { param: "file" }));
+      return;
+    }
+    let found = false;
+    const finished = new Promise<void>((done, fail) => {
+      parser.once("close", done);
+      parser.once("error", (error: Error) => fail(badForm(error)));
+    });
+    // Observed once the rows are written; until then a failure must not be unhandled.
+    finished.catch(() => undefined);
+    parser.on("file", (name, stream) => {
+      if (name !== "file" || found) {
+        stream.resume(); // other files are not ours to keep
+        return;
+      }
+      found = true;
+      resolve({ rows: stream, finished });
+    });
+    finished.then(
+      () => reject(new ApiError("INVALID_REQUEST", "The form has no file part named `file`; send the JSONL file in it.", { param: "file" })),
+      (error: unknown) => reject(error),
+    );
+    req.once("error", (error) => parser.destroy(error));
+    req.pipe(parser);
+  });
+}
+
+function badForm(error: Error): ApiError {
+  return new ApiError("INVALID_REQUEST", `The form cannot be read: ${error.message}.`, { param: "file" });
+}

@@ -1,0 +1,80 @@
+/**
+ * The dedicated deployments of fine-tuned models: each serves the base model with the
+ * job's LoRA adapter. A process loads an adapter from disk the first time the model is
+ * called; until it has, calls get 503 DEPLOYMENT_SCALING_UP with Retry-After (as a real
+ * deployment answers while it scales up from zero). The process that trained a model
+ * warms its deployment before the job reports SUCCEEDED, so it serves at once.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { ApiError } from "../http/errors.ts";
+import { findPlatformModel } from "../inference/catalog.ts";
+import type { ResolvedModel } from "../inference/generation.ts";
+import { loadAdapter, type Adapter } from "../inference/local/index.ts";
+import type { AccountModelKind, AccountModels } from "../inference/models.ts";
+import type { AccountModel, FineTuningStore } from "../store/fine-tuning.ts";
+
+type Loading = { state: "loading" } | { state: "ready"; adapter: Adapter } | { state: "failed"; error: Error };
+
+export class Deployments implements AccountModels {
+  readonly #store: FineTuningStore;
+  readonly #dataDir: string;
+  readonly #loaded = new Map<string, Loading>();
+
+  constructor(store: FineTuningStore, dataDir: string) {
+    this.#store = store;
+    this.#dataDir = dataDir;
+  }
+
+  async find(accountId: string, kind: AccountModelKind, modelId: string): Promise<ResolvedModel | undefined> {
+    const model = await this.#store.findModel(accountId, modelId);
+    return model && this.#resolved(model, kind);
+  }
+
+  async list(accountId: string): Promise<ResolvedModel[]> {
+    const models = await this.#store.listModels(accountId);
+    return models.flatMap((m) => [this.#resolved(m, "models"), this.#resolved(m, "deployments")].filter((r) => r !== undefined));
+  }
+
+  /** Makes the adapter servable in this process at once (the trainer has it in memory). */
+  warm(model: Pick<AccountModel, "accountId" | "modelId">, adapter: Adapter): void {
+    this.#loaded.set(key(model), { state: "ready", adapter });
+  }
+
+  #resolved(model: AccountModel, kind: AccountModelKind): ResolvedModel | undefined {
+    const spec = findPlatformModel(model.baseModel);
+    if (spec === undefined) return undefined; // a base model the catalogue no longer has
+    const name = `accounts/${model.accountId}/${kind}/${model.modelId}`;
+    return {
+      name,
+      spec,
+      adapter: () => this.#adapter(model),
+      listing: { id: name, created: Math.floor(model.createTime.getTime() / 1000), owned_by: model.accountId },
+    };
+  }
+
+  #adapter(model: AccountModel): Adapter {
+    const loading = this.#loaded.get(key(model));
+    if (loading?.state === "ready") return loading.adapter;
+    if (loading === undefined || loading.state === "failed") this.#load(model);
+    throw new ApiError("DEPLOYMENT_SCALING_UP", `The deployment of ${model.modelId} is loading; retry shortly.`, { retryAfter: 1 });
+  }
+
+  #load(model: AccountModel): void {
+    const id = key(model);
+    this.#loaded.set(id, { state: "loading" });
+    readFile(path.join(this.#dataDir, model.adapterPath))
+      .then((bytes) => loadAdapter(bytes))
+      .then(
+      (adapter) => this.#loaded.set(id, { state: "ready", adapter }),
+      (error: Error) => {
+        console.error(`deployment of ${id} failed to load:`, error);
+        this.#loaded.set(id, { state: "failed", error });
+      },
+    );
+  }
+}
+
+function key(model: Pick<AccountModel, "accountId" | "modelId">): string {
+  return `${model.accountId}/${model.modelId}`;
+}

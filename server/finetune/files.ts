@@ -1,0 +1,27 @@
+/**
+ * Files that must survive a crash once acknowledged (checkpoints, adapters): written to a
+ * temporary name, flushed to disk, renamed over the target, and the directory flushed, so
+ * a reader finds either the old file or the whole new one.
+ */
+import { mkdir, open, rename } from "node:fs/promises";
+import path from "node:path";
+
+export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true });
+  const temporary = `${file}.${process.pid}.tmp`;
+  const handle = await open(temporary, "w");
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, file);
+  const directory = await open(dir, "r");
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
+}

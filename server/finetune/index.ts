@@ -1,0 +1,53 @@
+/**
+ * The fine-tuning side of the server: the job routes, the job runner, and the
+ * deployments of the models it produces.
+ */
+import type { Router } from "express";
+import type { AccountModels } from "../inference/models.ts";
+import type { Store } from "../store/store.ts";
+import { Deployments } from "./deployments.ts";
+import { registerJobRoutes } from "./routes.ts";
+import { JobRunner } from "./runner.ts";
+
+export interface FineTuningOptions {
+  store: Store;
+  dataDir: string;
+  /** How long a runner's hold on a job lasts without renewal (default 30 s). */
+  leaseMs?: number;
+  /** How often an idle runner looks for queued jobs (default 1 s; a create wakes it at once). */
+  pollMs?: number;
+  /** A job QUEUED longer than this EXPIRES (default 24 h). */
+  queueTtlMs?: number;
+  /** Run jobs in this process (default true); a process that only serves the API sets false. */
+  runJobs?: boolean;
+}
+
+export interface FineTuningService {
+  register(router: Router): void;
+  /** The account's fine-tuned models, for the model resolver. */
+  models: AccountModels;
+  close(): Promise<void>;
+}
+
+export async function startFineTuning(options: FineTuningOptions): Promise<FineTuningService> {
+  const deployments = new Deployments(options.store.fineTuning, options.dataDir);
+  const runner = new JobRunner({
+    store: options.store,
+    dataDir: options.dataDir,
+    deployments,
+    leaseMs: options.leaseMs ?? 30_000,
+    pollMs: options.pollMs ?? 1_000,
+    queueTtlMs: options.queueTtlMs ?? 24 * 3_600_000,
+  });
+  if (options.runJobs !== false) runner.start();
+  return {
+    register: (router) =>
+      registerJobRoutes(router, {
+        store: options.store,
+        wake: () => runner.wake(),
+        cancelled: (accountId, jobId) => runner.cancelled(accountId, jobId),
+      }),
+    models: deployments,
+    close: () => runner.close(),
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * The job operations of both collections, `supervisedFineTuningJobs` (SFT) and `dpoJobs`
+ * (DPO): estimate, create, list, get, cancel, metrics. A job is reachable only through
+ * the collection of its type; through the other it is 404 NOT_FOUND.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Request, Response, Router } from "express";
+import { ApiError } from "../http/errors.ts";
+import { onOperation } from "../http/operation-routes.ts";
+import { requireAgreement, requireFineTuningEnabled, requirePaymentMethod } from "../http/permissions.ts";
+import { CANCELLABLE_STATES, type JobRecord, type JobState, type JobType } from "../store/fine-tuning.ts";
+import type { Store } from "../store/store.ts";
+import { costEstimate, planJob, type JobPlan, type TrainingJobRequest } from "./plan.ts";
+import { toCurve, toTrainingJob } from "./wire.ts";
+
+export interface JobRouteDeps {
+  store: Store;
+  /** Tells the runner a job is waiting. */
+  wake(): void;
+  /** Stops the job at once if this process is training it. */
+  cancelled(accountId: string, jobId: string): void;
+}
+
+interface Collection {
+  jobType: JobType;
+  /** The operationId prefix and suffix of the collection's operations. */
+  ids: { estimate: string; create: string; list: string; get: string; cancel: string; metrics: string };
+  listKey: "supervisedFineTuningJobs" | "dpoJobs";
+  idPrefix: string;
+}
+
+const COLLECTIONS: Collection[] = [
+  {
+    jobType: "JOB_TYPE_SFT",
+    listKey: "supervisedFineTuningJobs",
+    idPrefix: "sft",
+    ids: {
+      estimate: "SupervisedFineTuningJobs_estimateSupervisedFineTuningJobCost",
+      create: "SupervisedFineTuningJobs_createSupervisedFineTuningJob",
+      list: "SupervisedFineTuningJobs_listSupervisedFineTuningJobs",
+      get: "SupervisedFineTuningJobs_getSupervisedFineTuningJob",
+      cancel: "SupervisedFineTuningJobs_cancelSupervisedFineTuningJob",
+      metrics: "SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics",
+    },
+  },
+  {
+    jobType: "JOB_TYPE_DPO",
+    listKey: "dpoJobs",
+    idPrefix: "dpo",
+    ids: {
+      estimate: "DpoJobs_estimateDpoJobCost",
+      create: "DpoJobs_createDpoJob",
+      list: "DpoJobs_listDpoJobs",
+      get: "DpoJobs_getDpoJob",
+      cancel: "DpoJobs_cancelDpoJob",
+      metrics: "DpoJobs_getDpoJobMetrics",
+    },
+  },
+];
+
+export function registerJobRoutes(router: Router, deps: JobRouteDeps): void {
+  for (const collection of COLLECTIONS) {
+    const { ids, jobType } = collection;
+    onOperation(router, ids.estimate, async (req, res) => {
+      const plan = await planJob(deps.store, res.locals.caller.account, jobType, req.body as TrainingJobRequest);
+      res.json(costEstimate(plan));
+    });
+    onOperation(router, ids.create, (req, res) => createJob(req, res, deps, collection));
+    onOperation(router, ids.list, (req, res, params) => listJobs(req, res, deps.store, collection, params.account as string));
+    onOperation(router, ids.get, async (_req, res, params) => {
+      res.json(toTrainingJob(await requireJob(deps.store, collection, params)));
+    });
+    onOperation(router, ids.cancel, async (_req, res, params) => {
+      const job = await requireJob(deps.store, collection, params);
+      const patch = { state: "JOB_STATE_CANCELLED" as const, completeTime: new Date(), stateDetail: "Cancelled by request." };
+      const cancelled = await deps.store.fineTuning.updateJob(job.accountId, job.jobId, patch, CANCELLABLE_STATES);
+      if (cancelled === undefined) {
+        const now = (await requireJob(deps.store, collection, params)).state;
+        throw new ApiError("JOB_STATE_INVALID", `A job in ${now} cannot be cancelled; only QUEUED, RUNNING and CHECKPOINTING jobs can.`);
+      }
+      deps.cancelled(job.accountId, job.jobId);
+      res.json(toTrainingJob(cancelled));
+    });
+    onOperation(router, ids.metrics, async (req, res, params) => {
+      const job = await requireJob(deps.store, collection, params);
+      const maxPoints = req.query.maxPoints === undefined ? 1000 : Number(req.query.maxPoints);
+      const [training, evaluation] = await Promise.all([
+        deps.store.fineTuning.readCurve(job.accountId, job.jobId, "training"),
+        deps.store.fineTuning.readCurve(job.accountId, job.jobId, "evaluation"),
+      ]);
+      res.json(toCurve(job, training, evaluation, maxPoints));
+    });
+  }
+}
+
+async function createJob(req: Request, res: Response, deps: JobRouteDeps, collection: Collection): Promise<void> {
+  const { account, keyId } = res.locals.caller;
+  const body = req.body as TrainingJobRequest;
+  requireFineTuningEnabled(account);
+  const plan = await planJob(deps.store, account, collection.jobType, body);
+  requirePaymentMethod(account, { id: plan.base.id, pricePerMillionTokens: plan.base.training.ratePerMillion }, "baseModel");
+  requireAgreement(account, plan.egress.requiredAgreementVersion);
+  const key = req.header("idempotency-key");
+  const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
+  const { job, created } = await deps.store.fineTuning.createJob(newJob(account.id, `keys/${keyId}`, collection, plan), idempotency);
+  if (created) deps.wake();
+  res.status(201).json(toTrainingJob(job));
+}
+
+function newJob(accountId: string, createdBy: string, collection: Collection, plan: JobPlan): JobRecord {
+  return {
+    accountId,
+    jobId: `${collection.idPrefix}-${randomBytes(8).toString("hex")}`,
+    jobType: collection.jobType,
+    state: "JOB_STATE_QUEUED",
+    baseModel: plan.base.id,
+    inputDatasetVersion: plan.input.name,
+    ...(plan.evaluation ? { evaluationDatasetVersion: plan.evaluation.name } : {}),
+    datasetIds: [...new Set([plan.input.datasetId, ...(plan.evaluation ? [plan.evaluation.datasetId] : [])])],
+    config: plan.config,
+    progress: { percent: 0, epoch: 0, totalEpochs: plan.config.epochs, processedTokens: 0 },
+    estimatedCostMicros: plan.costMicros,
+    execution: { trainer: plan.base.training.trainer, examplesSkipped: plan.examplesSkipped, examplesTrained: 0, evalExamples: plan.evalExamples },
+    createdBy,
+    createTime: new Date(),
+    checkpointEpoch: 0,
+    checkpointStep: 0,
+  };
+}
+
+/** The same body in any key order hashes the same. */
+function requestHash(body: unknown): string {
+  return createHash("sha256").update(canonicalJson(body)).digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+async function requireJob(store: Store, collection: Collection, params: Record<string, string>): Promise<JobRecord> {
+  const job = await store.fineTuning.getJob(params.account as string, collection.jobType, params.job as string);
+  if (job === undefined) throw new ApiError("NOT_FOUND", `No ${collection.listKey} job ${params.job}.`, { param: "job" });
+  return job;
+}
+
+// ---------------------------------------------------------------------------
+// Listing
+// ---------------------------------------------------------------------------
+
+interface PageToken {
+  /** The creation sequence number of the previous page's last job. */
+  after: number;
+  /** The other parameters it was issued for: a token is only valid with them. */
+  query: string;
+}
+
+async function listJobs(req: Request, res: Response, store: Store, collection: Collection, accountId: string): Promise<void> {
+  const pageSize = req.query.pageSize === undefined ? 50 : Number(req.query.pageSize);
+  const filter = typeof req.query.filter === "string" ? req.query.filter : "";
+  const state = parseStateFilter(filter);
+  const query = JSON.stringify([pageSize, filter]);
+  const token = typeof req.query.pageToken === "string" && req.query.pageToken !== "" ? readToken(req.query.pageToken, query) : undefined;
+  const page = await store.fineTuning.listJobs(accountId, collection.jobType, { state, limit: pageSize + 1, afterJob: token && { createSeq: token.after } });
+  const jobs = page.jobs.slice(0, pageSize);
+  const more = page.jobs.length > pageSize;
+  const last = jobs.at(-1);
+  const nextPageToken = more && last ? writeToken({ after: last.createSeq, query }) : "";
+  res.json({ [collection.listKey]: jobs.map(toTrainingJob), nextPageToken, totalSize: page.total });
+}
+
+/** `state:RUNNING` or `state:JOB_STATE_RUNNING`; "" for none. */
+function parseStateFilter(filter: string): JobState | undefined {
+  if (filter.trim() === "") return undefined;
+  const match = /^\s*state\s*:\s*(?:JOB_STATE_)?([A-Z]+)\s*$/.exec(filter);
+  const state = match ? (`JOB_STATE_${match[1]}` as JobState) : undefined;
+  if (state === undefined || !JOB_STATES.includes(state)) {
+    throw new ApiError("INVALID_REQUEST", `filter must be state:<STATE> with one of ${JOB_STATES.map((s) => s.slice("JOB_STATE_".length)).join(", ")}.`, { param: "filter" });
+  }
+  return state;
+}
+
+const JOB_STATES: JobState[] = [
+  "JOB_STATE_QUEUED",
+  "JOB_STATE_RUNNING",
+  "JOB_STATE_CHECKPOINTING",
+  "JOB_STATE_FINALIZING",
+  "JOB_STATE_SUCCEEDED",
+  "JOB_STATE_FAILED",
+  "JOB_STATE_CANCELLED",
+  "JOB_STATE_EXPIRED",
+];
+
+function writeToken(token: PageToken): string {
+  return Buffer.from(JSON.stringify(token)).toString("base64url");
+}
+
+function readToken(text: string, query: string): PageToken {
+  let token: Partial<PageToken> | undefined;
+  try {
+    token = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as Partial<PageToken>;
+  } catch {
+    token = undefined;
+  }
+  if (typeof token?.after !== "number" || typeof token.query !== "string") {
+    throw new ApiError("INVALID_REQUEST", "pageToken is not a token this list issued.", { param: "pageToken" });
+  }
+  if (token.query !== query) {
+    throw new ApiError("INVALID_REQUEST", "pageToken was issued for other list parameters; use it with the same pageSize and filter.", { param: "pageToken" });
+  }
+  return token as PageToken;
+}

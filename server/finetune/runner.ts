@@ -1,0 +1,346 @@
+/**
+ * The job runner: takes QUEUED jobs from the store one at a time, trains them, and moves
+ * them through the states of the decisions:
+ *
+ *   QUEUED → RUNNING → (CHECKPOINTING → RUNNING at each epoch end) → FINALIZING → SUCCEEDED
+ *   any active state → FAILED; cancel (routes.ts) → CANCELLED; too long in the queue → EXPIRED.
+ *
+ * A runner holds its job under a lease it renews while training. When a process dies its
+ * lease runs out and a runner (in this process after a restart, or another one sharing
+ * the store) takes the job again and resumes it from its last checkpoint, so a job is
+ * never stuck RUNNING and never trained by two runners at once.
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { createDerivedDataset, readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../datasets/training-data.ts";
+import { ApiError } from "../http/errors.ts";
+import { findPlatformModel } from "../inference/catalog.ts";
+import { loadAdapter } from "../inference/local/index.ts";
+import { costMicros } from "../store/money.ts";
+import { ACTIVE_STATES, jobName, type ClaimedJob, type CurvePoint, type JobPatch, type JobRecord } from "../store/fine-tuning.ts";
+import type { Store } from "../store/store.ts";
+import type { Deployments } from "./deployments.ts";
+import { writeFileDurably } from "./files.ts";
+import { tunedAnswers } from "./job-output.ts";
+import { isHeldOut } from "./plan.ts";
+import type { ParsedRow } from "./rows.ts";
+import { loadCheckpoint, serializeCheckpoint, train, TrainingDataError, type EpochEnd, type StepPoint, type TrainerConfig, type TrainerResult } from "./trainer.ts";
+
+export interface RunnerOptions {
+  store: Store;
+  dataDir: string;
+  deployments: Deployments;
+  /** How long a runner's hold on a job lasts without renewal. */
+  leaseMs: number;
+  /** How often an idle runner looks for work (a create wakes it at once). */
+  pollMs: number;
+  /** A job QUEUED longer than this EXPIRES. */
+  queueTtlMs: number;
+}
+
+/** A failure caused by the job's data rather than by the service; reported as errorClass INVALID_DATA. */
+class DataError extends Error {}
+
+/** How often progress and curve points are written while training. */
+const FLUSH_MS = 250;
+
+export class JobRunner {
+  readonly #options: RunnerOptions;
+  readonly #owner = `runner-${randomUUID()}`;
+  #stopped = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #current: { accountId: string; jobId: string; abort: AbortController } | undefined;
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** A job was created: look for work now rather than at the next poll. */
+  wake(): void {
+    this.#wake?.();
+  }
+
+  /** The job was cancelled: if this runner is training it, stop within a step. */
+  cancelled(accountId: string, jobId: string): void {
+    const current = this.#current;
+    if (current?.accountId === accountId && current.jobId === jobId) current.abort.abort(new Error("cancelled"));
+  }
+
+  async close(): Promise<void> {
+    this.#stopped = true;
+    this.#current?.abort.abort(new Error("the server is stopping"));
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      try {
+        await this.#options.store.fineTuning.expireQueued(new Date(Date.now() - this.#options.queueTtlMs), new Date());
+        const claimed = await this.#options.store.fineTuning.claimJob(this.#owner, new Date(), this.#options.leaseMs);
+        if (claimed) await this.#train(claimed);
+        else await this.#idle();
+      } catch (error) {
+        // The store was unavailable or closed: wait and look again, unless stopping.
+        if (!this.#stopped) console.error("job runner:", error);
+        await this.#idle();
+      }
+    }
+  }
+
+  #idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.#options.pollMs);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async #train(claimed: ClaimedJob): Promise<void> {
+    const { job } = claimed;
+    const abort = new AbortController();
+    this.#current = { accountId: job.accountId, jobId: job.jobId, abort };
+    const heartbeat = setInterval(() => void this.#renew(job, abort), Math.max(50, this.#options.leaseMs / 3));
+    try {
+      await new Training(this.#options, job, abort.signal).run();
+    } catch (error) {
+      // Cancelled, taken over or stopping: the job is no longer this runner's to fail.
+      if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
+    } finally {
+      clearInterval(heartbeat);
+      this.#current = undefined;
+    }
+  }
+
+  async #renew(job: JobRecord, abort: AbortController): Promise<void> {
+    const until = new Date(Date.now() + this.#options.leaseMs);
+    const held = await this.#options.store.fineTuning.renewLease(job.accountId, job.jobId, this.#owner, until).catch(() => true);
+    if (!held) abort.abort(new Error("the job was cancelled or taken over"));
+  }
+
+  async #fail(job: JobRecord, error: unknown): Promise<void> {
+    const data = error instanceof DataError || error instanceof TrainingDataError;
+    if (!data) console.error(`job ${jobName(job.accountId, job.jobId)} failed:`, error);
+    const patch: JobPatch = {
+      state: "JOB_STATE_FAILED",
+      errorClass: data ? "INVALID_DATA" : "INTERNAL",
+      stateDetail: data ? (error as Error).message : "Training failed because of an internal error; it is not billed.",
+      completeTime: new Date(),
+    };
+    await this.#options.store.fineTuning.updateJob(job.accountId, job.jobId, patch, ACTIVE_STATES).catch(() => undefined);
+  }
+}
+
+/** One job's training, from its data to SUCCEEDED. */
+class Training {
+  readonly #options: RunnerOptions;
+  #job: JobRecord;
+  readonly #signal: AbortSignal;
+  #pending: CurvePoint[] = [];
+  #lastFlush = 0;
+  /** The last optimisation step reported. */
+  #step = 0;
+
+  constructor(options: RunnerOptions, job: JobRecord, signal: AbortSignal) {
+    this.#options = options;
+    this.#job = job;
+    this.#signal = signal;
+  }
+
+  get #store() {
+    return this.#options.store.fineTuning;
+  }
+
+  async run(): Promise<void> {
+    const job = this.#job;
+    const { train: trainRows, evaluation } = await this.#data();
+    const resume = await this.#resumePoint();
+    const result = await train({
+      kind: job.jobType === "JOB_TYPE_DPO" ? "DPO" : "SFT",
+      baseModel: job.baseModel,
+      config: trainerConfig(job),
+      train: trainRows,
+      evaluation,
+      signal: this.#signal,
+      resume,
+      onStep: (point) => this.#onStep(point),
+      onEpochEnd: (end) => this.#onEpochEnd(end),
+    });
+    if (result.examplesTrained === 0) throw new DataError(`No example fits maxContextLength ${job.config.maxContextLength}; ${result.examplesSkipped} were skipped.`);
+    await this.#finish(result, evaluation);
+  }
+
+  /** The training rows and the evaluation rows, writing the carve-out dataset the first time. */
+  async #data(): Promise<{ train: ParsedRow[]; evaluation: ParsedRow[] }> {
+    const job = this.#job;
+    const input = await this.#version(job.inputDatasetVersion);
+    const rows = await collect(readTrainingRows(this.#options.store, input));
+    const carveOut = job.config.evalAutoCarveoutBasisPoints;
+    const splitName = `accounts/${job.accountId}/datasets/${job.jobId}-eval`;
+    const userEvaluation = job.evaluationDatasetVersion !== undefined && !job.evaluationDatasetVersion.startsWith(`${splitName}/`);
+    if (userEvaluation) {
+      return { train: rows, evaluation: await collect(readTrainingRows(this.#options.store, await this.#version(job.evaluationDatasetVersion as string))) };
+    }
+    if (carveOut === 0) return { train: rows, evaluation: [] };
+    const train = rows.filter((_, i) => !isHeldOut(i, carveOut));
+    const held = rows.filter((_, i) => isHeldOut(i, carveOut));
+    if (job.evaluationDatasetVersion === undefined && held.length > 0) await this.#writeSplit(held);
+    return { train, evaluation: held };
+  }
+
+  async #writeSplit(held: ParsedRow[]): Promise<void> {
+    const job = this.#job;
+    const datasetId = `${job.jobId}-eval`;
+    const version = await createDerivedDataset(this.#options.store, {
+      accountId: job.accountId,
+      datasetId,
+      displayName: `Evaluation rows held out by ${job.jobId}`,
+      source: "DATASET_SOURCE_SPLIT",
+      rows: held.map((r) => r.row),
+    }).catch(async (error: unknown) => {
+      // A previous run of this job wrote it before the process died.
+      if (error instanceof ApiError && error.code === "ALREADY_EXISTS") return this.#version(`accounts/${job.accountId}/datasets/${datasetId}`);
+      throw error;
+    });
+    await this.#update({ evaluationDatasetVersion: version.name, datasetIds: [...job.datasetIds, datasetId] });
+  }
+
+  async #version(ref: string): Promise<DatasetVersionRef> {
+    const version = await resolveDatasetVersion(this.#options.store, this.#job.accountId, ref);
+    if (version === undefined) throw new DataError(`The dataset version ${ref} no longer exists.`);
+    return version;
+  }
+
+  async #resumePoint() {
+    const job = this.#job;
+    if (job.checkpointEpoch === 0) {
+      await this.#store.truncateCurve(job.accountId, job.jobId, "training", 0);
+      await this.#store.truncateCurve(job.accountId, job.jobId, "evaluation", 0);
+      return undefined;
+    }
+    // Steps after the checkpoint are trained again; their points are recorded again.
+    await this.#store.truncateCurve(job.accountId, job.jobId, "training", job.checkpointStep);
+    await this.#store.truncateCurve(job.accountId, job.jobId, "evaluation", job.checkpointStep);
+    return loadCheckpoint(await readFile(this.#checkpointFile()));
+  }
+
+  async #onStep(point: StepPoint): Promise<void> {
+    this.#step = point.step;
+    this.#pending.push({ step: point.step, epoch: point.epoch, loss: point.loss, learningRate: point.learningRate, time: new Date() });
+    this.#job = { ...this.#job, progress: { ...this.#job.progress, percent: Math.floor(point.percent), epoch: point.epoch, processedTokens: point.processedTokens } };
+    if (Date.now() - this.#lastFlush >= FLUSH_MS) await this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    this.#lastFlush = Date.now();
+    const points = this.#pending;
+    this.#pending = [];
+    if (points.length > 0) await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "training", points);
+    await this.#update({ progress: this.#job.progress });
+  }
+
+  async #onEpochEnd(end: EpochEnd): Promise<void> {
+    await this.#flush();
+    await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
+    await writeFileDurably(this.#checkpointFile(), serializeCheckpoint(end.checkpoint));
+    const step = this.#step;
+    if (end.evaluationLoss !== undefined) {
+      const point = { step, epoch: end.epoch, loss: end.evaluationLoss, learningRate: 0, time: new Date() };
+      await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "evaluation", [point]);
+    }
+    await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, ["JOB_STATE_CHECKPOINTING"]);
+  }
+
+  async #finish(result: TrainerResult, evaluation: ParsedRow[]): Promise<void> {
+    const job = this.#job;
+    await this.#update({ state: "JOB_STATE_FINALIZING" }, ["JOB_STATE_RUNNING"]);
+    const modelId = job.config.outputModelId;
+    const adapterPath = path.join("models", job.accountId, `${modelId}.lora`);
+    await writeFileDurably(path.join(this.#options.dataDir, adapterPath), result.adapter);
+    const adapter = loadAdapter(result.adapter);
+    if (evaluation.length > 0) await this.#writeOutput(adapter, evaluation);
+    this.#options.deployments.warm({ accountId: job.accountId, modelId }, adapter);
+    const model = { accountId: job.accountId, modelId, baseModel: job.baseModel, jobName: jobName(job.accountId, job.jobId), adapterPath, createTime: new Date() };
+    const execution = { ...job.execution, examplesTrained: result.examplesTrained, examplesSkipped: result.examplesSkipped, evalExamples: result.evalExamples };
+    const progress = { ...job.progress, percent: 100 };
+    const stateDetail = result.stoppedEarly ? "Stopped early: the evaluation loss stopped improving." : undefined;
+    this.#job = await this.#store.completeJob(job.accountId, job.jobId, model, {
+      outputModel: `accounts/${job.accountId}/models/${modelId}`,
+      completeTime: new Date(),
+      execution,
+      progress,
+      ...(stateDetail ? { stateDetail } : {}),
+    });
+    await this.#charge();
+  }
+
+  async #writeOutput(adapter: ReturnType<typeof loadAdapter>, evaluation: ParsedRow[]): Promise<void> {
+    const job = this.#job;
+    await createDerivedDataset(this.#options.store, {
+      accountId: job.accountId,
+      datasetId: `${job.jobId}-output`,
+      displayName: `Answers of ${job.config.outputModelId} to the evaluation prompts of ${job.jobId}`,
+      source: "DATASET_SOURCE_JOB_OUTPUT",
+      rows: tunedAnswers(job.baseModel, adapter, evaluation, this.#signal),
+    }).catch((error: unknown) => {
+      if (!(error instanceof ApiError && error.code === "ALREADY_EXISTS")) throw error;
+    });
+  }
+
+  /** Training is billed for the tokens processed, once, when the job succeeds. */
+  async #charge(): Promise<void> {
+    const job = this.#job;
+    const rate = findPlatformModel(job.baseModel)?.training?.ratePerMillion ?? "0";
+    const amountMicros = costMicros(rate, job.progress.processedTokens);
+    if (amountMicros === 0) return;
+    const keyId = job.createdBy.startsWith("keys/") ? job.createdBy.slice("keys/".length) : null;
+    await this.#options.store.usage.charge({ accountId: job.accountId, keyId, kind: "fine_tuning", amountMicros, at: new Date() });
+  }
+
+  /** Updates the job while it is still this runner's to update; a cancel in between stops training. */
+  async #update(patch: JobPatch, fromStates: readonly JobRecord["state"][] = ACTIVE_STATES): Promise<void> {
+    const updated = await this.#store.updateJob(this.#job.accountId, this.#job.jobId, patch, fromStates);
+    if (updated === undefined) throw abortError(this.#signal, "the job was cancelled");
+    this.#job = updated;
+  }
+
+  #checkpointFile(): string {
+    return path.join(this.#options.dataDir, "checkpoints", this.#job.accountId, `${this.#job.jobId}.ckpt`);
+  }
+}
+
+function trainerConfig(job: JobRecord): TrainerConfig {
+  const c = job.config;
+  return {
+    loraRank: c.loraRank,
+    learningRate: Number(c.learningRate),
+    epochs: c.epochs,
+    batchSize: c.batchSize,
+    maxContextLength: c.maxContextLength,
+    earlyStop: c.earlyStop,
+    lrSchedule: c.lrSchedule,
+    warmupSteps: c.warmupSteps,
+    dpoBeta: Number(c.dpoBeta ?? "0.1"),
+  };
+}
+
+function abortError(signal: AbortSignal, reason: string): Error {
+  return signal.aborted ? (signal.reason as Error) : new CancelledError(reason);
+}
+
+/** The job left this runner's hands (cancelled); not a failure. */
+export class CancelledError extends Error {}
+
+async function collect<T>(rows: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const row of rows) all.push(row);
+  return all;
+}

@@ -1,0 +1,139 @@
+/**
+ * Trainer checkpoints: everything needed to continue a job at the next epoch exactly as
+ * if it had never stopped (adapter factors, Adam moments, counters, early-stop state).
+ * Stored in the local model's tensor-file container: a JSON header and Float32 tensors.
+ */
+import { readTensorFile, writeTensorFile } from "../inference/local/tensor-file.ts";
+import type { Adapter, AdamState } from "../inference/local/index.ts";
+
+/** Early stopping's memory across epochs (see train() for the rule). */
+export interface EarlyStopState {
+  /** Lowest evaluation loss so far, null before the first evaluation. */
+  bestLoss: number | null;
+  bestEpoch: number;
+  /** The adapter of bestEpoch; the result when early stopping is in effect. */
+  bestAdapter: Adapter | null;
+  /** Set once an epoch failed to improve: training ends. */
+  stopped: boolean;
+}
+
+/** Opaque to the job runner: store it with serializeCheckpoint, hand it back as `resume`. */
+export interface TrainerCheckpoint {
+  readonly kind: "SFT" | "DPO";
+  /** Epochs completed. */
+  readonly epoch: number;
+  /** Optimisation steps completed. */
+  readonly step: number;
+  readonly processedTokens: number;
+  readonly adapter: Adapter;
+  readonly optimizer: AdamState;
+  readonly earlyStop: EarlyStopState;
+}
+
+const FORMAT = "trainer-checkpoint";
+const VERSION = 1;
+
+export function cloneAdapter(adapter: Adapter): Adapter {
+  const copy: Adapter = {};
+  for (const [name, m] of Object.entries(adapter)) copy[name] = { ...m, A: m.A.slice(), B: m.B.slice() };
+  return copy;
+}
+
+function cloneRecord(record: Record<string, Float32Array>): Record<string, Float32Array> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, v.slice()]));
+}
+
+/** A copy that training can no longer change (the live state keeps moving after onEpochEnd). */
+export function snapshot(c: TrainerCheckpoint): TrainerCheckpoint {
+  const { optimizer: o, earlyStop: e } = c;
+  return {
+    ...c,
+    adapter: cloneAdapter(c.adapter),
+    optimizer: { step: o.step, m: cloneRecord(o.m), v: cloneRecord(o.v), options: { ...o.options } },
+    earlyStop: { ...e, bestAdapter: e.bestAdapter === null ? null : cloneAdapter(e.bestAdapter) },
+  };
+}
+
+function putAdapter(tensors: Map<string, Float32Array>, prefix: string, adapter: Adapter): Record<string, { rank: number; alpha: number }> {
+  const matrices: Record<string, { rank: number; alpha: number }> = {};
+  for (const [name, m] of Object.entries(adapter)) {
+    tensors.set(`${prefix}/${name}.A`, m.A);
+    tensors.set(`${prefix}/${name}.B`, m.B);
+    matrices[name] = { rank: m.rank, alpha: m.alpha };
+  }
+  return matrices;
+}
+
+function takeAdapter(tensors: Map<string, Float32Array>, prefix: string, matrices: Record<string, { rank: number; alpha: number }>): Adapter {
+  const adapter: Adapter = {};
+  for (const [name, { rank, alpha }] of Object.entries(matrices)) {
+    adapter[name] = { A: tensor(tensors, `${prefix}/${name}.A`), B: tensor(tensors, `${prefix}/${name}.B`), rank, alpha };
+  }
+  return adapter;
+}
+
+function tensor(tensors: Map<string, Float32Array>, name: string): Float32Array {
+  const t = tensors.get(name);
+  if (t === undefined) throw new Error(`checkpoint: missing tensor ${name}`);
+  return t;
+}
+
+export function serializeCheckpoint(c: TrainerCheckpoint): Uint8Array {
+  const tensors = new Map<string, Float32Array>();
+  const matrices = putAdapter(tensors, "adapter", c.adapter);
+  const moments = Object.keys(c.optimizer.m);
+  for (const name of moments) {
+    tensors.set(`m/${name}`, c.optimizer.m[name]!);
+    tensors.set(`v/${name}`, c.optimizer.v[name]!);
+  }
+  const best = c.earlyStop.bestAdapter === null ? null : putAdapter(tensors, "best", c.earlyStop.bestAdapter);
+  const { clipNorm, ...adam } = c.optimizer.options;
+  const meta = {
+    kind: FORMAT,
+    version: VERSION,
+    training: c.kind,
+    epoch: c.epoch,
+    step: c.step,
+    processedTokens: c.processedTokens,
+    // JSON has no Infinity: a disabled clip is stored as null.
+    optimizer: { step: c.optimizer.step, moments, options: { ...adam, clipNorm: Number.isFinite(clipNorm) ? clipNorm : null } },
+    matrices,
+    earlyStop: { bestLoss: c.earlyStop.bestLoss, bestEpoch: c.earlyStop.bestEpoch, stopped: c.earlyStop.stopped, best },
+  };
+  return writeTensorFile(meta, tensors);
+}
+
+interface CheckpointMeta {
+  kind: string;
+  version: number;
+  training: "SFT" | "DPO";
+  epoch: number;
+  step: number;
+  processedTokens: number;
+  optimizer: { step: number; moments: string[]; options: AdamState["options"] & { clipNorm: number | null } };
+  matrices: Record<string, { rank: number; alpha: number }>;
+  earlyStop: { bestLoss: number | null; bestEpoch: number; stopped: boolean; best: Record<string, { rank: number; alpha: number }> | null };
+}
+
+export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
+  const { meta: raw, tensors } = readTensorFile(bytes);
+  const meta = raw as unknown as CheckpointMeta;
+  if (meta.kind !== FORMAT || meta.version !== VERSION) throw new Error("not a trainer checkpoint of this version");
+  const m: Record<string, Float32Array> = {};
+  const v: Record<string, Float32Array> = {};
+  for (const name of meta.optimizer.moments) {
+    m[name] = tensor(tensors, `m/${name}`);
+    v[name] = tensor(tensors, `v/${name}`);
+  }
+  const { clipNorm, ...adam } = meta.optimizer.options;
+  const { best, ...earlyStop } = meta.earlyStop;
+  return {
+    kind: meta.training,
+    epoch: meta.epoch,
+    step: meta.step,
+    processedTokens: meta.processedTokens,
+    adapter: takeAdapter(tensors, "adapter", meta.matrices),
+    optimizer: { step: meta.optimizer.step, m, v, options: { ...adam, clipNorm: clipNorm ?? Infinity } },
+    earlyStop: { ...earlyStop, bestAdapter: best === null ? null : takeAdapter(tensors, "best", best) },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * From dataset rows to what the local trainer optimises: token sequences in the local
+ * model's own vocabulary and chat template (the same one serving uses), the rule that
+ * skips examples too long for the context, and the o200k token count that billing and
+ * estimates use (the dataset validator's count, so the three always agree).
+ */
+import { findPlatformModel } from "../inference/catalog.ts";
+import {
+  encodePreference, loadModel, renderChat, targetCount,
+  type EncodedExample, type EncodedPreference, type LocalModel, type ReferenceLogProbs,
+} from "../inference/local/index.ts";
+import type { ParsedRow } from "./rows.ts";
+import { rowTokens } from "./validate-file.ts";
+
+/** The trainer of every trainable base model in the catalogue (`training.trainer`). */
+export const LOCAL_TRAINER = "local-lora";
+
+/** Thrown for rows of the other job type's format (the job's dataset checks should prevent it). */
+export class TrainingDataError extends Error {
+  override name = "TrainingDataError";
+}
+
+let baseModel: LocalModel | undefined;
+
+/** The frozen base model: every local model id is served from the same committed weights. */
+export function localBaseModel(): LocalModel {
+  baseModel ??= loadModel();
+  return baseModel;
+}
+
+/** The base model a job names (`tiny-chat` or `accounts/maas/models/tiny-chat`), if it is trained here. */
+export function trainableLocalModel(name: string): LocalModel {
+  const spec = findPlatformModel(name);
+  if (spec?.training?.trainer !== LOCAL_TRAINER) throw new Error(`${name} is not a base model of the local trainer`);
+  return localBaseModel();
+}
+
+/** An example ready to train on. */
+export type Encoded =
+  | { format: "SFT"; example: EncodedExample }
+  | { format: "PREFERENCE"; pair: EncodedPreference };
+
+export interface TrainingItem {
+  encoded: Encoded;
+  /** o200k tokens of the row: what processedTokens (and the bill) counts. */
+  tokens: number;
+  /** DPO only: log π_ref of both answers, computed on first use (the reference never changes). */
+  reference?: ReferenceLogProbs;
+}
+
+/** The row in the local model's template, whole. SFT targets: assistant messages without weight 0. */
+export function encodeRow(model: LocalModel, row: ParsedRow): Encoded {
+  if (row.format === "SFT") return { format: "SFT", example: renderChat(model, row.row.messages) };
+  const { input, preferred_output, non_preferred_output } = row.row;
+  return { format: "PREFERENCE", pair: encodePreference(model, input.messages, preferred_output, non_preferred_output) };
+}
+
+/** Longest sequence the example needs (for a pair: the longer of its two answers with the prompt). */
+export function sequenceLength(encoded: Encoded): number {
+  return encoded.format === "SFT" ? encoded.example.tokens.length : Math.max(encoded.pair.chosen.tokens.length, encoded.pair.rejected.tokens.length);
+}
+
+/**
+ * The skip rule: an example is trained on only when its whole sequence fits both the
+ * job's maxContextLength and the positions the model has (a longer maxContextLength
+ * cannot make the model see more). Nothing is ever truncated.
+ */
+export function fits(model: LocalModel, encoded: Encoded, maxContextLength: number): boolean {
+  return sequenceLength(encoded) <= Math.min(maxContextLength, model.config.contextLength);
+}
+
+export function exampleTokens(row: ParsedRow): number {
+  return rowTokens(row);
+}
+
+/** Target tokens of an SFT example (0 when every assistant message has weight 0). */
+export function targets(encoded: Encoded): number {
+  return encoded.format === "SFT" ? targetCount(encoded.example) : targetCount(encoded.pair.chosen) + targetCount(encoded.pair.rejected);
+}
+
+export interface PreparedRows {
+  items: TrainingItem[];
+  skipped: number;
+}
+
+/** Encodes rows in dataset order, dropping (and counting) those that do not fit. */
+export function prepareRows(model: LocalModel, rows: readonly ParsedRow[], format: ParsedRow["format"], maxContextLength: number, what: string): PreparedRows {
+  const items: TrainingItem[] = [];
+  let skipped = 0;
+  rows.forEach((row, i) => {
+    if (row.format !== format) throw new TrainingDataError(`${what} row ${i + 1} is a ${row.format} row; this job trains on ${format} rows`);
+    const encoded = encodeRow(model, row);
+    if (fits(model, encoded, maxContextLength)) items.push({ encoded, tokens: exampleTokens(row) });
+    else skipped++;
+  });
+  return { items, skipped };
+}

@@ -1,0 +1,291 @@
+/**
+ * The fine-tuning trainer: LoRA supervised fine-tuning (SFT) and DPO on the embedded
+ * local model, the frozen base weights plus a rank-`loraRank` adapter optimised with
+ * Adam. The job runner calls train() with the rows and config of a job; it gets a loss
+ * for every optimisation step, an evaluation loss and a checkpoint at every epoch end,
+ * and finally the adapter bytes LocalProvider serves the new model with.
+ *
+ * Training runs on the server's event loop, so it yields (setImmediate) after every
+ * example, which keeps requests flowing while a job trains, and checks the abort
+ * signal each time.
+ */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import {
+  AdapterStep, createAdapter, createTrainingState, dpoPairLoss, learningRateAt, referenceLogProbs, sequenceLogProb,
+  serializeAdapter, targetCount, withAdapter, type Adapter, type EncodedPreference, type LocalModel, type ReferenceLogProbs,
+} from "../inference/local/index.ts";
+import { createRng } from "../inference/local/math.ts";
+import type { ParsedRow } from "./rows.ts";
+import {
+  encodeRow, exampleTokens as rowExampleTokens, fits, localBaseModel, prepareRows, trainableLocalModel, type TrainingItem,
+} from "./trainer-data.ts";
+import { cloneAdapter, snapshot, type EarlyStopState, type TrainerCheckpoint } from "./trainer-checkpoint.ts";
+
+export { loadCheckpoint, serializeCheckpoint, type TrainerCheckpoint } from "./trainer-checkpoint.ts";
+export { TrainingDataError } from "./trainer-data.ts";
+
+export type LrScheduleName = "constant" | "cosine" | "linear_decay";
+
+export interface TrainerConfig {
+  loraRank: number;
+  learningRate: number;
+  epochs: number;
+  batchSize: number;
+  maxContextLength: number;
+  earlyStop: boolean;
+  lrSchedule: LrScheduleName;
+  warmupSteps: number;
+  /** Used by DPO only. */
+  dpoBeta: number;
+}
+
+export interface StepPoint {
+  /** From 1, counted across epochs. */
+  step: number;
+  /** From 1. */
+  epoch: number;
+  /** Mean loss of the step's batch before its update: per target token (SFT), per pair (DPO). */
+  loss: number;
+  learningRate: number;
+  /** Cumulative o200k tokens of the examples trained on so far (the bill's count). */
+  processedTokens: number;
+  /** 0–100, share of all steps of all epochs. */
+  percent: number;
+}
+
+export interface EpochEnd {
+  epoch: number;
+  /** Present when the run has evaluation rows that fit the context. */
+  evaluationLoss?: number;
+  checkpoint: TrainerCheckpoint;
+}
+
+export interface TrainingRun {
+  kind: "SFT" | "DPO";
+  /** Platform model id of the base, "tiny-chat". */
+  baseModel: string;
+  config: TrainerConfig;
+  /** SFT rows for SFT, PREFERENCE rows for DPO, in dataset order. */
+  train: ParsedRow[];
+  /** May be empty. */
+  evaluation: ParsedRow[];
+  /** Abort stops training within one optimisation step; train() rejects with signal.reason. */
+  signal: AbortSignal;
+  /** Continue after this checkpoint's epoch. */
+  resume?: TrainerCheckpoint;
+  onStep(point: StepPoint): void | Promise<void>;
+  /** Awaited: the runner persists the checkpoint before training goes on. */
+  onEpochEnd(end: EpochEnd): Promise<void>;
+}
+
+export interface TrainerResult {
+  /** serializeAdapter output; loadAdapter() turns it into what LocalProvider's adapterFor returns. */
+  adapter: Uint8Array;
+  examplesTrained: number;
+  /** Training rows longer than the context, never trained on. */
+  examplesSkipped: number;
+  /** Evaluation rows evaluated (those that fit the context). */
+  evalExamples: number;
+  stoppedEarly: boolean;
+}
+
+/** o200k tokens of an example, as the dataset validator and the bill count them. */
+export function exampleTokens(row: ParsedRow): number {
+  return rowExampleTokens(row);
+}
+
+/** Whether the example fits maxContextLength in the local model's encoding: the rule train() skips by. */
+export function fitsContext(row: ParsedRow, maxContextLength: number): boolean {
+  const model = localBaseModel();
+  return fits(model, encodeRow(model, row), maxContextLength);
+}
+
+/** Seeds: the adapter's random A factors, and each epoch's shuffle (so a resumed run repeats them). */
+const ADAPTER_SEED = 1;
+const SHUFFLE_SEED = 0x5eed;
+
+/**
+ * Early stopping (config.earlyStop with evaluation rows): an epoch improves when its
+ * evaluation loss is below the best so far by more than MIN_IMPROVEMENT (relative).
+ * Training stops after the first epoch that does not improve (a patience of one epoch),
+ * and the result is the adapter of the epoch with the lowest evaluation loss, not the
+ * last one. Without evaluation rows there is nothing to judge by: earlyStop does nothing.
+ */
+const MIN_IMPROVEMENT = 1e-3;
+
+/** The live state of a run; a checkpoint is a snapshot of it. */
+interface Progress {
+  epoch: number;
+  step: number;
+  processedTokens: number;
+  adapter: Adapter;
+  optimizer: TrainerCheckpoint["optimizer"];
+  earlyStop: EarlyStopState;
+}
+
+interface Context {
+  run: TrainingRun;
+  model: LocalModel;
+  items: TrainingItem[];
+  evaluation: TrainingItem[];
+  totalSteps: number;
+  earlyStopping: boolean;
+  progress: Progress;
+}
+
+export async function train(run: TrainingRun): Promise<TrainerResult> {
+  run.signal.throwIfAborted();
+  const model = trainableLocalModel(run.baseModel);
+  const { config } = run;
+  const format = run.kind === "SFT" ? "SFT" : "PREFERENCE";
+  const trainRows = prepareRows(model, run.train, format, config.maxContextLength, "training");
+  const evalRows = prepareRows(model, run.evaluation, format, config.maxContextLength, "evaluation");
+  const counts = { examplesTrained: trainRows.items.length, examplesSkipped: trainRows.skipped, evalExamples: evalRows.items.length };
+  if (trainRows.items.length === 0) {
+    // Nothing fits: no step, no epoch; the runner reports it from examplesTrained = 0.
+    return { ...counts, adapter: serializeAdapter(createAdapter(model, config.loraRank, ADAPTER_SEED)), stoppedEarly: false };
+  }
+  const ctx: Context = {
+    run, model, items: trainRows.items, evaluation: evalRows.items,
+    totalSteps: Math.ceil(trainRows.items.length / config.batchSize) * config.epochs,
+    earlyStopping: config.earlyStop && evalRows.items.length > 0,
+    progress: run.resume === undefined ? freshProgress(model, run) : resumedProgress(run),
+  };
+  const p = ctx.progress;
+  while (p.epoch < config.epochs && !p.earlyStop.stopped) await trainEpoch(ctx, p.epoch + 1);
+  const final = ctx.earlyStopping && p.earlyStop.bestAdapter !== null ? p.earlyStop.bestAdapter : p.adapter;
+  return { ...counts, adapter: serializeAdapter(final), stoppedEarly: p.earlyStop.stopped && p.epoch < config.epochs };
+}
+
+function freshProgress(model: LocalModel, run: TrainingRun): Progress {
+  const adapter = createAdapter(model, run.config.loraRank, ADAPTER_SEED);
+  return {
+    epoch: 0, step: 0, processedTokens: 0, adapter,
+    optimizer: createTrainingState(model, adapter),
+    earlyStop: { bestLoss: null, bestEpoch: 0, bestAdapter: null, stopped: false },
+  };
+}
+
+/** The checkpoint's state, copied so that training does not change the caller's object. */
+function resumedProgress(run: TrainingRun): Progress {
+  const c = snapshot(run.resume!);
+  if (c.kind !== run.kind) throw new Error(`cannot resume a ${run.kind} run from a ${c.kind} checkpoint`);
+  const rank = Object.values(c.adapter)[0]?.rank;
+  if (rank !== run.config.loraRank) throw new Error(`checkpoint adapter rank ${rank} differs from loraRank ${run.config.loraRank}`);
+  const { kind: _kind, ...progress } = c;
+  return progress;
+}
+
+/** Updates the early-stop state with an epoch's evaluation loss (rule: MIN_IMPROVEMENT). */
+function judgeEpoch(p: Progress, epoch: number, loss: number): void {
+  const s = p.earlyStop;
+  if (s.bestLoss === null || loss < s.bestLoss * (1 - MIN_IMPROVEMENT)) {
+    s.bestLoss = loss;
+    s.bestEpoch = epoch;
+    s.bestAdapter = cloneAdapter(p.adapter);
+  } else {
+    s.stopped = true;
+  }
+}
+
+/** The epoch's example order: a shuffle seeded by the epoch number alone, so resuming repeats it. */
+function epochOrder(count: number, epoch: number): number[] {
+  const rng = createRng(SHUFFLE_SEED + epoch * 7919);
+  const order = Array.from({ length: count }, (_, i) => i);
+  for (let i = count - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+/** One epoch: its steps, then evaluation, early-stop judgement and the checkpoint. */
+async function trainEpoch(ctx: Context, epoch: number): Promise<void> {
+  const { run, progress: p } = ctx;
+  const order = epochOrder(ctx.items.length, epoch);
+  for (let start = 0; start < order.length; start += run.config.batchSize) {
+    await trainBatch(ctx, epoch, order.slice(start, start + run.config.batchSize).map((i) => ctx.items[i]!));
+  }
+  const evaluationLoss = ctx.evaluation.length > 0 ? await evaluate(ctx) : undefined;
+  if (ctx.earlyStopping) judgeEpoch(p, epoch, evaluationLoss!);
+  p.epoch = epoch;
+  await run.onEpochEnd({ epoch, ...(evaluationLoss !== undefined ? { evaluationLoss } : {}), checkpoint: snapshot({ kind: run.kind, ...p }) });
+  run.signal.throwIfAborted();
+}
+
+/** One optimisation step on a batch, reported through onStep. */
+async function trainBatch(ctx: Context, epoch: number, batch: TrainingItem[]): Promise<void> {
+  const { run, progress: p } = ctx;
+  const { config } = run;
+  const learningRate = learningRateAt(p.step, {
+    learningRate: config.learningRate, warmupSteps: config.warmupSteps, totalSteps: ctx.totalSteps, schedule: config.lrSchedule,
+  });
+  const loss = run.kind === "SFT" ? await sftStep(ctx, batch, learningRate) : await dpoStep(ctx, batch, learningRate);
+  p.step++;
+  p.processedTokens += batch.reduce((n, item) => n + item.tokens, 0);
+  await run.onStep({ step: p.step, epoch, loss, learningRate, processedTokens: p.processedTokens, percent: (100 * p.step) / ctx.totalSteps });
+  await pause(run.signal);
+}
+
+/** Lets the event loop run (requests, timers), then stops if the job was cancelled. */
+async function pause(signal: AbortSignal): Promise<void> {
+  await yieldToEventLoop();
+  signal.throwIfAborted();
+}
+
+/** One SFT step: mean cross-entropy per target token of the batch (weight-0 messages are not targets). */
+async function sftStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
+  const step = new AdapterStep(ctx.model, ctx.progress.adapter);
+  const count = batch.reduce((n, item) => n + (item.encoded.format === "SFT" ? targetCount(item.encoded.example) : 0), 0);
+  // A batch without any target (every assistant message weight 0) teaches nothing: no update.
+  if (count === 0) return 0;
+  let lossSum = 0;
+  for (const item of batch) {
+    if (item.encoded.format !== "SFT") continue;
+    lossSum += step.addCrossEntropy(item.encoded.example, 1 / count);
+    await pause(ctx.run.signal);
+  }
+  step.apply(ctx.progress.optimizer, learningRate);
+  return lossSum / count;
+}
+
+/** One DPO step: mean DPO loss of the batch's pairs against the frozen base as reference. */
+async function dpoStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
+  const step = new AdapterStep(ctx.model, ctx.progress.adapter);
+  let lossSum = 0;
+  for (const item of batch) {
+    if (item.encoded.format !== "PREFERENCE") continue;
+    item.reference ??= await reference(ctx, item.encoded.pair);
+    lossSum += step.addPreference(item.encoded.pair, item.reference, ctx.run.config.dpoBeta, 1 / batch.length);
+    await pause(ctx.run.signal);
+  }
+  step.apply(ctx.progress.optimizer, learningRate);
+  return lossSum / batch.length;
+}
+
+/** log π_ref of a pair's answers (first use only: it never changes), then a pause. */
+async function reference(ctx: Context, pair: EncodedPreference): Promise<ReferenceLogProbs> {
+  const logProbs = referenceLogProbs(ctx.model, pair);
+  await pause(ctx.run.signal);
+  return logProbs;
+}
+
+/** Evaluation loss with the current adapter: per target token (SFT) or mean DPO loss per pair. */
+async function evaluate(ctx: Context): Promise<number> {
+  const policy = withAdapter(ctx.model, ctx.progress.adapter);
+  let lossSum = 0;
+  let count = 0;
+  for (const item of ctx.evaluation) {
+    if (item.encoded.format === "SFT") {
+      if (targetCount(item.encoded.example) === 0) continue;
+      lossSum -= sequenceLogProb(ctx.model, policy, item.encoded.example);
+      count += targetCount(item.encoded.example);
+    } else {
+      item.reference ??= await reference(ctx, item.encoded.pair);
+      lossSum += dpoPairLoss(ctx.model, policy, item.encoded.pair, item.reference, ctx.run.config.dpoBeta, null);
+      count++;
+    }
+    await pause(ctx.run.signal);
+  }
+  return count === 0 ? 0 : lossSum / count;
+}

@@ -1,0 +1,69 @@
+/** Store records in the contract's shapes: 64-bit integers as strings, times as RFC 3339. */
+import type { components } from "../../generated/api.d.ts";
+import { formatMoney } from "../store/money.ts";
+import { jobName, TERMINAL_STATES, type CurvePoint, type JobRecord } from "../store/fine-tuning.ts";
+import { CURRENCY } from "./plan.ts";
+
+type Schemas = components["schemas"];
+
+export function toTrainingJob(job: JobRecord): Schemas["TrainingJob"] {
+  return {
+    name: jobName(job.accountId, job.jobId),
+    jobId: job.jobId,
+    jobType: job.jobType,
+    state: job.state,
+    ...(job.stateDetail !== undefined ? { stateDetail: job.stateDetail } : {}),
+    ...(job.errorClass !== undefined ? { errorClass: job.errorClass } : {}),
+    baseModel: job.baseModel,
+    inputDatasetVersion: job.inputDatasetVersion,
+    ...(job.evaluationDatasetVersion !== undefined ? { evaluationDatasetVersion: job.evaluationDatasetVersion } : {}),
+    ...(job.outputModel !== undefined ? { outputModel: job.outputModel } : {}),
+    config: job.config,
+    progress: { ...job.progress, processedTokens: String(job.progress.processedTokens) },
+    estimatedCost: { amount: formatMoney(job.estimatedCostMicros), currency: CURRENCY },
+    execution: {
+      trainer: job.execution.trainer,
+      examplesSkipped: String(job.execution.examplesSkipped),
+      examplesTrained: String(job.execution.examplesTrained),
+      evalExamples: String(job.execution.evalExamples),
+    },
+    createdBy: job.createdBy,
+    createTime: job.createTime.toISOString(),
+    ...(job.startTime !== undefined ? { startTime: job.startTime.toISOString() } : {}),
+    ...(job.completeTime !== undefined ? { completeTime: job.completeTime.toISOString() } : {}),
+  };
+}
+
+/**
+ * At most `maxPoints` points, spread evenly over the curve with the first and the last
+ * kept; one point is the last (the latest loss); zero is none.
+ */
+export function thin<T>(points: T[], maxPoints: number): T[] {
+  if (points.length <= maxPoints) return points;
+  if (maxPoints === 0) return [];
+  if (maxPoints === 1) return points.slice(-1);
+  const last = points.length - 1;
+  return Array.from({ length: maxPoints }, (_, i) => points[Math.round((i * last) / (maxPoints - 1))] as T);
+}
+
+export function toCurve(job: JobRecord, training: CurvePoint[], evaluation: CurvePoint[], maxPoints: number): Schemas["TrainingCurve"] {
+  const wire = (p: CurvePoint): Schemas["TrainingCurvePoint"] => ({
+    step: String(p.step),
+    epoch: p.epoch,
+    loss: lossText(p.loss),
+    learningRate: p.learningRate,
+    time: p.time.toISOString(),
+  });
+  return {
+    points: thin(training, maxPoints).map(wire),
+    totalPoints: String(training.length),
+    complete: TERMINAL_STATES.has(job.state),
+    evaluationPoints: thin(evaluation, maxPoints).map(wire),
+    totalEvaluationPoints: String(evaluation.length),
+  };
+}
+
+/** Loss as decimal text without an exponent, 6 significant decimals. */
+function lossText(loss: number): string {
+  return loss.toFixed(6);
+}

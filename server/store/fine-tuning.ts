@@ -1,0 +1,149 @@
+/**
+ * Fine-tuning jobs, idempotency records, training curves and fine-tuned models in the
+ * store. Records hold numbers and Dates; server/finetune/wire.ts turns them into the
+ * contract's shapes (64-bit integers as strings, times as RFC 3339).
+ */
+import type { components } from "../../generated/api.d.ts";
+
+export type JobType = components["schemas"]["JobType"];
+export type JobState = components["schemas"]["JobState"];
+export type TrainingConfig = components["schemas"]["TrainingConfig"];
+
+export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"]);
+/** The states a job may be cancelled from (the decisions). */
+export const CANCELLABLE_STATES: readonly JobState[] = ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING", "JOB_STATE_CHECKPOINTING"];
+/** The states in which a runner holds the job under a lease. */
+export const ACTIVE_STATES: readonly JobState[] = ["JOB_STATE_RUNNING", "JOB_STATE_CHECKPOINTING", "JOB_STATE_FINALIZING"];
+
+export interface JobProgress {
+  percent: number;
+  epoch: number;
+  totalEpochs: number;
+  processedTokens: number;
+}
+
+export interface JobExecution {
+  trainer: string;
+  examplesSkipped: number;
+  examplesTrained: number;
+  evalExamples: number;
+}
+
+export interface JobRecord {
+  accountId: string;
+  jobId: string;
+  jobType: JobType;
+  state: JobState;
+  stateDetail?: string;
+  errorClass?: string;
+  baseModel: string;
+  /** The pinned version name the job trains on (`…/versions/{n}`). */
+  inputDatasetVersion: string;
+  evaluationDatasetVersion?: string;
+  /** The datasets the job uses, for a dataset's full view. */
+  datasetIds: string[];
+  outputModel?: string;
+  config: TrainingConfig;
+  progress: JobProgress;
+  estimatedCostMicros: number;
+  execution: JobExecution;
+  /** `keys/{keyId}`. */
+  createdBy: string;
+  createTime: Date;
+  startTime?: Date;
+  completeTime?: Date;
+  /** The last epoch whose checkpoint is saved; 0 when none. */
+  checkpointEpoch: number;
+  /** The optimisation step at that checkpoint; 0 when none. */
+  checkpointStep: number;
+}
+
+/** The changeable fields of a job. */
+export type JobPatch = Partial<Pick<JobRecord, "state" | "stateDetail" | "errorClass" | "evaluationDatasetVersion" | "outputModel" | "progress" | "execution" | "startTime" | "completeTime" | "checkpointEpoch" | "checkpointStep" | "datasetIds">>;
+
+export interface IdempotencyClaim {
+  key: string;
+  /** A hash of the request body; the same key with another body is IDEMPOTENCY_CONFLICT. */
+  requestHash: string;
+}
+
+export interface JobQuery {
+  state?: JobState;
+  /** Only jobs created before this job (the previous page's last), newest first. */
+  afterJob?: { createSeq: number };
+  limit: number;
+}
+
+export type CurveSeries = "training" | "evaluation";
+
+export interface CurvePoint {
+  step: number;
+  epoch: number;
+  loss: number;
+  learningRate: number;
+  time: Date;
+}
+
+export interface AccountModel {
+  accountId: string;
+  modelId: string;
+  baseModel: string;
+  /** The job that produced it. */
+  jobName: string;
+  /** Where the adapter is stored, relative to the data directory. */
+  adapterPath: string;
+  createTime: Date;
+}
+
+/** A job held by a runner, with its place in the creation order for paging. */
+export interface ClaimedJob {
+  job: JobRecord;
+  /** Whether a previous runner had started it (resume from `checkpointEpoch`). */
+  resumed: boolean;
+}
+
+/** A job with its creation sequence number, for page tokens. */
+export interface ListedJob extends JobRecord {
+  createSeq: number;
+}
+
+export interface FineTuningStore {
+  /**
+   * Creates the job, in one transaction with its idempotency record: the same key and
+   * body return the first job (`created: false`); the same key with another body is 409
+   * IDEMPOTENCY_CONFLICT. An output model id already used by the account (by a model or
+   * by a job that has not failed) is 409 ALREADY_EXISTS.
+   */
+  createJob(job: JobRecord, idempotency?: IdempotencyClaim): Promise<{ job: JobRecord; created: boolean }>;
+  getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined>;
+  listJobs(accountId: string, jobType: JobType, query: JobQuery): Promise<{ jobs: ListedJob[]; total: number }>;
+  /**
+   * Applies the patch when the job is in one of `fromStates` (any state when omitted);
+   * returns the job after, or undefined when it was not in those states.
+   */
+  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[]): Promise<JobRecord | undefined>;
+  /**
+   * Takes the oldest job that needs a runner: QUEUED, or active with an expired lease (its
+   * runner died). Sets it RUNNING under `owner`'s lease. Undefined when there is none.
+   */
+  claimJob(owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | undefined>;
+  /** Extends the lease; false when the owner lost the job (cancelled, or another took it). */
+  renewLease(accountId: string, jobId: string, owner: string, until: Date): Promise<boolean>;
+  /** QUEUED jobs created before `before` become EXPIRED; returns how many. */
+  expireQueued(before: Date, now: Date): Promise<number>;
+  appendCurve(accountId: string, jobId: string, series: CurveSeries, points: CurvePoint[]): Promise<void>;
+  /** Points of a series, oldest first. */
+  readCurve(accountId: string, jobId: string, series: CurveSeries): Promise<CurvePoint[]>;
+  /** Drops points after `step` (a resumed job recomputes them). */
+  truncateCurve(accountId: string, jobId: string, series: CurveSeries, afterStep: number): Promise<void>;
+  /** Records the model and marks the job SUCCEEDED, in one transaction. */
+  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch): Promise<JobRecord>;
+  findModel(accountId: string, modelId: string): Promise<AccountModel | undefined>;
+  listModels(accountId: string): Promise<AccountModel[]>;
+  /** The jobs whose input or evaluation data is the dataset (any version), newest first. */
+  jobsUsingDataset(accountId: string, datasetId: string): Promise<{ name: string; jobType: JobType; state: JobState }[]>;
+}
+
+export function jobName(accountId: string, jobId: string): string {
+  return `accounts/${accountId}/trainingJobs/${jobId}`;
+}

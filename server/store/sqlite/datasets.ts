@@ -1,0 +1,359 @@
+/**
+ * Datasets and versions in SQLite, files under DATA_DIR/datasets/. OWNED BY the datasets work.
+ *
+ * Every method that changes a version also brings its dataset's state, latest version
+ * and byte total up to date in the same transaction (the rule in ../datasets.ts), so a
+ * reader never sees one without the other.
+ */
+import path from "node:path";
+import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import { ApiError } from "../../http/errors.ts";
+import {
+  datasetName,
+  datasetStateOf,
+  EMPTY_VALIDATION,
+  type DatasetFormat,
+  type DatasetQuery,
+  type DatasetRecord,
+  type DatasetSource,
+  type DatasetState,
+  type DatasetStore,
+  type DatasetVersionState,
+  type NewDataset,
+  type ValidationRecord,
+  type VersionKey,
+  type VersionRecord,
+} from "../datasets.ts";
+import { bool, inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
+
+type Row = Record<string, SQLInputValue>;
+
+const VERSION_COLUMNS = "d.account_id, d.dataset_id, v.*";
+const VERSION_JOIN = "dataset_versions v JOIN datasets d ON d.seq = v.dataset_seq";
+
+export class SqliteDatasetStore implements DatasetStore {
+  readonly #db: DatabaseSync;
+  readonly #filesDir: string;
+
+  constructor(db: DatabaseSync, dataDir: string) {
+    this.#db = db;
+    this.#filesDir = path.join(dataDir, "datasets");
+  }
+
+  create(dataset: NewDataset): Promise<DatasetRecord> {
+    return storeCall(() => {
+      try {
+        this.#db
+          .prepare(
+            `INSERT INTO datasets (account_id, dataset_id, display_name, source, state, latest_version_no, total_bytes, create_time_ms, update_time_ms)
+             VALUES (?, ?, ?, ?, 'DATASET_STATE_CREATING', 0, 0, ?, ?)`,
+          )
+          .run(dataset.accountId, dataset.datasetId, dataset.displayName, dataset.source, dataset.now.getTime(), dataset.now.getTime());
+      } catch (error) {
+        if (isDuplicate(error)) {
+          throw new ApiError("ALREADY_EXISTS", `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`, { param: "datasetId" });
+        }
+        throw error;
+      }
+      return this.#requireDataset(dataset.accountId, dataset.datasetId);
+    });
+  }
+
+  get(accountId: string, datasetId: string): Promise<DatasetRecord | undefined> {
+    return storeCall(() => this.#findDataset(accountId, datasetId));
+  }
+
+  list(accountId: string, query: DatasetQuery): Promise<{ datasets: DatasetRecord[]; total: number }> {
+    return storeCall(() => {
+      const where = ["account_id = ?", query.state === undefined ? "state != 'DATASET_STATE_DELETED'" : "state = ?"];
+      const params: SQLInputValue[] = query.state === undefined ? [accountId] : [accountId, query.state];
+      const total = Number(this.#db.prepare(`SELECT COUNT(*) AS n FROM datasets WHERE ${where.join(" AND ")}`).get(...params)?.n ?? 0);
+      if (query.beforeSeq !== undefined) {
+        where.push("seq < ?");
+        params.push(query.beforeSeq);
+      }
+      const rows = this.#db.prepare(`SELECT * FROM datasets WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).all(...params, query.limit);
+      return { datasets: rows.map(datasetFromRow), total };
+    });
+  }
+
+  markDeleted(accountId: string, datasetId: string, now: Date): Promise<DatasetRecord> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const dataset = this.#requireDataset(accountId, datasetId);
+        if (dataset.state === "DATASET_STATE_DELETED") return dataset;
+        this.#db.prepare("UPDATE datasets SET state = 'DATASET_STATE_DELETED', update_time_ms = ? WHERE seq = ?").run(now.getTime(), dataset.seq);
+        return this.#requireDataset(accountId, datasetId);
+      }),
+    );
+  }
+
+  listVersions(accountId: string, datasetId: string): Promise<VersionRecord[]> {
+    return storeCall(() =>
+      this.#db
+        .prepare(`SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = ? AND d.dataset_id = ? ORDER BY v.version_no`)
+        .all(accountId, datasetId)
+        .map(versionFromRow),
+    );
+  }
+
+  getVersion(key: VersionKey): Promise<VersionRecord | undefined> {
+    return storeCall(() => this.#findVersion(key));
+  }
+
+  versionFile(key: VersionKey): string {
+    return path.join(this.#filesDir, safeSegment(key.accountId), safeSegment(key.datasetId), `${key.versionNo}.jsonl`);
+  }
+
+  beginUpload(accountId: string, datasetId: string, owner: string, now: Date): Promise<VersionRecord> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const dataset = this.#requireDataset(accountId, datasetId);
+        if (dataset.state === "DATASET_STATE_DELETED") {
+          throw new ApiError("INVALID_REQUEST", `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`);
+        }
+        const versionNo = dataset.latestVersionNo + 1;
+        this.#db
+          .prepare(
+            `INSERT INTO dataset_versions (dataset_seq, version_no, state, stored, owner, bytes, total_lines, valid_lines, example_count, estimated_token_count, top_level_keys, create_time_ms, update_time_ms)
+             VALUES (?, ?, 'DATASET_VERSION_STATE_UPLOADING', 0, ?, 0, 0, 0, 0, 0, '[]', ?, ?)`,
+          )
+          .run(dataset.seq, versionNo, owner, now.getTime(), now.getTime());
+        this.#syncDataset(dataset.seq, now);
+        return this.#requireVersion({ accountId, datasetId, versionNo });
+      }),
+    );
+  }
+
+  completeUpload(key: VersionKey, bytes: number, now: Date): Promise<VersionRecord> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const seq = this.#requireDataset(key.accountId, key.datasetId).seq;
+        this.#db
+          .prepare("UPDATE dataset_versions SET stored = 1, owner = NULL, bytes = ?, update_time_ms = ? WHERE dataset_seq = ? AND version_no = ?")
+          .run(bytes, now.getTime(), seq, key.versionNo);
+        this.#syncDataset(seq, now);
+        return this.#requireVersion(key);
+      }),
+    );
+  }
+
+  abandonUpload(key: VersionKey, reason: string, now: Date): Promise<void> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const dataset = this.#findDataset(key.accountId, key.datasetId);
+        const version = this.#findVersion(key);
+        if (!dataset || !version || version.stored) return;
+        if (dataset.latestVersionNo === key.versionNo) {
+          this.#db.prepare("DELETE FROM dataset_versions WHERE dataset_seq = ? AND version_no = ?").run(dataset.seq, key.versionNo);
+        } else {
+          this.#markUploadFailed(dataset.seq, key.versionNo, reason, now);
+        }
+        this.#syncDataset(dataset.seq, now);
+      }),
+    );
+  }
+
+  startValidation(accountId: string, datasetId: string, owner: string, now: Date): Promise<{ dataset: DatasetRecord; version: VersionRecord }> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const dataset = this.#requireDataset(accountId, datasetId);
+        const name = datasetName(accountId, datasetId);
+        if (dataset.state === "DATASET_STATE_DELETED") throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
+        if (dataset.latestVersionNo === 0) throw new ApiError("INVALID_REQUEST", `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`);
+        const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
+        const version = this.#requireVersion(key);
+        if (!version.stored) throw new ApiError("INVALID_REQUEST", unstoredProblem(version, name));
+        if (version.state !== "DATASET_VERSION_STATE_VALIDATING") {
+          this.#db
+            .prepare(
+              `UPDATE dataset_versions SET state = 'DATASET_VERSION_STATE_VALIDATING', owner = ?, ${RESET_VALIDATION}, update_time_ms = ?
+               WHERE dataset_seq = ? AND version_no = ?`,
+            )
+            .run(owner, now.getTime(), dataset.seq, key.versionNo);
+          this.#syncDataset(dataset.seq, now);
+        }
+        return { dataset: this.#requireDataset(accountId, datasetId), version: this.#requireVersion(key) };
+      }),
+    );
+  }
+
+  claimValidation(key: VersionKey, from: string | null, to: string): Promise<boolean> {
+    return storeCall(() => {
+      const changes = this.#db
+        .prepare(
+          `UPDATE dataset_versions SET owner = ?
+           WHERE state = 'DATASET_VERSION_STATE_VALIDATING' AND owner IS ? AND version_no = ?
+             AND dataset_seq = (SELECT seq FROM datasets WHERE account_id = ? AND dataset_id = ?)`,
+        )
+        .run(to, from, key.versionNo, key.accountId, key.datasetId).changes;
+      return Number(changes) === 1;
+    });
+  }
+
+  finishValidation(key: VersionKey, result: ValidationRecord, now: Date): Promise<VersionRecord | undefined> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const dataset = this.#findDataset(key.accountId, key.datasetId);
+        const version = this.#findVersion(key);
+        if (!dataset || version?.state !== "DATASET_VERSION_STATE_VALIDATING") return undefined;
+        const state: DatasetVersionState = result.firstInvalidLine ? "DATASET_VERSION_STATE_FAILED" : "DATASET_VERSION_STATE_READY";
+        this.#db
+          .prepare(
+            `UPDATE dataset_versions SET state = ?, total_lines = ?, valid_lines = ?, example_count = ?, estimated_token_count = ?,
+               first_invalid_line = ?, first_invalid_reason = ?, top_level_keys = ?, format = ?, owner = NULL, update_time_ms = ?
+             WHERE dataset_seq = ? AND version_no = ?`,
+          )
+          .run(
+            state,
+            result.totalLines,
+            result.validLines,
+            result.exampleCount,
+            result.estimatedTokenCount,
+            result.firstInvalidLine?.lineNumber ?? null,
+            result.firstInvalidLine?.reason ?? null,
+            JSON.stringify(result.topLevelKeys),
+            result.format ?? null,
+            now.getTime(),
+            dataset.seq,
+            key.versionNo,
+          );
+        this.#syncDataset(dataset.seq, now);
+        return this.#requireVersion(key);
+      }),
+    );
+  }
+
+  versionsInState(state: DatasetVersionState, stored?: boolean): Promise<VersionRecord[]> {
+    return storeCall(() => {
+      const storedClause = stored === undefined ? "" : ` AND v.stored = ${stored ? 1 : 0}`;
+      return this.#db
+        .prepare(`SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE v.state = ?${storedClause} ORDER BY v.create_time_ms, d.seq, v.version_no`)
+        .all(state)
+        .map(versionFromRow);
+    });
+  }
+
+  failUpload(key: VersionKey, owner: string | null, reason: string, now: Date): Promise<void> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => {
+        const dataset = this.#findDataset(key.accountId, key.datasetId);
+        const version = this.#findVersion(key);
+        if (!dataset || !version || version.stored || version.state !== "DATASET_VERSION_STATE_UPLOADING" || version.owner !== owner) return;
+        this.#markUploadFailed(dataset.seq, key.versionNo, reason, now);
+        this.#syncDataset(dataset.seq, now);
+      }),
+    );
+  }
+
+  #markUploadFailed(datasetSeq: number, versionNo: number, reason: string, now: Date): void {
+    this.#db
+      .prepare(
+        `UPDATE dataset_versions SET state = 'DATASET_VERSION_STATE_FAILED', ${RESET_VALIDATION}, owner = NULL, bytes = 0, first_invalid_line = 0, first_invalid_reason = ?, update_time_ms = ?
+         WHERE dataset_seq = ? AND version_no = ?`,
+      )
+      .run(reason, now.getTime(), datasetSeq, versionNo);
+  }
+
+  /**
+   * Brings the dataset's derived columns up to date with its versions: the newest version
+   * number, the bytes over all versions, and the newest version's state (DELETED stays).
+   */
+  #syncDataset(seq: number, now: Date): void {
+    const summary = this.#db
+      .prepare("SELECT MAX(version_no) AS latest, COALESCE(SUM(bytes), 0) AS bytes FROM dataset_versions WHERE dataset_seq = ?")
+      .get(seq) as { latest: number | bigint | null; bytes: number | bigint };
+    const latest = intOrNull(summary.latest) ?? 0;
+    const newest = latest === 0 ? undefined : this.#db.prepare("SELECT state FROM dataset_versions WHERE dataset_seq = ? AND version_no = ?").get(seq, latest);
+    const state: DatasetState = newest ? datasetStateOf(newest.state as DatasetVersionState) : "DATASET_STATE_CREATING";
+    this.#db
+      .prepare(
+        `UPDATE datasets SET latest_version_no = ?, total_bytes = ?, update_time_ms = ?,
+           state = CASE WHEN state = 'DATASET_STATE_DELETED' THEN state ELSE ? END
+         WHERE seq = ?`,
+      )
+      .run(latest, Number(summary.bytes), now.getTime(), state, seq);
+  }
+
+  #findDataset(accountId: string, datasetId: string): DatasetRecord | undefined {
+    const row = this.#db.prepare("SELECT * FROM datasets WHERE account_id = ? AND dataset_id = ?").get(accountId, datasetId);
+    return row && datasetFromRow(row);
+  }
+
+  #requireDataset(accountId: string, datasetId: string): DatasetRecord {
+    const dataset = this.#findDataset(accountId, datasetId);
+    if (!dataset) throw new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, { param: "dataset" });
+    return dataset;
+  }
+
+  #findVersion(key: VersionKey): VersionRecord | undefined {
+    const row = this.#db
+      .prepare(`SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = ? AND d.dataset_id = ? AND v.version_no = ?`)
+      .get(key.accountId, key.datasetId, key.versionNo);
+    return row && versionFromRow(row);
+  }
+
+  #requireVersion(key: VersionKey): VersionRecord {
+    const version = this.#findVersion(key);
+    if (!version) throw new ApiError("NOT_FOUND", `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`, { param: "version" });
+    return version;
+  }
+}
+
+/** Why a version whose file is not complete cannot be validated. */
+function unstoredProblem(version: VersionRecord, name: string): string {
+  if (version.state === "DATASET_VERSION_STATE_UPLOADING") return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
+  return `Version ${version.versionNo} of ${name} was never completely uploaded; upload the file again.`;
+}
+
+/** The assignments that put a version's validation result back to "not yet validated". */
+const RESET_VALIDATION = `total_lines = 0, valid_lines = 0, example_count = 0, estimated_token_count = 0,
+  first_invalid_line = NULL, first_invalid_reason = NULL, top_level_keys = '[]', format = NULL`;
+
+/**
+ * One path segment from an id. Ids are checked where they are created ([a-z0-9-]); this
+ * keeps a file inside the datasets directory whatever an id holds.
+ */
+function safeSegment(id: string): string {
+  return encodeURIComponent(id).replace(/^\./, "%2E");
+}
+
+function datasetFromRow(row: Row): DatasetRecord {
+  return {
+    accountId: String(row.account_id),
+    datasetId: String(row.dataset_id),
+    seq: Number(row.seq),
+    displayName: String(row.display_name),
+    source: String(row.source) as DatasetSource,
+    state: String(row.state) as DatasetState,
+    latestVersionNo: Number(row.latest_version_no),
+    totalBytes: Number(row.total_bytes),
+    createTime: new Date(Number(row.create_time_ms)),
+    updateTime: new Date(Number(row.update_time_ms)),
+  };
+}
+
+function versionFromRow(row: Row): VersionRecord {
+  const lineNumber = intOrNull(row.first_invalid_line);
+  const validation: ValidationRecord = {
+    ...EMPTY_VALIDATION,
+    totalLines: Number(row.total_lines),
+    validLines: Number(row.valid_lines),
+    topLevelKeys: JSON.parse(String(row.top_level_keys)) as string[],
+    exampleCount: Number(row.example_count),
+    estimatedTokenCount: Number(row.estimated_token_count),
+    ...(lineNumber !== null ? { firstInvalidLine: { lineNumber, reason: String(row.first_invalid_reason) } } : {}),
+    ...(row.format !== null ? { format: String(row.format) as DatasetFormat } : {}),
+  };
+  return {
+    accountId: String(row.account_id),
+    datasetId: String(row.dataset_id),
+    versionNo: Number(row.version_no),
+    state: String(row.state) as DatasetVersionState,
+    stored: bool(row.stored),
+    owner: row.owner === null ? null : String(row.owner),
+    bytes: Number(row.bytes),
+    validation,
+    createTime: new Date(Number(row.create_time_ms)),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The real server as a child process (`node server/main.ts`), for tests that kill it or
+ * measure its memory. Every child still running when the test file ends is killed.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { after } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const child of children) child.kill("SIGKILL");
+});
+
+/** Starts the server on DATA_DIR (any free port) and resolves with its API base URL once it listens. */
+export async function startChild(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  let output = "";
+  const listening = new Promise<string>((resolve, reject) => {
+    // Read stdout for as long as the child lives, so its later writes never hit a closed pipe.
+    child.stdout!.on("data", (chunk) => {
+      output += String(chunk);
+      const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
+      if (origin) resolve(origin);
+    });
+    child.once("exit", (code) => reject(new Error(`the server exited (${code}) before listening: ${output}`)));
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    return { child, baseUrl: `${await listening}/v1` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** SIGKILL, as a crash: no shutdown code runs. Resolves once the process is gone. */
+export async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+}
