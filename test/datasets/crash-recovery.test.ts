@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { startServer } from "../../server/server.ts";
 import { seedKeys } from "../server/harness.ts";
-import { kill, startChild } from "./child-server.ts";
+import { kill, startChild } from "../server/child-process.ts";
 import { call, createDataset, getDataset, jsonl, sftRow, tokensOf, uploadAndValidate, uploadJsonl, validate, waitUntilSettled, type Target } from "./helpers.ts";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "datasets-crash-"));

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { seedKeys } from "../server/harness.ts";
-import { kill, startChild } from "./child-server.ts";
+import { kill, startChild } from "../server/child-process.ts";
 import { call, createDataset, jsonl, sftRow, type Target } from "./helpers.ts";
 
 const UPLOAD_BYTES = 512 * 1024 * 1024;

@@ -1,13 +1,11 @@
 /**
- * `node server/main.ts` as a child process, as an operator runs it, so tests can kill it
- * with SIGKILL and start it again on the same data directory.
+ * A child-process server (child-process.ts) with the demo keys and a stop/kill pair, for
+ * tests that restart the server on the same data directory.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
+import { kill, startChild } from "./child-process.ts";
 import { seedKeys } from "./harness.ts";
-
-const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 
 export interface ChildServer {
   origin: string;
@@ -16,36 +14,21 @@ export interface ChildServer {
   process: ChildProcess;
   /** SIGKILL: no shutdown code runs. */
   kill(): Promise<void>;
-  /** SIGTERM and wait. */
+  /** SIGTERM, and wait for the process to end. */
   stop(): Promise<void>;
 }
 
 export async function startChildServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildServer> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1] as string);
-    });
-    child.once("exit", (code) => reject(new Error(`the server exited (${code}) before listening: ${output}`)));
-  });
-  child.stdout?.resume();
-  const exited = once(child, "exit");
+  const { child, baseUrl } = await startChild(dataDir, env);
   return {
-    origin,
-    baseUrl: `${origin}/v1`,
+    origin: baseUrl.replace(/\/v1$/, ""),
+    baseUrl,
     keys: seedKeys(),
     process: child,
-    async kill() {
-      child.kill("SIGKILL");
-      await exited;
-    },
+    kill: () => kill(child),
     async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, "exit");
       child.kill("SIGTERM");
       await exited;
     },
