@@ -10,7 +10,8 @@ import { onOperation } from "../http/operation-routes.ts";
 import { versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
 import { removeFile, storageError, tooLarge, writeFileDurably } from "./files.ts";
-import { listBinding, parseStateFilter, readPageToken, writePageToken } from "./paging.ts";
+import { listBinding, readPageToken, writePageToken } from "../http/list-paging.ts";
+import { parseDatasetFilter } from "./paging.ts";
 import { takeOverValidation } from "./recovery.ts";
 import { declaredTooLarge, uploadBody, type UploadBody } from "./upload-body.ts";
 import type { ValidationRunner } from "./validation-runner.ts";
@@ -87,8 +88,8 @@ async function getDataset(req: Request, res: Response, store: Store, params: Rec
 async function listDatasets(req: Request, res: Response, store: Store, accountId: string): Promise<void> {
   const pageSize = req.query.pageSize === undefined ? 50 : Number(req.query.pageSize);
   const filter = typeof req.query.filter === "string" ? req.query.filter : "";
-  const state = parseStateFilter(filter);
-  const binding = listBinding(accountId, pageSize, filter);
+  const state = parseDatasetFilter(filter);
+  const binding = listBinding("datasets", accountId, pageSize, filter);
   const token = typeof req.query.pageToken === "string" && req.query.pageToken !== "" ? req.query.pageToken : undefined;
   const beforeSeq = token === undefined ? undefined : readPageToken(token, binding);
   // One more than a page tells whether another page follows.

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Request, Response, Router } from "express";
 import { ApiError } from "../http/errors.ts";
+import { listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
 import { onOperation } from "../http/operation-routes.ts";
 import { requireAgreement, requireFineTuningEnabled, requirePaymentMethod } from "../http/permissions.ts";
 import { CANCELLABLE_STATES, type JobRecord, type JobState, type JobType } from "../store/fine-tuning.ts";
@@ -152,36 +153,18 @@ async function requireJob(store: Store, collection: Collection, params: Record<s
 // Listing
 // ---------------------------------------------------------------------------
 
-interface PageToken {
-  /** The creation sequence number of the previous page's last job. */
-  after: number;
-  /** The other parameters it was issued for: a token is only valid with them. */
-  query: string;
-}
-
 async function listJobs(req: Request, res: Response, store: Store, collection: Collection, accountId: string): Promise<void> {
   const pageSize = req.query.pageSize === undefined ? 50 : Number(req.query.pageSize);
   const filter = typeof req.query.filter === "string" ? req.query.filter : "";
-  const state = parseStateFilter(filter);
-  const query = JSON.stringify([pageSize, filter]);
-  const token = typeof req.query.pageToken === "string" && req.query.pageToken !== "" ? readToken(req.query.pageToken, query) : undefined;
-  const page = await store.fineTuning.listJobs(accountId, collection.jobType, { state, limit: pageSize + 1, afterJob: token && { createSeq: token.after } });
+  const state = parseStateFilter(filter, "JOB_STATE_", JOB_STATES);
+  const query = listBinding(collection.listKey, accountId, pageSize, filter);
+  const after = typeof req.query.pageToken === "string" && req.query.pageToken !== "" ? readPageToken(req.query.pageToken, query) : undefined;
+  const page = await store.fineTuning.listJobs(accountId, collection.jobType, { state, limit: pageSize + 1, afterJob: after === undefined ? undefined : { createSeq: after } });
   const jobs = page.jobs.slice(0, pageSize);
   const more = page.jobs.length > pageSize;
   const last = jobs.at(-1);
-  const nextPageToken = more && last ? writeToken({ after: last.createSeq, query }) : "";
+  const nextPageToken = more && last ? writePageToken(last.createSeq, query) : "";
   res.json({ [collection.listKey]: jobs.map(toTrainingJob), nextPageToken, totalSize: page.total });
-}
-
-/** `state:RUNNING` or `state:JOB_STATE_RUNNING`; "" for none. */
-function parseStateFilter(filter: string): JobState | undefined {
-  if (filter.trim() === "") return undefined;
-  const match = /^\s*state\s*:\s*(?:JOB_STATE_)?([A-Z]+)\s*$/.exec(filter);
-  const state = match ? (`JOB_STATE_${match[1]}` as JobState) : undefined;
-  if (state === undefined || !JOB_STATES.includes(state)) {
-    throw new ApiError("INVALID_REQUEST", `filter must be state:<STATE> with one of ${JOB_STATES.map((s) => s.slice("JOB_STATE_".length)).join(", ")}.`, { param: "filter" });
-  }
-  return state;
 }
 
 const JOB_STATES: JobState[] = [
@@ -194,23 +177,3 @@ const JOB_STATES: JobState[] = [
   "JOB_STATE_CANCELLED",
   "JOB_STATE_EXPIRED",
 ];
-
-function writeToken(token: PageToken): string {
-  return Buffer.from(JSON.stringify(token)).toString("base64url");
-}
-
-function readToken(text: string, query: string): PageToken {
-  let token: Partial<PageToken> | undefined;
-  try {
-    token = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as Partial<PageToken>;
-  } catch {
-    token = undefined;
-  }
-  if (typeof token?.after !== "number" || typeof token.query !== "string") {
-    throw new ApiError("INVALID_REQUEST", "pageToken is not a token this list issued.", { param: "pageToken" });
-  }
-  if (token.query !== query) {
-    throw new ApiError("INVALID_REQUEST", "pageToken was issued for other list parameters; use it with the same pageSize and filter.", { param: "pageToken" });
-  }
-  return token as PageToken;
-}
