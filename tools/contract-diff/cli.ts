@@ -1,0 +1,255 @@
+/**
+ * `npm run contract:diff -- --base <git ref> [--head <git ref>]`: builds the contract of
+ * both revisions (head defaults to the working tree), compares the generated OpenAPI
+ * documents and reports every change with its rule, level and class.
+ *
+ * Exit status: 0 nothing fails, 1 a breaking change at or above --fail-on (not ignored),
+ * 2 a revision does not build, or the arguments or the ignore file are invalid.
+ * See docs/contract-review.md.
+ */
+import { readFile } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parse } from "yaml";
+import { buildRevision, ContractBuildError, defaultCacheDir, type BuiltContract, type Revision } from "./build.ts";
+import { diffDocuments } from "./diff.ts";
+import { formatJson } from "./format/json.ts";
+import { COMMENT_MARKER, formatMarkdown } from "./format/markdown.ts";
+import { formatText } from "./format/text.ts";
+import { applyIgnores, IgnoreFileError, loadIgnoreFile } from "./ignore.ts";
+import { describeBreaks, LEVELS, type Level } from "./model.ts";
+import type { Doc } from "./openapi.ts";
+import { fails, groupChanges, summarize, type FailFor, type Report } from "./report.ts";
+import { RULES } from "./rules/catalog.ts";
+import { linkSources, type Sources } from "./source-map.ts";
+
+const toolchainRoot = resolve(import.meta.dirname, "..", "..");
+
+export const USAGE = `Usage: npm run contract:diff -- --base <git ref> [options]
+
+Builds the contract (main.tsp, contract/) of two revisions with this checkout's toolchain
+and compares the generated OpenAPI documents.
+
+  --base <ref>            base revision (required unless --base-openapi)
+  --head <ref>            head revision (default: the working tree)
+  --base-openapi <file>   compare this OpenAPI document as the base instead of building
+  --head-openapi <file>   compare this OpenAPI document as the head instead of building
+  --format <f>            text (default), markdown (a PR comment) or json
+  --fail-on <level>       ERR (default) or WARN: exit 1 on a breaking change at or above it
+  --fail-for <who>        any (default), clients or implementations
+  --ignore-file <file>    reviewed exceptions (default: contract-diff-ignore.yaml at the repo root)
+  --document <v>          3.2 (default: carries the SSE events) or 3.1
+  --repo-url <url>        link changes to https://…/blob/<commit>/<file>#L<line> (markdown)
+  --repo <dir>            the git repository (default: this one)
+  --no-cache              rebuild even if a revision was built before
+  --cache-dir <dir>       where built revisions are kept (default: node_modules/.cache/contract-diff)
+  --list-rules            print the rules (with --format) and exit
+  -h, --help              this text
+
+Exit status: 0 no failing change, 1 breaking changes found, 2 build failure or bad input.
+`;
+
+export interface Io {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const processIo: Io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+class UsageError extends Error {}
+
+interface Options {
+  base?: string;
+  head?: string;
+  baseOpenapi?: string;
+  headOpenapi?: string;
+  format: "text" | "markdown" | "json";
+  failOn: Level;
+  failFor: FailFor;
+  ignoreFile: string;
+  document: "3.1" | "3.2";
+  repoUrl?: string;
+  repo: string;
+  cacheDir?: string;
+  listRules: boolean;
+  help: boolean;
+}
+
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (found === undefined) throw new UsageError(`--${name} must be one of ${allowed.join(", ")} (got ${value})`);
+  return found;
+}
+
+export function parseOptions(argv: string[], cwd = process.cwd()): Options {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        base: { type: "string" },
+        head: { type: "string" },
+        "base-openapi": { type: "string" },
+        "head-openapi": { type: "string" },
+        format: { type: "string" },
+        "fail-on": { type: "string" },
+        "fail-for": { type: "string" },
+        "ignore-file": { type: "string" },
+        document: { type: "string" },
+        "repo-url": { type: "string" },
+        repo: { type: "string" },
+        "no-cache": { type: "boolean" },
+        "cache-dir": { type: "string" },
+        "list-rules": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const repo = resolve(cwd, values.repo ?? toolchainRoot);
+  const at = (file: string) => (isAbsolute(file) ? file : resolve(cwd, file));
+  const options: Options = {
+    format: oneOf("format", values.format, ["text", "markdown", "json"], "text"),
+    failOn: oneOf("fail-on", values["fail-on"], ["ERR", "WARN"], "ERR"),
+    failFor: oneOf("fail-for", values["fail-for"], ["any", "clients", "implementations"], "any"),
+    ignoreFile: values["ignore-file"] !== undefined ? at(values["ignore-file"]) : join(repo, "contract-diff-ignore.yaml"),
+    document: oneOf("document", values.document, ["3.2", "3.1"], "3.2"),
+    repo,
+    listRules: values["list-rules"] === true,
+    help: values.help === true,
+  };
+  if (values.base !== undefined) options.base = values.base;
+  if (values.head !== undefined) options.head = values.head;
+  if (values["base-openapi"] !== undefined) options.baseOpenapi = at(values["base-openapi"]);
+  if (values["head-openapi"] !== undefined) options.headOpenapi = at(values["head-openapi"]);
+  if (values["repo-url"] !== undefined) options.repoUrl = values["repo-url"];
+  if (values["no-cache"] !== true) options.cacheDir = values["cache-dir"] !== undefined ? at(values["cache-dir"]) : defaultCacheDir(toolchainRoot);
+  if (!options.listRules && !options.help && options.base === undefined && options.baseOpenapi === undefined) {
+    throw new UsageError("--base <git ref> is required (or --base-openapi <file>)");
+  }
+  if (options.head !== undefined && options.headOpenapi !== undefined) throw new UsageError("give --head or --head-openapi, not both");
+  if (options.base !== undefined && options.baseOpenapi !== undefined) throw new UsageError("give --base or --base-openapi, not both");
+  return options;
+}
+
+export function formatRules(format: Options["format"]): string {
+  if (format === "json") return `${JSON.stringify(RULES, null, 2)}\n`;
+  if (format === "markdown") {
+    const rows = RULES.map((r) => `| \`${r.id}\` | ${r.level} | ${describeBreaks(r.breaks)} | ${r.description.replace(/\|/g, "\\|")} |`);
+    return `| Rule | Level | Class | Description |\n| --- | --- | --- | --- |\n${rows.join("\n")}\n\n${RULES.length} rules.\n`;
+  }
+  const width = Math.max(...RULES.map((r) => r.id.length));
+  const lines = RULES.map((r) => `${r.id.padEnd(width)}  ${r.level.padEnd(4)}  ${describeBreaks(r.breaks).padEnd(40)}  ${r.description}`);
+  const byLevel = LEVELS.map((level) => `${RULES.filter((r) => r.level === level).length} ${level}`).join(", ");
+  return `${lines.join("\n")}\n\n${RULES.length} rules (${byLevel}).\n`;
+}
+
+interface Side {
+  label: string;
+  commit?: string;
+  doc: Doc;
+  sources: Sources;
+}
+
+async function loadSide(which: "base" | "head", options: Options): Promise<Side> {
+  const file = which === "base" ? options.baseOpenapi : options.headOpenapi;
+  if (file !== undefined) {
+    const text = await readFile(file, "utf8").catch(() => {
+      throw new ContractBuildError(file, `cannot read ${file}`);
+    });
+    return { label: file, doc: parse(text) as Doc, sources: {} };
+  }
+  const ref = which === "base" ? options.base : options.head;
+  const revision: Revision = ref === undefined ? { kind: "worktree" } : { kind: "git", ref };
+  const built: BuiltContract = await buildRevision(revision, {
+    repoRoot: options.repo,
+    toolchainRoot,
+    ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+  });
+  const side: Side = { label: built.label, doc: parse(built.documents[options.document]) as Doc, sources: built.sources };
+  if (built.commit !== undefined) side.commit = built.commit;
+  return side;
+}
+
+function buildFailure(options: Options, error: ContractBuildError, io: Io): number {
+  io.stderr(`contract of ${error.label} does not build:\n${error.message}\n`);
+  if (options.format === "markdown") {
+    io.stdout(`${COMMENT_MARKER}\n### Contract diff\n\n:x: The contract of \`${error.label}\` does not build:\n\n\`\`\`text\n${error.message}\n\`\`\`\n`);
+  } else if (options.format === "json") {
+    io.stdout(`${JSON.stringify({ error: { revision: error.label, message: error.message } }, null, 2)}\n`);
+  }
+  return 2;
+}
+
+export async function run(argv: string[], io: Io = processIo, cwd = process.cwd()): Promise<number> {
+  let options: Options;
+  try {
+    options = parseOptions(argv, cwd);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    io.stdout(USAGE);
+    return 0;
+  }
+  if (options.listRules) {
+    io.stdout(formatRules(options.format));
+    return 0;
+  }
+  let ignoreEntries;
+  try {
+    ignoreEntries = loadIgnoreFile(options.ignoreFile);
+  } catch (error) {
+    if (!(error instanceof IgnoreFileError)) throw error;
+    io.stderr(`${error.message}\n`);
+    return 2;
+  }
+  let base: Side;
+  let head: Side;
+  try {
+    [base, head] = await Promise.all([loadSide("base", options), loadSide("head", options)]);
+  } catch (error) {
+    if (error instanceof ContractBuildError) return buildFailure(options, error, io);
+    throw error;
+  }
+  const changes = groupChanges(diffDocuments(base.doc, head.doc));
+  linkSources(changes, base, head);
+  const unusedIgnores = applyIgnores(changes, ignoreEntries);
+  const summary = summarize(changes, options.failOn, options.failFor);
+  const report: Report = {
+    base: { label: base.label, ...(base.commit !== undefined ? { commit: base.commit } : {}) },
+    head: { label: head.label, ...(head.commit !== undefined ? { commit: head.commit } : {}) },
+    document: options.document,
+    failOn: options.failOn,
+    failFor: options.failFor,
+    changes,
+    unusedIgnores,
+    summary,
+    failed: changes.some((c) => fails(c, options.failOn, options.failFor)),
+    ruleCount: RULES.length,
+    ...(options.repoUrl !== undefined ? { repoUrl: options.repoUrl } : {}),
+  };
+  const format = { text: formatText, markdown: formatMarkdown, json: formatJson }[options.format];
+  io.stdout(format(report));
+  return report.failed ? 1 : 0;
+}
+
+if (import.meta.main) {
+  run(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+      process.exitCode = 2;
+    },
+  );
+}
