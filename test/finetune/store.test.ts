@@ -1,0 +1,101 @@
+/**
+ * The fine-tuning store on its own: queue expiry, claiming under leases (never twice at
+ * once, taken over once a lease runs out), idempotency records and output model ids.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, beforeEach, test } from "node:test";
+import type { JobRecord } from "../../server/store/fine-tuning.ts";
+import { openSqliteStore } from "../../server/store/sqlite.ts";
+import type { Store } from "../../server/store/store.ts";
+
+let dir: string;
+let store: Store;
+let n = 0;
+
+before(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "ft-store-"));
+  store = await openSqliteStore(dir);
+  await store.accounts.create({ id: "acme" });
+});
+after(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  // Each test starts with no claimable job: earlier ones are moved out of the way.
+  for (;;) {
+    const claimed = await store.fineTuning.claimJob("sweeper", new Date(0), 0);
+    if (!claimed) break;
+    await store.fineTuning.updateJob("acme", claimed.job.jobId, { state: "JOB_STATE_FAILED" });
+  }
+});
+
+function job(createTime = new Date()): JobRecord {
+  n++;
+  return {
+    accountId: "acme",
+    jobId: `sft-${n}`,
+    jobType: "JOB_TYPE_SFT",
+    state: "JOB_STATE_QUEUED",
+    baseModel: "tiny-chat",
+    inputDatasetVersion: "accounts/acme/datasets/d/versions/1",
+    datasetIds: ["d"],
+    config: { outputModelId: `model-${n}`, loraRank: 8, learningRate: "0.01", epochs: 1, batchSize: 8, maxContextLength: 256, earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant", warmupSteps: 0 },
+    progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
+    estimatedCostMicros: 10,
+    execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },
+    createdBy: "keys/key_1",
+    createTime,
+    checkpointEpoch: 0,
+    checkpointStep: 0,
+  };
+}
+
+test("a job queued longer than the TTL expires; a younger one does not", async () => {
+  const old = job(new Date(Date.now() - 10_000));
+  const young = job();
+  await store.fineTuning.createJob(old);
+  await store.fineTuning.createJob(young);
+  assert.equal(await store.fineTuning.expireQueued(new Date(Date.now() - 5_000), new Date()), 1);
+  const expired = await store.fineTuning.getJob("acme", "JOB_TYPE_SFT", old.jobId);
+  assert.equal(expired?.state, "JOB_STATE_EXPIRED");
+  assert.ok(expired?.completeTime);
+  assert.equal((await store.fineTuning.getJob("acme", "JOB_TYPE_SFT", young.jobId))?.state, "JOB_STATE_QUEUED");
+});
+
+test("a claimed job is not claimed again while its lease holds, and is taken over after", async () => {
+  const queued = job();
+  await store.fineTuning.createJob(queued);
+  const now = new Date();
+  const first = await store.fineTuning.claimJob("runner-a", now, 1_000);
+  assert.equal(first?.job.jobId, queued.jobId);
+  assert.equal(first?.resumed, false);
+  assert.equal(first?.job.state, "JOB_STATE_RUNNING");
+  assert.equal(await store.fineTuning.claimJob("runner-b", new Date(now.getTime() + 500), 1_000), undefined);
+  const taken = await store.fineTuning.claimJob("runner-b", new Date(now.getTime() + 1_500), 1_000);
+  assert.equal(taken?.job.jobId, queued.jobId);
+  assert.equal(taken?.resumed, true);
+  assert.equal(await store.fineTuning.renewLease("acme", queued.jobId, "runner-a", new Date()), false, "the old runner lost it");
+  assert.equal(await store.fineTuning.renewLease("acme", queued.jobId, "runner-b", new Date()), true);
+});
+
+test("an idempotency key returns the first job, and conflicts on another body", async () => {
+  const first = job();
+  const claim = { key: "k1", requestHash: "h1" };
+  assert.equal((await store.fineTuning.createJob(first, claim)).created, true);
+  const again = await store.fineTuning.createJob(job(), claim);
+  assert.equal(again.created, false);
+  assert.equal(again.job.jobId, first.jobId);
+  await assert.rejects(store.fineTuning.createJob(job(), { key: "k1", requestHash: "h2" }), { code: "IDEMPOTENCY_CONFLICT" });
+});
+
+test("an output model id is taken by a live job and freed by a failed one", async () => {
+  const live = job();
+  await store.fineTuning.createJob(live);
+  await assert.rejects(store.fineTuning.createJob({ ...job(), config: { ...live.config } }), { code: "ALREADY_EXISTS" });
+  await store.fineTuning.updateJob("acme", live.jobId, { state: "JOB_STATE_FAILED" });
+  assert.equal((await store.fineTuning.createJob({ ...job(), config: { ...live.config } })).created, true);
+});
