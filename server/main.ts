@@ -3,16 +3,19 @@
  *
  *   PORT      port to listen on (default 8080; 0 picks any free port)
  *   HOST      address to listen on (default 127.0.0.1)
- *   DATA_DIR  where the database and dataset files live (default ./data)
+ *   DATA_DIR  where the SQLite database and the files (datasets, checkpoints, adapters) live (default ./data)
+ *   DATABASE_URL  postgres://…: keep records in PostgreSQL, shared by many processes (see store/open.ts
+ *             for PG_POOL_SIZE, PG_CONNECT_TIMEOUT_MS, PG_STATEMENT_TIMEOUT_MS, MIGRATE_ON_START)
  *   NODE_ENV  `production` turns off response validation and does not load the development seed
  *   DEV_SEED  `1` loads server/dev-seed.json into an empty store, `0` does not (default: 1
  *             unless production; NODE_ENV=production with DEV_SEED=1 refuses to start)
  *   ROUTING_FILE  the routing file (default server/routing.json)
+ *   VALIDATE_RESPONSES  `1` checks every response against the contract, `0` does not (default: 1 unless production)
  *   MAX_UPLOAD_BYTES  the largest dataset upload (default 4 GiB)
  *   RUN_JOBS  `0`: this process serves the API but trains no jobs (default 1)
  *   JOB_LEASE_MS  how long a dead process's job stays claimed before another resumes it (default 30000)
  */
-import { dataDirFromEnv } from "./store/sqlite.ts";
+import { storeConfigFromEnv } from "./store/open.ts";
 import { startServer } from "./server.ts";
 
 const env = process.env;
@@ -34,11 +37,12 @@ function portFromEnv(value: string | undefined): number {
 }
 
 try {
+  const storeConfig = storeConfigFromEnv(env);
   const server = await startServer({
-    dataDir: dataDirFromEnv(env),
+    ...storeConfig,
     port: portFromEnv(env.PORT),
     host: env.HOST || "127.0.0.1",
-    validateResponses: !production,
+    validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES !== "0" : !production,
     devSeed: env.DEV_SEED ? env.DEV_SEED !== "0" : !production,
     routingFile: env.ROUTING_FILE || undefined,
     maxUploadBytes: positiveIntegerFromEnv("MAX_UPLOAD_BYTES"),

@@ -6,13 +6,13 @@
  * body too large to parse) carry it. A client-sent x-request-id is not reused: the id
  * must be unique for the server's own logs.
  */
-import { randomBytes } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
+import { randomHex } from "./random-hex.ts";
 
 export const REQUEST_ID_HEADER = "x-request-id";
 
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString("hex")}`;
+  return `req_${randomHex(12)}`;
 }
 
 export function requestId(_req: Request, res: Response, next: NextFunction): void {

@@ -61,11 +61,16 @@ async function run(req: Request, res: Response, deps: InferenceRouteDeps, format
     if (started === undefined) throw new Error("generation has not started");
     return started;
   });
-  started = await deps.engine.start({ tenant: deps.tenantFor(res), input: wire.input, signal: disconnect.signal, deadlineMs: requestTimeout(req) });
-  const headers = { "x-provider-class": started.providerClass, "x-config-version": started.configVersion };
-  if (wire.stream) return streamRun(res, started, wire, headers, disconnect);
-  for await (const event of started.events) wire.events(event);
-  res.set(headers).status(200).json(wire.json());
+  try {
+    started = await deps.engine.start({ tenant: deps.tenantFor(res), input: wire.input, signal: disconnect.signal, deadlineMs: requestTimeout(req) });
+    const headers = { "x-provider-class": started.providerClass, "x-config-version": started.configVersion };
+    if (wire.stream) return await streamRun(res, started, wire, headers, disconnect);
+    for await (const event of started.events) wire.events(event);
+    res.set(headers).status(200).json(wire.json());
+  } catch (error) {
+    if (disconnect.signal.aborted) return; // the client left: there is no one to answer
+    throw error;
+  }
 }
 
 async function streamRun(res: Response, started: GenerationRun, wire: WireFormat, headers: Record<string, string>, disconnect: AbortController): Promise<void> {

@@ -1,8 +1,8 @@
 /** Ids of answers and their items: a prefix and 24 random hex characters, as the OpenAI format has them. */
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../../http/random-hex.ts";
 
 export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(12).toString("hex")}`;
+  return `${prefix}_${randomHex(12)}`;
 }
 
 export function unixSeconds(): number {

@@ -1,0 +1,36 @@
+/**
+ * `npm run bench`: every benchmark in turn, each in its own process, with its output as
+ * it prints (each one reports its own ratios against a baseline measured in its own run),
+ * then the wall time of the contract pipeline and of the conformance kit. Writes the
+ * gateway and streams figures as JSON to bench/results/ for the README.
+ *
+ *   npm run bench [-- --quick]     --quick: shorter runs and a 256 MiB dataset
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const quick = process.argv.includes("--quick");
+const root = fileURLToPath(new URL("..", import.meta.url));
+const results = `${root}bench/results`;
+mkdirSync(results, { recursive: true });
+
+function step(title: string, args: string[]): number {
+  console.log(`\n== ${title}`);
+  const started = performance.now();
+  const run = spawnSync(process.execPath, args, { cwd: root, stdio: "inherit" });
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`   (${seconds.toFixed(1)} s${run.status === 0 ? "" : `, exit ${run.status}`})`);
+  return seconds;
+}
+
+const started = performance.now();
+step("gateway overhead and framework ceiling", ["bench/gateway.ts", "--seconds", quick ? "3" : "10", "--json", `${results}/gateway.json`]);
+step("concurrent streams", ["bench/streams.ts", "--streams", quick ? "300" : "1000", "--json", `${results}/streams.json`]);
+step("dataset validation", ["bench/dataset-validation.ts", quick ? "256MiB" : "1GiB"]);
+step("training", ["bench/training.ts"]);
+const generate = step("contract pipeline: npm run generate (to a temp dir)", ["scripts/generate.ts", "--out", `${results}/generated-check`]);
+if (existsSync(`${root}conformance/cli.ts`)) {
+  step("conformance kit against the reference server", ["bench/conformance-time.ts"]);
+}
+console.log(`\ncontract pipeline ${generate.toFixed(1)} s; all benchmarks ${((performance.now() - started) / 1000).toFixed(0)} s`);

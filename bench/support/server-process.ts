@@ -1,0 +1,68 @@
+/**
+ * The reference server as a child process (as `npm start` runs it) for benchmarks: its
+ * own event loop on its own core, and its memory readable from /proc. Routes every
+ * platform model to the given upstream and lifts the demo account's rate limit.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ACME_KEY = "sk-dev-acme-00000000000000000000000000000000";
+const ADMIN = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
+
+export interface BenchServer {
+  baseUrl: string;
+  pid: number;
+  /** Resident memory now, in bytes. */
+  rss(): number;
+  close(): Promise<void>;
+}
+
+export async function startBenchServer(upstreamBaseUrl: string, env: Record<string, string> = {}): Promise<BenchServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "bench-server-"));
+  const routing = path.join(dir, "routing.json");
+  writeFileSync(
+    routing,
+    JSON.stringify({
+      version: "bench",
+      providers: { upstream: { type: "openai-compatible", baseUrl: upstreamBaseUrl, model: "m" } },
+      models: { "tiny-chat": { primary: "upstream", standby: [] } },
+      contentPolicy: { blockedInputTerms: [], blockedOutputTerms: [] },
+    }),
+  );
+  const dataDir = path.join(dir, "data");
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: routing, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = once(child, "exit");
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout.on("data", (data: Buffer) => {
+      output += String(data);
+      const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
+      if (origin) resolve(`${origin}/v1`);
+    });
+    child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${output}`)));
+  });
+  // The demo account allows 600 requests a minute; a benchmark sends that many in a second.
+  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
+  execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
+  return {
+    baseUrl,
+    pid: child.pid as number,
+    rss() {
+      const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+      return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+    },
+    async close() {
+      child.kill("SIGKILL");
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
