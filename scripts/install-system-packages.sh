@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests need beyond npm: Chromium, for the docs page
-# test in headless Chromium. Skips what is already there. Run as root or with sudo.
+# Installs the Debian packages the tests need beyond npm: Chromium, for the docs page test
+# in headless Chromium, and PostgreSQL, whose server the scale-out tests start as throwaway
+# clusters on loopback ports (test/postgres/cluster.ts finds its binaries in
+# /usr/lib/postgresql/<version>/bin). Skips what is already there. Run as root or with sudo.
 set -euo pipefail
 
-if [ -x /usr/bin/chromium ]; then
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+if [ "${#missing[@]}" = 0 ]; then
   exit 0
 fi
 as_root=()
 if [ "$(id -u)" != 0 ]; then as_root=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq chromium >/dev/null
+"${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 /usr/bin/chromium --version
+ls -d /usr/lib/postgresql/*/bin/initdb

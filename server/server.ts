@@ -21,13 +21,18 @@ import { registerInferenceRoutes } from "./inference/routes.ts";
 import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
 import { isListed, storeTenant } from "./inference/store-tenant.ts";
 import { assertDevSeedAllowed, loadDevSeed } from "./store/seed.ts";
-import { openSqliteStore } from "./store/sqlite.ts";
+import { openStore } from "./store/open.ts";
+import type { PostgresStoreOptions } from "./store/postgres.ts";
 import type { Store } from "./store/store.ts";
 
 export const DEFAULT_ROUTING_FILE = fileURLToPath(new URL("routing.json", import.meta.url));
 
 export interface ServerOptions {
+  /** Files (datasets, checkpoints, adapters), and the SQLite database when there is no `databaseUrl`. */
   dataDir: string;
+  /** `postgres://…`: keep records in PostgreSQL, shared with other processes; unset: SQLite in `dataDir`. */
+  databaseUrl?: string;
+  postgres?: PostgresStoreOptions;
   port: number;
   host: string;
   /** Check every response against the contract (development and tests). */
@@ -72,11 +77,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const routing = loadRoutingConfig(options.routingFile ?? DEFAULT_ROUTING_FILE);
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
-  const store = await openSqliteStore(options.dataDir);
+  const store = await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, postgres: options.postgres });
   const background: { close(): Promise<void> }[] = [];
   try {
     if (options.devSeed) await loadDevSeed(store);
-    const datasets = await startDatasets({ store, dataDir: options.dataDir, maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES });
+    const datasets = await startDatasets({
+      store,
+      dataDir: options.dataDir,
+      maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+      // One lease length for all work a dead process leaves: its jobs and its dataset work.
+      ownerTtlMs: options.fineTuning?.leaseMs,
+    });
     background.push(datasets);
     const fineTuning = await startFineTuning({ ...options.fineTuning, store, dataDir: options.dataDir });
     background.push(fineTuning);

@@ -1,13 +1,13 @@
 /**
  * The admin command: `npm run admin -- <command> [args]` (`node server/admin/cli.ts`).
- * Works on the same store as the server (DATA_DIR); safe to run while the server runs,
- * since the store is SQLite in WAL mode with a busy timeout.
+ * Works on the same store as the server (DATABASE_URL, else the SQLite file in DATA_DIR);
+ * safe to run while servers run (SQLite in WAL mode with a busy timeout, or PostgreSQL).
  *
  * Exit status: 0 done, 1 the store refused (no such account, duplicate id, …), 2 bad usage.
  */
 import { parseArgs } from "node:util";
 import { ApiError } from "../http/errors.ts";
-import { dataDirFromEnv, openSqliteStore } from "../store/sqlite.ts";
+import { openStore, storeConfigFromEnv } from "../store/open.ts";
 import { COMMANDS, UsageError, usageText } from "./commands.ts";
 import type { CommandArgs } from "./commands.ts";
 
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     return usageFailure((error as Error).message, command.usage);
   }
-  const store = await openSqliteStore(dataDirFromEnv());
+  const store = await openStore(storeConfigFromEnv());
   try {
     console.log(await command.run(store, args));
     return 0;

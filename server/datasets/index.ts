@@ -4,7 +4,7 @@
  */
 import type { Router } from "express";
 import type { Store } from "../store/store.ts";
-import { newOwner, release } from "./owners.ts";
+import { forget, keepOwnersAlive, newOwner } from "./owners.ts";
 import { recoverDatasets } from "./recovery.ts";
 import { registerDatasetRoutes } from "./routes.ts";
 import { ValidationRunner } from "./validation-runner.ts";
@@ -14,6 +14,8 @@ export interface DatasetsOptions {
   dataDir: string;
   /** The largest upload accepted, in bytes; larger is 413 MEDIA_TOO_LARGE. */
   maxUploadBytes: number;
+  /** How long this process's dataset work stays its own after its last heartbeat (owners.ts). */
+  ownerTtlMs?: number;
 }
 
 export interface DatasetsService {
@@ -29,6 +31,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 export async function startDatasets(options: DatasetsOptions): Promise<DatasetsService> {
   const { store } = options;
   const owner = newOwner();
+  const heartbeat = await keepOwnersAlive(store, options.ownerTtlMs);
   const runner = new ValidationRunner(store);
   await recoverDatasets(store, runner, owner);
   const sweep = setInterval(() => {
@@ -49,7 +52,8 @@ export async function startDatasets(options: DatasetsOptions): Promise<DatasetsS
       await runner.close();
       // Connections are closed before services stop; let cut-off uploads clean up first.
       await Promise.allSettled(uploads);
-      release(owner);
+      await heartbeat.close();
+      await forget(store, owner);
     },
   };
 }

@@ -1,20 +1,35 @@
 /**
  * Who is doing a piece of dataset work (receiving an upload, validating a version), so
  * that work whose process died can be told from work still under way in another live
- * server process on the same DATA_DIR (SQLite in WAL mode is shared on one host only,
- * so a process id says whether its owner still runs).
+ * process sharing the store.
  *
- * An owner is `<pid>:<random>`: the random part tells this process's owners apart from
- * those of an earlier process that had the same pid (a restarted container's pid 1).
+ * An owner is `<host>:<pid>:<random>`. The random part tells this process's owners apart
+ * from those of an earlier process that had the same pid (a restarted container's pid 1).
+ * Whether an owner still runs:
+ * - on this host (the only case with SQLite, which one host shares): its process id says
+ *   so at once, as it always did;
+ * - on another host (several machines on one PostgreSQL): a pid means nothing here, so
+ *   each process records a heartbeat for its owners in the store (`keepOwnersAlive`), and
+ *   an owner whose heartbeat ran out is dead. Its work waits at most one TTL.
+ * The host is `OWNER_HOST`, else the host name: it must differ between machines.
+ * Owners written before hosts were recorded (`<pid>:<random>`) are treated as this host's.
  */
 import { randomUUID } from "node:crypto";
+import os from "node:os";
+import type { Store } from "../store/store.ts";
+
+/** This machine, as owners name it (no `:`, which separates the parts). */
+export const OWNER_HOST = (process.env.OWNER_HOST || os.hostname() || "localhost").replaceAll(":", "_");
+
+/** How long an owner counts as alive after its last heartbeat, unless told otherwise. */
+export const DEFAULT_OWNER_TTL_MS = 30_000;
 
 /** The owners alive in this process. */
 const live = new Set<string>();
 
 /** A new owner, alive until `release`. */
 export function newOwner(): string {
-  const owner = `${process.pid}:${randomUUID()}`;
+  const owner = `${OWNER_HOST}:${process.pid}:${randomUUID()}`;
   live.add(owner);
   return owner;
 }
@@ -27,10 +42,16 @@ export function release(owner: string): void {
 export const PROCESS_OWNER = newOwner();
 
 /** Whether the work's owner still runs; work without an owner has none to wait for. */
-export function ownerAlive(owner: string | null): boolean {
+export async function ownerAlive(store: Store, owner: string | null, now = new Date()): Promise<boolean> {
   if (owner === null) return false;
   if (live.has(owner)) return true;
-  const pid = Number(owner.split(":")[0]);
+  const parts = owner.split(":");
+  const [host, pidText] = parts.length >= 3 ? parts : [OWNER_HOST, parts[0]];
+  if (host === OWNER_HOST) return pidAlive(Number(pidText));
+  return store.owners.alive(owner, now);
+}
+
+function pidAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0); // signal 0: only asks whether the process exists
@@ -38,4 +59,32 @@ export function ownerAlive(owner: string | null): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * Records a heartbeat for every owner alive in this process now and then every third of
+ * `ttlMs`, so that processes on other hosts see them alive. The first beat is written
+ * before this resolves: no other host can find a fresh owner without a heartbeat. A beat
+ * that fails (the database is down) is retried at the next interval; an outage longer than
+ * the TTL lets other hosts take over this process's dataset work, which is why an upload
+ * is only acknowledged while its version is still this owner's (store.completeUpload).
+ */
+export async function keepOwnersAlive(store: Store, ttlMs = DEFAULT_OWNER_TTL_MS): Promise<{ close(): Promise<void> }> {
+  const beat = () => store.owners.heartbeat([...live], new Date(Date.now() + ttlMs));
+  await beat();
+  const timer = setInterval(() => {
+    beat().catch((error: Error) => console.error(`Dataset owner heartbeat failed: ${error.message}`));
+  }, Math.max(50, ttlMs / 3));
+  timer.unref();
+  return {
+    async close() {
+      clearInterval(timer);
+    },
+  };
+}
+
+/** Forgets a released owner in the store too, so other hosts may take its work over at once. */
+export async function forget(store: Store, owner: string): Promise<void> {
+  release(owner);
+  await store.owners.forget(owner).catch(() => undefined); // it runs out by itself otherwise
 }

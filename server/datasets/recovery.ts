@@ -1,6 +1,7 @@
 /**
  * Dataset work whose process died is settled, at start and then periodically (another
- * server process on the same DATA_DIR may die while this one runs):
+ * server process sharing the store may die while this one runs; owners.ts says how a
+ * dead one is told, on this host and on others):
  * - an upload still being received was never acknowledged, so its version becomes FAILED
  *   and its partial file is removed;
  * - a version being validated is validated again, here.
@@ -15,7 +16,7 @@ export const INTERRUPTED_UPLOAD = "the upload was interrupted (the server stoppe
 
 export async function recoverDatasets(store: Store, runner: ValidationRunner, self: string): Promise<void> {
   for (const version of await store.datasets.versionsInState("DATASET_VERSION_STATE_UPLOADING", false)) {
-    if (ownerAlive(version.owner)) continue;
+    if (await ownerAlive(store, version.owner)) continue;
     await removeFile(store.datasets.versionFile(version));
     await store.datasets.failUpload(version, version.owner, INTERRUPTED_UPLOAD, new Date());
   }
@@ -27,6 +28,6 @@ export async function recoverDatasets(store: Store, runner: ValidationRunner, se
 /** Validates the version here when its owner is this service or has died; else leaves it to its owner. */
 export async function takeOverValidation(store: Store, runner: ValidationRunner, self: string, version: VersionKey & { owner: string | null }): Promise<void> {
   if (version.owner === self) return runner.schedule(version);
-  if (ownerAlive(version.owner)) return;
+  if (await ownerAlive(store, version.owner)) return;
   if (await store.datasets.claimValidation(version, version.owner, self)) runner.schedule(version);
 }

@@ -7,7 +7,7 @@ import type { AccountModels } from "../inference/models.ts";
 import type { Store } from "../store/store.ts";
 import { Deployments } from "./deployments.ts";
 import { registerJobRoutes } from "./routes.ts";
-import { JobRunner } from "./runner.ts";
+import { JobRunner, type RunnerEvent } from "./runner.ts";
 
 export interface FineTuningOptions {
   store: Store;
@@ -20,6 +20,8 @@ export interface FineTuningOptions {
   queueTtlMs?: number;
   /** Run jobs in this process (default true); a process that only serves the API sets false. */
   runJobs?: boolean;
+  /** Told when the runner takes and lets go of a job. */
+  onRunnerEvent?: (event: RunnerEvent) => void;
 }
 
 export interface FineTuningService {
@@ -38,6 +40,7 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
     leaseMs: options.leaseMs ?? 30_000,
     pollMs: options.pollMs ?? 1_000,
     queueTtlMs: options.queueTtlMs ?? 24 * 3_600_000,
+    onEvent: options.onRunnerEvent,
   });
   if (options.runJobs !== false) runner.start();
   return {

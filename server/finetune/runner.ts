@@ -37,7 +37,16 @@ export interface RunnerOptions {
   pollMs: number;
   /** A job QUEUED longer than this EXPIRES. */
   queueTtlMs: number;
+  /** Told when this runner takes a job and when it lets it go (the worker logs these). */
+  onEvent?: (event: RunnerEvent) => void;
 }
+
+/**
+ * `claimed`: this runner holds the job now (`resumed`: from a checkpoint another left).
+ * `released`: it stopped working on it: `done` (succeeded or failed), `stopped` (cancelled,
+ * taken over, or this process is stopping).
+ */
+export type RunnerEvent = { type: "claimed"; job: string; resumed: boolean } | { type: "released"; job: string; outcome: "done" | "stopped" };
 
 /** A failure caused by the job's data rather than by the service; reported as errorClass INVALID_DATA. */
 class DataError extends Error {}
@@ -109,14 +118,19 @@ export class JobRunner {
     const abort = new AbortController();
     this.#current = { accountId: job.accountId, jobId: job.jobId, abort };
     const heartbeat = setInterval(() => void this.#renew(job, abort), Math.max(50, this.#options.leaseMs / 3));
+    const name = jobName(job.accountId, job.jobId);
+    this.#options.onEvent?.({ type: "claimed", job: name, resumed: claimed.resumed });
+    let outcome: "done" | "stopped" = "done";
     try {
       await new Training(this.#options, job, abort.signal).run();
     } catch (error) {
       // Cancelled, taken over or stopping: the job is no longer this runner's to fail.
       if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
+      else outcome = "stopped";
     } finally {
       clearInterval(heartbeat);
       this.#current = undefined;
+      this.#options.onEvent?.({ type: "released", job: name, outcome });
     }
   }
 

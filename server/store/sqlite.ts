@@ -11,6 +11,7 @@ import { SqliteDatasetStore } from "./sqlite/datasets.ts";
 import { SqliteFineTuningStore } from "./sqlite/fine-tuning.ts";
 import { openDatabase } from "./sqlite/database.ts";
 import { migrate } from "./sqlite/migrations.ts";
+import { SqliteOwnerStore } from "./sqlite/owners.ts";
 import { SqliteRateWindowStore } from "./sqlite/rate-windows.ts";
 import { SqliteUsageStore } from "./sqlite/usage.ts";
 
@@ -37,6 +38,7 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     rateWindows: new SqliteRateWindowStore(db),
     datasets: new SqliteDatasetStore(db, dataDir),
     fineTuning: new SqliteFineTuningStore(db),
+    owners: new SqliteOwnerStore(db),
     close: async () => {
       if (db.isOpen) db.close();
     },

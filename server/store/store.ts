@@ -145,6 +145,20 @@ export interface RateWindowStore {
   hit(accountId: string, now: Date, lengthMs: number): Promise<RateWindow>;
 }
 
+/**
+ * Heartbeats of the processes that do dataset work (server/datasets/owners.ts). A process
+ * on the same host is known dead by its pid; one on another host (several machines on one
+ * PostgreSQL) only by its heartbeat running out.
+ */
+export interface OwnerStore {
+  /** Records the owners alive until `until` (a later time already recorded stays). */
+  heartbeat(owners: readonly string[], until: Date): Promise<void>;
+  /** Forgets the owner (it stopped cleanly): its unfinished work may be taken over at once. */
+  forget(owner: string): Promise<void>;
+  /** Whether the owner's last heartbeat lasts until `now` or later. */
+  alive(owner: string, now: Date): Promise<boolean>;
+}
+
 export interface Store {
   readonly accounts: AccountStore;
   readonly apiKeys: ApiKeyStore;
@@ -152,6 +166,7 @@ export interface Store {
   readonly rateWindows: RateWindowStore;
   readonly datasets: DatasetStore;
   readonly fineTuning: FineTuningStore;
+  readonly owners: OwnerStore;
   /** Closes the connection; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /**
- * The SQLite dataset store's rules that HTTP cannot easily reach: concurrent uploads that
+ * The dataset store (SQLite, or PostgreSQL with TEST_STORE=postgres)'s rules that HTTP cannot easily reach: concurrent uploads that
  * are abandoned out of order, and the owner checks recovery relies on.
  */
 import assert from "node:assert/strict";
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { openSqliteStore } from "../../server/store/sqlite.ts";
+import { openTestStore } from "../store/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "dataset-store-"));
@@ -15,7 +15,7 @@ let store: Store;
 const now = () => new Date();
 
 before(async () => {
-  store = await openSqliteStore(dir);
+  store = await openTestStore(dir);
   await store.accounts.create({ id: "a" });
 });
 after(async () => {

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, test } from "node:test";
 import type { JobRecord } from "../../server/store/fine-tuning.ts";
-import { openSqliteStore } from "../../server/store/sqlite.ts";
+import { openTestStore } from "../store/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 let dir: string;
@@ -17,7 +17,7 @@ let n = 0;
 
 before(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "ft-store-"));
-  store = await openSqliteStore(dir);
+  store = await openTestStore(dir);
   await store.accounts.create({ id: "acme" });
 });
 after(async () => {

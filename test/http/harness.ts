@@ -1,5 +1,5 @@
 /**
- * A real server for HTTP tests: createApp over a SQLite store in a temp directory, on an
+ * A real server for HTTP tests: createApp over a SQLite store (PostgreSQL with TEST_STORE=postgres) in a temp directory, on an
  * ephemeral port, with accounts and one key each. `close()` stops everything it started.
  */
 import assert from "node:assert/strict";
@@ -12,7 +12,7 @@ import path from "node:path";
 import type { Router } from "express";
 import { createApp } from "../../server/http/app.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
-import { openSqliteStore } from "../../server/store/sqlite.ts";
+import { openTestStore } from "../store/test-store.ts";
 import type { NewAccount, Store } from "../../server/store/store.ts";
 import { registerTestRoutes } from "./test-routes.ts";
 
@@ -40,7 +40,7 @@ export const ORDINARY: NewAccount[] = [
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "http-test-"));
-  const store = await openSqliteStore(dataDir);
+  const store = await openTestStore(dataDir);
   const keys: Record<string, string> = {};
   const keyIds: Record<string, string> = {};
   for (const account of options.accounts ?? ORDINARY) {

@@ -13,7 +13,7 @@ import {
 } from "../../server/http/auth.ts";
 import { ApiError } from "../../server/http/errors.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
-import { openSqliteStore } from "../../server/store/sqlite.ts";
+import { openTestStore } from "../store/test-store.ts";
 import { ACCOUNT_DEFAULTS } from "../../server/store/store.ts";
 import type { Account } from "../../server/store/store.ts";
 
@@ -78,7 +78,7 @@ describe("requireFineTuningEnabled", () => {
 describe("chargeUsage", () => {
   it("takes the cost from the balance and counts it toward the budget", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "charge-test-"));
-    const store = await openSqliteStore(dir);
+    const store = await openTestStore(dir);
     try {
       const acme = await store.accounts.create({ id: "acme", balanceMicros: 1_000_000 });
       const { key } = await issueApiKey(store, "acme");

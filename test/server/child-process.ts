@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
+import { storeEnvFor } from "../store/test-store.ts";
 
 const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 const children = new Set<ChildProcess>();
@@ -16,7 +17,7 @@ after(() => {
 /** Starts the server on DATA_DIR (any free port) and resolves with its API base URL once it listens. */
 export async function startChild(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; baseUrl: string }> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env },
+    env: { ...process.env, ...(await storeEnvFor(dataDir)), PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.add(child);

@@ -9,6 +9,7 @@ import path from "node:path";
 import { startServer, type ServerOptions } from "../../server/server.ts";
 import { DEV_SEED_PATH } from "../../server/store/seed.ts";
 import type { Store } from "../../server/store/store.ts";
+import { databaseUrlFor } from "../store/test-store.ts";
 
 export interface TestServer {
   /** The temp directory the server's data lives in. */
@@ -40,7 +41,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       serverOptions.routingFile = path.join(scratch, "routing.json");
       writeFileSync(serverOptions.routingFile, JSON.stringify(routing));
     }
-    const server = await startServer({ dataDir, port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, ...serverOptions });
+    // TEST_STORE=postgres: the records go to a PostgreSQL schema of this server's own (test/store/test-store.ts).
+    const databaseUrl = await databaseUrlFor(dataDir);
+    // A short statement timeout, so that a test holding a lock sees 503 in seconds, not 15.
+    const postgres = databaseUrl ? { statementTimeoutMs: 2_000 } : undefined;
+    const server = await startServer({ dataDir, databaseUrl, postgres, port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, ...serverOptions });
     return {
       ...server,
       dataDir,

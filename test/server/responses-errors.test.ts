@@ -11,6 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import { after, before, describe, test } from "node:test";
 import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
 import { DATABASE_FILE } from "../../server/store/sqlite.ts";
+import { databaseUrlFor } from "../store/test-store.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, post, responsesBody } from "./http.ts";
 
@@ -161,19 +162,42 @@ describe("500, 503", () => {
   });
 
   test("STORAGE_UNAVAILABLE with Retry-After: the database stays locked past the busy timeout", async () => {
-    const blocker = new DatabaseSync(path.join(server.dataDir, DATABASE_FILE));
-    blocker.exec("BEGIN IMMEDIATE");
+    const release = await lockStore();
     try {
       const result = await call(responsesBody(), server.keys.globex);
       assertError(result, 503, "STORAGE_UNAVAILABLE", "service_unavailable");
       assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
     } finally {
-      blocker.exec("ROLLBACK");
-      blocker.close();
+      await release();
     }
     assert.equal((await call(responsesBody(), server.keys.globex)).status, 200, "the server recovers once the lock is gone");
   });
 });
+
+/**
+ * Holds a lock that stops the server's next write (SQLite: the write lock; PostgreSQL: the
+ * API key table, read by authentication, past the statement timeout); returns its release.
+ */
+async function lockStore(): Promise<() => Promise<void>> {
+  const url = await databaseUrlFor(server.dataDir);
+  if (url === undefined) {
+    const blocker = new DatabaseSync(path.join(server.dataDir, DATABASE_FILE));
+    blocker.exec("BEGIN IMMEDIATE");
+    return async () => {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    };
+  }
+  const { default: pg } = await import("pg");
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  await blocker.query("BEGIN");
+  await blocker.query("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE");
+  return async () => {
+    await blocker.query("ROLLBACK");
+    await blocker.end();
+  };
+}
 
 describe("billing", () => {
   test("a paid call takes its cost from the balance; a free model costs nothing", async () => {

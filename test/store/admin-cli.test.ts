@@ -7,19 +7,21 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
-import { openSqliteStore } from "../../server/store/sqlite.ts";
+import { openTestStore, storeEnvFor } from "./test-store.ts";
 
 const CLI = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url));
 
 let dataDir: string;
+let storeEnv: Record<string, string>;
 
-beforeEach(() => {
+beforeEach(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), "admin-test-"));
+  storeEnv = await storeEnvFor(dataDir);
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function admin(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir }, encoding: "utf8" });
+  const result = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...storeEnv }, encoding: "utf8" });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -31,7 +33,7 @@ function ok(...args: string[]): string {
 
 /** Reads what the commands wrote, through the store the server uses. */
 async function account(id: string) {
-  const store = await openSqliteStore(dataDir);
+  const store = await openTestStore(dataDir);
   try {
     return await store.accounts.get(id);
   } finally {
@@ -92,7 +94,7 @@ describe("admin keys", () => {
     assert.match(listed, new RegExp(`^${keyId} .*active`, "m"));
     assert.ok(!listed.includes(secret), "keys list shows the secret");
 
-    const store = await openSqliteStore(dataDir);
+    const store = await openTestStore(dataDir);
     try {
       assert.equal((await store.apiKeys.findBySecretHash(hashApiKeySecret(secret)))?.id, keyId);
     } finally {

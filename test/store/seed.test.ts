@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
 import { assertDevSeedAllowed, DEV_SEED_PATH, loadDevSeed, parseDevSeed } from "../../server/store/seed.ts";
-import { openSqliteStore } from "../../server/store/sqlite.ts";
+import { openTestStore } from "./test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 interface SeedFile {
@@ -20,7 +20,7 @@ let store: Store;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "seed-test-"));
-  store = await openSqliteStore(dir);
+  store = await openTestStore(dir);
 });
 afterEach(async () => {
   await store.close();
@@ -63,7 +63,7 @@ describe("loadDevSeed", () => {
   it("loads once across restarts", async () => {
     assert.equal(await loadDevSeed(store), true);
     await store.close();
-    store = await openSqliteStore(dir);
+    store = await openTestStore(dir);
     assert.equal(await loadDevSeed(store), false);
   });
 

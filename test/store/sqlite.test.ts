@@ -1,4 +1,8 @@
-/** The SQLite store: persistence, migrations, hashed keys, transactions, windows. */
+/**
+ * The store: persistence, migrations, hashed keys, transactions, windows. SQLite, or
+ * PostgreSQL with TEST_STORE=postgres (test/store/test-store.ts); the few tests about the
+ * SQLite file itself run on SQLite only (test/store/postgres.test.ts has PostgreSQL's).
+ */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -7,17 +11,20 @@ import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, it } from "node:test";
 import { ApiError } from "../../server/http/errors.ts";
 import { apiKeyRecord, hashApiKeySecret, issueApiKey } from "../../server/store/api-keys.ts";
-import { DATABASE_FILE, openSqliteStore } from "../../server/store/sqlite.ts";
+import { DATABASE_FILE } from "../../server/store/sqlite.ts";
 import { storeCall } from "../../server/store/sqlite/database.ts";
 import { appliedVersions, MIGRATIONS } from "../../server/store/sqlite/migrations.ts";
 import type { Store } from "../../server/store/store.ts";
+import { onPostgres, openTestStore } from "./test-store.ts";
+
+const SQLITE_ONLY = { skip: onPostgres && "about the SQLite file" };
 
 let dir: string;
 let store: Store;
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "store-test-"));
-  store = await openSqliteStore(dir);
+  store = await openTestStore(dir);
 });
 afterEach(async () => {
   await store.close();
@@ -35,7 +42,7 @@ describe("persistence", () => {
     await store.usage.charge({ accountId: "acme", keyId: key.id, kind: "inference", amountMicros: 1_500_000, at: new Date() });
     await store.close();
 
-    store = await openSqliteStore(dir);
+    store = await openTestStore(dir);
     const acme = await store.accounts.get("acme");
     assert.equal(acme?.balanceMicros, 3_500_000);
     assert.deepEqual(acme?.allowedModels, ["tiny-chat"]);
@@ -44,7 +51,7 @@ describe("persistence", () => {
     assert.equal(await store.usage.spentSince("acme", new Date(0)), 1_500_000);
   });
 
-  it("the file is DATA_DIR/service.db in WAL mode", async () => {
+  it("the file is DATA_DIR/service.db in WAL mode", SQLITE_ONLY, async () => {
     await store.accounts.create({ id: "acme" });
     const db = new DatabaseSync(path.join(dir, DATABASE_FILE));
     try {
@@ -56,7 +63,7 @@ describe("persistence", () => {
   });
 
   it("two connections to the same file, as two processes would have, see each other's writes", async () => {
-    const other = await openSqliteStore(dir);
+    const other = await openTestStore(dir);
     try {
       await other.accounts.create({ id: "globex" });
       assert.equal((await store.accounts.get("globex"))?.id, "globex");
@@ -67,9 +74,9 @@ describe("persistence", () => {
 });
 
 describe("migrations", () => {
-  it("are recorded in order in the version table, once", async () => {
+  it("are recorded in order in the version table, once", SQLITE_ONLY, async () => {
     await store.close();
-    store = await openSqliteStore(dir); // reopening applies nothing again
+    store = await openTestStore(dir); // reopening applies nothing again
     const db = new DatabaseSync(path.join(dir, DATABASE_FILE));
     try {
       assert.deepEqual(appliedVersions(db), MIGRATIONS.map((m) => m.version));
@@ -114,11 +121,11 @@ describe("accounts", () => {
 });
 
 describe("API keys", () => {
-  it("the secret is stored nowhere on disk, only its hash", async () => {
+  it("the secret is stored nowhere on disk, only its hash", SQLITE_ONLY, async () => {
     await store.accounts.create({ id: "acme" });
     const { secret } = await issueApiKey(store, "acme");
     await store.close();
-    store = await openSqliteStore(dir);
+    store = await openTestStore(dir);
     const files = readdirSync(dir).map((f) => readFileSync(path.join(dir, f)).toString("latin1"));
     const randomPart = secret.slice(secret.lastIndexOf("-") + 1);
     assert.ok(files.every((content) => !content.includes(randomPart)), "the raw key is in a database file");
@@ -219,7 +226,7 @@ describe("rate windows", () => {
 });
 
 describe("storage failures", () => {
-  it("a database that stays locked is 503 STORAGE_UNAVAILABLE with Retry-After", async () => {
+  it("a database that stays locked is 503 STORAGE_UNAVAILABLE with Retry-After", SQLITE_ONLY, async () => {
     const busy = Object.assign(new Error("database is locked"), { code: "ERR_SQLITE_ERROR", errcode: 5 });
     await assert.rejects(
       storeCall(() => {

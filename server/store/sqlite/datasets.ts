@@ -102,7 +102,7 @@ export class SqliteDatasetStore implements DatasetStore {
   }
 
   versionFile(key: VersionKey): string {
-    return path.join(this.#filesDir, safeSegment(key.accountId), safeSegment(key.datasetId), `${key.versionNo}.jsonl`);
+    return versionFilePath(this.#filesDir, key);
   }
 
   beginUpload(accountId: string, datasetId: string, owner: string, now: Date): Promise<VersionRecord> {
@@ -129,6 +129,7 @@ export class SqliteDatasetStore implements DatasetStore {
     return storeCall(() =>
       inTransaction(this.#db, () => {
         const seq = this.#requireDataset(key.accountId, key.datasetId).seq;
+        requireReceiving(this.#requireVersion(key));
         this.#db
           .prepare("UPDATE dataset_versions SET stored = 1, owner = NULL, bytes = ?, update_time_ms = ? WHERE dataset_seq = ? AND version_no = ?")
           .run(bytes, now.getTime(), seq, key.versionNo);
@@ -300,6 +301,16 @@ export class SqliteDatasetStore implements DatasetStore {
   }
 }
 
+/**
+ * An upload is acknowledged only while its version is still being received: recovery in
+ * another process may have declared its owner dead (owners.ts) and failed it meanwhile.
+ */
+export function requireReceiving(version: VersionRecord): void {
+  if (version.state !== "DATASET_VERSION_STATE_UPLOADING" || version.stored) {
+    throw new ApiError("STORAGE_UNAVAILABLE", `The upload of version ${version.versionNo} was interrupted (its server was taken for dead); upload the file again.`);
+  }
+}
+
 /** Why a version whose file is not complete cannot be validated. */
 function unstoredProblem(version: VersionRecord, name: string): string {
   if (version.state === "DATASET_VERSION_STATE_UPLOADING") return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
@@ -309,6 +320,11 @@ function unstoredProblem(version: VersionRecord, name: string): string {
 /** The assignments that put a version's validation result back to "not yet validated". */
 const RESET_VALIDATION = `total_lines = 0, valid_lines = 0, example_count = 0, estimated_token_count = 0,
   first_invalid_line = NULL, first_invalid_reason = NULL, top_level_keys = '[]', format = NULL`;
+
+/** Where a version's rows are kept under the datasets directory (the PostgreSQL store uses the same layout). */
+export function versionFilePath(filesDir: string, key: VersionKey): string {
+  return path.join(filesDir, safeSegment(key.accountId), safeSegment(key.datasetId), `${key.versionNo}.jsonl`);
+}
 
 /**
  * One path segment from an id. Ids are checked where they are created ([a-z0-9-]); this

@@ -25,7 +25,7 @@ import { inTransaction, storeCall } from "./database.ts";
 type Row = Record<string, SQLInputValue>;
 
 /** States whose output model id stays taken (a failed, cancelled or expired job frees it). */
-const HOLDS_OUTPUT_MODEL: readonly JobState[] = ["JOB_STATE_QUEUED", ...ACTIVE_STATES, "JOB_STATE_SUCCEEDED"];
+export const HOLDS_OUTPUT_MODEL: readonly JobState[] = ["JOB_STATE_QUEUED", ...ACTIVE_STATES, "JOB_STATE_SUCCEEDED"];
 
 export class SqliteFineTuningStore implements FineTuningStore {
   readonly #db: DatabaseSync;
@@ -253,11 +253,12 @@ export class SqliteFineTuningStore implements FineTuningStore {
 
 const DATE_FIELDS = ["createTime", "startTime", "completeTime"] as const;
 
-function serializeRecord(job: JobRecord): string {
+/** The record as stored: JSON with times as milliseconds (the PostgreSQL store keeps the same text). */
+export function serializeRecord(job: JobRecord): string {
   return JSON.stringify(job, (key, value) => (DATE_FIELDS.includes(key as (typeof DATE_FIELDS)[number]) && typeof value === "string" ? Date.parse(value) : value));
 }
 
-function parseRecord(text: SQLInputValue | undefined): JobRecord {
+export function parseRecord(text: SQLInputValue | undefined): JobRecord {
   const raw = JSON.parse(String(text)) as Record<string, unknown>;
   for (const field of DATE_FIELDS) if (typeof raw[field] === "number") raw[field] = new Date(raw[field]);
   return raw as unknown as JobRecord;

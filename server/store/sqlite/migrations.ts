@@ -63,6 +63,16 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   { version: 2, name: "datasets and dataset versions", sql: DATASETS_SCHEMA },
   { version: 3, name: "fine-tuning jobs, idempotency records, metrics, models", sql: FINE_TUNING_SCHEMA },
+  {
+    version: 4,
+    name: "heartbeats of the processes doing dataset work",
+    sql: `
+      CREATE TABLE owner_heartbeats (
+        owner TEXT PRIMARY KEY,               -- host:pid:random (server/datasets/owners.ts)
+        until_ms INTEGER NOT NULL             -- alive until then unless it beats again
+      ) STRICT;
+    `,
+  },
 ];
 
 /** Applies the migrations the database has not had yet, each in its own transaction. */
