@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests need beyond npm: Chromium, for the docs page test
-# in headless Chromium, and PostgreSQL, whose server the scale-out tests start as throwaway
-# clusters on loopback ports (test/postgres/cluster.ts finds its binaries in
-# /usr/lib/postgresql/<version>/bin). Skips what is already there. Run as root or with sudo.
+# Installs the Debian packages the tests need beyond npm: Chromium, for the tests in
+# headless Chromium (the docs page, the CLI's charts and conformance report), tmux, and
+# PostgreSQL, whose server the scale-out tests start as throwaway clusters on loopback
+# ports (test/postgres/cluster.ts finds its binaries in /usr/lib/postgresql/<version>/bin).
+# Skips what is already there. Run as root or with sudo.
 set -euo pipefail
 
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v tmux >/dev/null || missing+=(tmux)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if [ "${#missing[@]}" = 0 ]; then
   exit 0
@@ -17,4 +19,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq
 "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 /usr/bin/chromium --version
+tmux -V
 ls -d /usr/lib/postgresql/*/bin/initdb

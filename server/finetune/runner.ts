@@ -122,7 +122,7 @@ export class JobRunner {
     this.#options.onEvent?.({ type: "claimed", job: name, resumed: claimed.resumed });
     let outcome: "done" | "stopped" = "done";
     try {
-      await new Training(this.#options, job, abort.signal).run();
+      await new Training(this.#options, job, abort.signal, this.#owner).run();
     } catch (error) {
       // Cancelled, taken over or stopping: the job is no longer this runner's to fail.
       if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
@@ -149,7 +149,7 @@ export class JobRunner {
       stateDetail: data ? (error as Error).message : "Training failed because of an internal error; it is not billed.",
       completeTime: new Date(),
     };
-    await this.#options.store.fineTuning.updateJob(job.accountId, job.jobId, patch, ACTIVE_STATES).catch(() => undefined);
+    await this.#options.store.fineTuning.updateJob(job.accountId, job.jobId, patch, ACTIVE_STATES, this.#owner).catch(() => undefined);
   }
 }
 
@@ -158,15 +158,18 @@ class Training {
   readonly #options: RunnerOptions;
   #job: JobRecord;
   readonly #signal: AbortSignal;
+  /** This runner's lease owner id: every write about the job is fenced by it. */
+  readonly #owner: string;
   #pending: CurvePoint[] = [];
   #lastFlush = 0;
   /** The last optimisation step reported. */
   #step = 0;
 
-  constructor(options: RunnerOptions, job: JobRecord, signal: AbortSignal) {
+  constructor(options: RunnerOptions, job: JobRecord, signal: AbortSignal, owner: string) {
     this.#options = options;
     this.#job = job;
     this.#signal = signal;
+    this.#owner = owner;
   }
 
   get #store() {
@@ -292,7 +295,7 @@ class Training {
       execution,
       progress,
       ...(stateDetail ? { stateDetail } : {}),
-    });
+    }, this.#owner);
     await this.#charge();
   }
 
@@ -319,9 +322,12 @@ class Training {
     await this.#options.store.usage.charge({ accountId: job.accountId, keyId, kind: "fine_tuning", amountMicros, at: new Date() });
   }
 
-  /** Updates the job while it is still this runner's to update; a cancel in between stops training. */
+  /**
+   * Updates the job while it is still this runner's to update: a cancel in between, or
+   * another runner having taken the job over (this one paused past its lease), stops training.
+   */
   async #update(patch: JobPatch, fromStates: readonly JobRecord["state"][] = ACTIVE_STATES): Promise<void> {
-    const updated = await this.#store.updateJob(this.#job.accountId, this.#job.jobId, patch, fromStates);
+    const updated = await this.#store.updateJob(this.#job.accountId, this.#job.jobId, patch, fromStates, this.#owner);
     if (updated === undefined) throw abortError(this.#signal, "the job was cancelled");
     this.#job = updated;
   }

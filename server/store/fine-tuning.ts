@@ -118,10 +118,12 @@ export interface FineTuningStore {
   getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined>;
   listJobs(accountId: string, jobType: JobType, query: JobQuery): Promise<{ jobs: ListedJob[]; total: number }>;
   /**
-   * Applies the patch when the job is in one of `fromStates` (any state when omitted);
-   * returns the job after, or undefined when it was not in those states.
+   * Applies the patch when the job is in one of `fromStates` (any state when omitted) and,
+   * with `leaseOwner`, while that runner still holds the job's lease (a runner that lost its
+   * job to another, say after a long pause, cannot write over the new holder's work);
+   * returns the job after, or undefined when it was not so.
    */
-  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[]): Promise<JobRecord | undefined>;
+  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): Promise<JobRecord | undefined>;
   /**
    * Takes the oldest job that needs a runner: QUEUED, or active with an expired lease (its
    * runner died). Sets it RUNNING under `owner`'s lease. Undefined when there is none.
@@ -136,8 +138,11 @@ export interface FineTuningStore {
   readCurve(accountId: string, jobId: string, series: CurveSeries): Promise<CurvePoint[]>;
   /** Drops points after `step` (a resumed job recomputes them). */
   truncateCurve(accountId: string, jobId: string, series: CurveSeries, afterStep: number): Promise<void>;
-  /** Records the model and marks the job SUCCEEDED, in one transaction. */
-  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch): Promise<JobRecord>;
+  /**
+   * Records the model and marks the job SUCCEEDED, in one transaction; JOB_STATE_INVALID
+   * when the job is no longer active (or no longer `leaseOwner`'s).
+   */
+  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch, leaseOwner?: string): Promise<JobRecord>;
   findModel(accountId: string, modelId: string): Promise<AccountModel | undefined>;
   listModels(accountId: string): Promise<AccountModel[]>;
   /** The jobs whose input or evaluation data is the dataset (any version), newest first. */

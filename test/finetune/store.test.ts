@@ -99,3 +99,22 @@ test("an output model id is taken by a live job and freed by a failed one", asyn
   await store.fineTuning.updateJob("acme", live.jobId, { state: "JOB_STATE_FAILED" });
   assert.equal((await store.fineTuning.createJob({ ...job(), config: { ...live.config } })).created, true);
 });
+
+test("a runner that lost its job to another cannot write over it (updates fenced by the lease owner)", async () => {
+  // Jobs earlier tests left running under leases that have run out by now go first.
+  for (let claimed; (claimed = await store.fineTuning.claimJob("sweeper", new Date(Date.now() + 60_000), 0)); ) {
+    await store.fineTuning.updateJob("acme", claimed.job.jobId, { state: "JOB_STATE_FAILED" });
+  }
+  const queued = job();
+  await store.fineTuning.createJob(queued);
+  const now = new Date();
+  await store.fineTuning.claimJob("runner-a", now, 1_000);
+  const taken = await store.fineTuning.claimJob("runner-b", new Date(now.getTime() + 1_500), 1_000);
+  assert.equal(taken?.job.jobId, queued.jobId);
+  assert.equal(await store.fineTuning.updateJob("acme", queued.jobId, { progress: { ...queued.progress, percent: 50 } }, undefined, "runner-a"), undefined, "the old holder is fenced out");
+  const model = { accountId: "acme", modelId: queued.config.outputModelId, baseModel: "tiny-chat", jobName: `accounts/acme/trainingJobs/${queued.jobId}`, adapterPath: "models/x.lora", createTime: new Date() };
+  await assert.rejects(store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-a"), { code: "JOB_STATE_INVALID" });
+  assert.equal(await store.fineTuning.findModel("acme", queued.config.outputModelId), undefined, "nothing recorded for the fenced-out runner");
+  assert.equal((await store.fineTuning.updateJob("acme", queued.jobId, { progress: { ...queued.progress, percent: 60 } }, undefined, "runner-b"))?.progress.percent, 60);
+  assert.equal((await store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-b")).state, "JOB_STATE_SUCCEEDED");
+});

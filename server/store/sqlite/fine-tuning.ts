@@ -78,8 +78,8 @@ export class SqliteFineTuningStore implements FineTuningStore {
     });
   }
 
-  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[]): Promise<JobRecord | undefined> {
-    return storeCall(() => inTransaction(this.#db, () => this.#update(accountId, jobId, patch, fromStates)));
+  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): Promise<JobRecord | undefined> {
+    return storeCall(() => inTransaction(this.#db, () => this.#update(accountId, jobId, patch, fromStates, leaseOwner)));
   }
 
   claimJob(owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | undefined> {
@@ -153,13 +153,13 @@ export class SqliteFineTuningStore implements FineTuningStore {
     });
   }
 
-  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch): Promise<JobRecord> {
+  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch, leaseOwner?: string): Promise<JobRecord> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
         this.#db
           .prepare("INSERT INTO account_models (account_id, model_id, base_model, job_name, adapter_path, create_time_ms) VALUES (?, ?, ?, ?, ?, ?)")
           .run(model.accountId, model.modelId, model.baseModel, model.jobName, model.adapterPath, model.createTime.getTime());
-        const job = this.#update(accountId, jobId, { ...patch, state: "JOB_STATE_SUCCEEDED" }, ACTIVE_STATES);
+        const job = this.#update(accountId, jobId, { ...patch, state: "JOB_STATE_SUCCEEDED" }, ACTIVE_STATES, leaseOwner);
         if (job === undefined) throw new ApiError("JOB_STATE_INVALID", `The job ${jobId} is no longer running.`);
         return job;
       }),
@@ -229,13 +229,19 @@ export class SqliteFineTuningStore implements FineTuningStore {
     for (const datasetId of job.datasetIds) link.run(job.accountId, datasetId, seq);
   }
 
-  #update(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[]): JobRecord | undefined {
+  #update(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): JobRecord | undefined {
     const current = this.#require(accountId, jobId);
     if (fromStates && !fromStates.includes(current.state)) return undefined;
+    if (leaseOwner !== undefined && this.#leaseOwner(accountId, jobId) !== leaseOwner) return undefined;
     const next: JobRecord = { ...current, ...patch };
     this.#db.prepare("UPDATE training_jobs SET state = ?, record = ? WHERE account_id = ? AND job_id = ?").run(next.state, serializeRecord(next), accountId, jobId);
     if (patch.datasetIds) this.#linkDatasets(next, this.#seq(accountId, jobId));
     return next;
+  }
+
+  #leaseOwner(accountId: string, jobId: string): string | null {
+    const row = this.#db.prepare("SELECT lease_owner FROM training_jobs WHERE account_id = ? AND job_id = ?").get(accountId, jobId);
+    return row?.lease_owner === null || row?.lease_owner === undefined ? null : String(row.lease_owner);
   }
 
   #require(accountId: string, jobId: string): JobRecord {

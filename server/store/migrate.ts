@@ -1,0 +1,34 @@
+/**
+ * `npm run migrate`: brings the store's schema up to date and says what it applied. With
+ * DATABASE_URL set it migrates that PostgreSQL database (safe while other processes start:
+ * an advisory lock lets one migrate at a time); without, the SQLite file in DATA_DIR.
+ *
+ * Servers and workers also migrate when they start unless MIGRATE_ON_START=0; with that
+ * setting they refuse a schema that is behind, and this command is the deploy step.
+ */
+import { createPool } from "./postgres/database.ts";
+import { appliedVersions, migrate, MIGRATIONS } from "./postgres/migrations.ts";
+import { storeConfigFromEnv } from "./open.ts";
+import { openSqliteStore } from "./sqlite.ts";
+
+const config = storeConfigFromEnv();
+try {
+  if (config.databaseUrl) {
+    const pool = createPool(config.databaseUrl);
+    try {
+      const applied = await migrate(pool);
+      const all = await appliedVersions(pool);
+      console.log(`PostgreSQL schema at version ${Math.max(0, ...all)} of ${MIGRATIONS.length}; applied now: ${applied.length === 0 ? "none" : applied.join(", ")}.`);
+    } finally {
+      await pool.end();
+    }
+  } else {
+    // Opening the SQLite store applies its migrations (store/sqlite/migrations.ts).
+    const store = await openSqliteStore(config.dataDir);
+    await store.close();
+    console.log(`SQLite schema in ${config.dataDir} is up to date.`);
+  }
+} catch (error) {
+  console.error(`Migration failed: ${(error as Error).message}`);
+  process.exitCode = 1;
+}
