@@ -27,6 +27,7 @@ function step(title: string, args: string[]): number {
 const started = performance.now();
 step("gateway overhead and framework ceiling", ["bench/gateway.ts", "--seconds", quick ? "3" : "10", "--json", `${results}/gateway.json`]);
 step("concurrent streams", ["bench/streams.ts", "--streams", quick ? "300" : "1000", "--json", `${results}/streams.json`]);
+step("mixed load: one and two server processes", ["bench/load.ts", "--seconds", quick ? "4" : "10", "--json", `${results}/load.json`]);
 step("dataset validation", ["bench/dataset-validation.ts", quick ? "256MiB" : "1GiB"]);
 step("training", ["bench/training.ts"]);
 const generate = step("contract pipeline: npm run generate (to a temp dir)", ["scripts/generate.ts", "--out", `${results}/generated-check`]);

@@ -15,6 +15,8 @@ const ADMIN = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url
 const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 
 export interface BenchServer {
+  /** The directory holding its routing file and data directory. */
+  dir: string;
   baseUrl: string;
   pid: number;
   /** Resident memory now, in bytes. */
@@ -22,7 +24,12 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-export async function startBenchServer(upstreamBaseUrl: string, env: Record<string, string> = {}): Promise<BenchServer> {
+/**
+ * Starts a server on a fresh data directory, or, with `shared`, a second process on the
+ * first one's data directory (SQLite in WAL mode is shared by processes on one host).
+ */
+export async function startBenchServer(upstreamBaseUrl: string, env: Record<string, string> = {}, shared?: BenchServer): Promise<BenchServer> {
+  if (shared) return spawnServer(shared.dir, env, false);
   const dir = mkdtempSync(path.join(os.tmpdir(), "bench-server-"));
   const routing = path.join(dir, "routing.json");
   writeFileSync(
@@ -34,7 +41,17 @@ export async function startBenchServer(upstreamBaseUrl: string, env: Record<stri
       contentPolicy: { blockedInputTerms: [], blockedOutputTerms: [] },
     }),
   );
+  const server = await spawnServer(dir, env, true);
   const dataDir = path.join(dir, "data");
+  // The demo account allows 600 requests a minute; a benchmark sends that many in a second.
+  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
+  execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
+  return server;
+}
+
+async function spawnServer(dir: string, env: Record<string, string>, owner: boolean): Promise<BenchServer> {
+  const dataDir = path.join(dir, "data");
+  const routing = path.join(dir, "routing.json");
   const child = spawn(process.execPath, [MAIN], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: routing, ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -49,10 +66,8 @@ export async function startBenchServer(upstreamBaseUrl: string, env: Record<stri
     });
     child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${output}`)));
   });
-  // The demo account allows 600 requests a minute; a benchmark sends that many in a second.
-  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
-  execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
   return {
+    dir,
     baseUrl,
     pid: child.pid as number,
     rss() {
@@ -62,7 +77,7 @@ export async function startBenchServer(upstreamBaseUrl: string, env: Record<stri
     async close() {
       child.kill("SIGKILL");
       await exited;
-      rmSync(dir, { recursive: true, force: true });
+      if (owner) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
