@@ -234,7 +234,9 @@ class RunWatch {
       clearTimeout(timer);
     }
     pending.catch(() => undefined); // the provider rejects once aborted; that is expected
-    const deadlinePassed = Date.now() >= this.#deadlineAt;
+    // Which timer ran out is known from the limit chosen above; asking the clock again
+    // would misreport a deadline when a timer fires a millisecond early.
+    const deadlinePassed = phase === "first" || untilDeadline <= this.#stallMs;
     this.#controller.abort(new Error("timed out"));
     void iterator.return?.();
     throw deadlinePassed

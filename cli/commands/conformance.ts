@@ -1,0 +1,169 @@
+/**
+ * `conformance run|record`: the conformance kit (conformance/) under the same tool.
+ *
+ * `run` calls the kit's library (loadProfile, runConformance) and prints its terminal
+ * report; `--html` also writes the self-contained HTML report (cli/report-html.ts),
+ * `--junit` and `--json-report` the kit's own files. `record` is the kit's record mode,
+ * run as the kit's CLI does it (it starts the reference server when no base URL is given
+ * and rewrites the goldens). The kit is loaded only when one of these runs.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Command } from "commander";
+import cliProgress from "cli-progress";
+import { act, integer } from "../command.ts";
+import { ENV, type Context } from "../context.ts";
+import { CliError, EXIT, usageError } from "../errors.ts";
+import { htmlReport } from "../report-html.ts";
+
+const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../conformance");
+
+type Kit = typeof import("../../conformance/index.ts");
+
+async function loadKit(): Promise<Kit> {
+  try {
+    return await import("../../conformance/index.ts");
+  } catch (error) {
+    throw new CliError(`the conformance kit cannot be loaded from ${KIT}: ${(error as Error).message}`, EXIT.ERROR);
+  }
+}
+
+interface RunFlags {
+  profile?: string;
+  origin?: string;
+  area?: string[];
+  transcript?: string[];
+  html?: string;
+  junit?: string;
+  jsonReport?: string;
+  concurrency?: number;
+  bail?: boolean;
+  verbose?: boolean;
+}
+
+/** The base URL only when the user gave one (flag or environment); otherwise the profile's. */
+function explicitBaseUrl(ctx: Context): string | undefined {
+  return ctx.options.baseUrl ?? ctx.io.env[ENV.baseUrl] ?? undefined;
+}
+
+function defaultProfile(): string {
+  return path.join(KIT, "profiles/reference.json");
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function write(file: string, text: string): void {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(file, text);
+}
+
+export function conformanceCommand(): Command {
+  const conformance = new Command("conformance").description("The conformance kit: replay the golden transcripts against an implementation and report what conforms.");
+
+  conformance
+    .command("run")
+    .description("Run the transcripts against an implementation (the profile's base URL, or --base-url); exit 8 when any transcript failed.")
+    .option("--profile <file>", "the profile: base URL, keys, models, capabilities (default: conformance/profiles/reference.json)")
+    .option("--origin <url>", "the implementation's origin (default: the base URL without /v1)")
+    .option("--area <area>", "only this area (repeatable)", collect)
+    .option("--transcript <id>", "only this transcript, such as responses/stream-events (repeatable)", collect)
+    .option("--html <file>", "also write the report as one self-contained HTML page")
+    .option("--junit <file>", "also write a JUnit XML report")
+    .option("--json-report <file>", "also write the report as JSON")
+    .option("--concurrency <n>", "transcripts at once (default: the profile's)", integer(1, 64))
+    .option("--bail", "stop after the first failing transcript")
+    .option("--verbose", "list passing transcripts too")
+    .action(
+      act<[], RunFlags>(async (ctx, flags) => {
+        const kit = await loadKit();
+        const profileFile = flags.profile ?? defaultProfile();
+        if (!existsSync(profileFile)) throw usageError(`no profile at ${profileFile}`, ["pass --profile <file>; conformance/README.md describes one"]);
+        const baseUrl = explicitBaseUrl(ctx);
+        const profile = kit.loadProfile(profileFile, { ...(baseUrl ? { baseUrl } : {}), ...(flags.origin ? { origin: flags.origin } : {}) });
+
+        const all = kit.loadTranscripts();
+        const selected = all.filter(
+          (t) =>
+            !t.setup &&
+            (!flags.area?.length || flags.area.includes(t.area)) &&
+            (!flags.transcript?.length || flags.transcript.some((x) => x === t.id || x === t.name || x === `${t.id}.yaml`)),
+        );
+        let bar: cliProgress.SingleBar | undefined;
+        const tally = { failed: 0, skipped: 0 };
+        if (ctx.live) {
+          bar = new cliProgress.SingleBar(
+            { stream: ctx.io.stderr, format: "Conformance [{bar}] {value}/{total} transcripts | {failed} failed | {skipped} skipped | {duration_formatted}", hideCursor: true, gracefulExit: true, barsize: 30 },
+            cliProgress.Presets.shades_classic,
+          );
+          bar.start(selected.length, 0, tally);
+        } else {
+          ctx.note(`Running ${selected.length} transcripts against ${profile.baseUrl}…`);
+        }
+        let report;
+        try {
+          report = await kit.runConformance({
+            profile,
+            transcriptList: all,
+            ...(flags.area ? { areas: flags.area } : {}),
+            ...(flags.transcript ? { transcripts: flags.transcript } : {}),
+            ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
+            stopOnFirstFailure: flags.bail === true,
+            onResult: (r) => {
+              if (r.status === "failed") tally.failed++;
+              if (r.status === "skipped") tally.skipped++;
+              bar?.increment(1, tally);
+            },
+          });
+        } finally {
+          bar?.stop();
+        }
+        const written: string[] = [];
+        if (flags.junit) {
+          write(flags.junit, kit.junitReport(report));
+          written.push(`JUnit: ${flags.junit}`);
+        }
+        if (flags.jsonReport) {
+          write(flags.jsonReport, kit.jsonReport(report));
+          written.push(`JSON: ${flags.jsonReport}`);
+        }
+        if (flags.html) {
+          write(flags.html, htmlReport(report, { baseUrl: profile.baseUrl, rules: kit.loadRules(), transcripts: all }));
+          written.push(`HTML: ${flags.html}`);
+        }
+        if (ctx.json) ctx.printJson(report);
+        else {
+          ctx.print(kit.textReport(report, { color: ctx.io.stdout.isTTY === true && ctx.options.color !== false && !ctx.io.env.NO_COLOR, verbose: flags.verbose === true, baseUrl: profile.baseUrl }));
+          for (const line of written) ctx.print(`Wrote ${line}`);
+        }
+        if (report.failed > 0) throw new CliError(`${report.failed} transcript${report.failed === 1 ? "" : "s"} failed`, EXIT.FAILED);
+      }),
+    );
+
+  conformance
+    .command("record")
+    .description(
+      "Re-run the transcripts against the reference server and rewrite the goldens (review them with git diff). Starts the reference server in-process unless --base-url or SERVICE_BASE_URL is given.",
+    )
+    .option("--profile <file>", "the profile (default: conformance/profiles/reference.json)")
+    .action(
+      act<[], { profile?: string }>(async (ctx, flags) => {
+        const cli = path.join(KIT, "cli.ts");
+        if (!existsSync(cli)) throw new CliError(`the conformance kit has no command at ${cli}`, EXIT.ERROR);
+        const baseUrl = explicitBaseUrl(ctx);
+        const args = [cli, "record", ...(baseUrl ? ["--base-url", baseUrl] : []), ...(flags.profile ? ["--profile", flags.profile] : [])];
+        const code = await new Promise<number>((resolve, reject) => {
+          const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: ctx.io.env });
+          child.on("error", reject);
+          child.on("exit", (c, signal) => resolve(c ?? (signal ? 130 : 1)));
+        });
+        if (code === 1) throw new CliError("some transcripts failed against the reference server; their goldens were not rewritten", EXIT.FAILED);
+        if (code !== 0) throw new CliError(`conformance record exited with ${code}`, code === 2 ? EXIT.USAGE : EXIT.ERROR);
+      }),
+    );
+
+  return conformance;
+}

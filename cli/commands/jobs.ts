@@ -1,0 +1,369 @@
+/**
+ * `jobs estimate|create|list|get|cancel|watch|metrics`, for supervised (SFT) and
+ * preference (DPO) jobs.
+ *
+ * `create` prints the estimate's working first and asks before a billable run unless
+ * `--yes`; `watch` follows a job with a progress bar and a live loss curve and ends with
+ * the output model's name; `metrics --plot` writes the loss curves as an SVG or PNG chart.
+ */
+import { Command, Option } from "commander";
+import { ApiError, ok, paginate, type JobType, type Schema, type TrainingJob, type TrainingJobRequest } from "../../client/index.ts";
+import { act, decimal, integer, seconds } from "../command.ts";
+import type { Context } from "../context.ts";
+import { CliError, EXIT, usageError } from "../errors.ts";
+import { count, fields, money, state, table, time } from "../format.ts";
+import { getCurve, getJob, watchJob } from "../watch.ts";
+
+type CostEstimate = Schema<"CostEstimate">;
+
+interface TypeOptions {
+  dpo?: boolean;
+  type?: "sft" | "dpo";
+}
+
+interface TrainingOptions extends TypeOptions {
+  baseModel: string;
+  dataset: string;
+  outputModel: string;
+  evalDataset?: string;
+  evalSplit?: string;
+  epochs?: number;
+  loraRank?: number;
+  learningRate?: string;
+  batchSize?: number;
+  maxContextLength?: number;
+  lrSchedule?: "constant" | "cosine" | "linear_decay";
+  warmupSteps?: number;
+  earlyStop?: boolean;
+  dpoBeta?: string;
+}
+
+/** The job type the options ask for, or undefined when they do not say. */
+function typeOf(options: TypeOptions): JobType | undefined {
+  if (options.dpo && options.type === "sft") throw usageError("--dpo and --type sft contradict each other");
+  if (options.dpo || options.type === "dpo") return "JOB_TYPE_DPO";
+  if (options.type === "sft") return "JOB_TYPE_SFT";
+  return undefined;
+}
+
+function addTypeOptions(command: Command, what: string): Command {
+  return command
+    .option("--dpo", `${what} a preference (DPO) job; the same as --type dpo`)
+    .addOption(new Option("--type <type>", `${what} this kind of job`).choices(["sft", "dpo"]));
+}
+
+/** A dataset id, name or version name → the name the job request takes. */
+function datasetName(ctx: Context, value: string): string {
+  if (/^accounts\/[^/]+\/datasets\/[^/]+(\/versions\/[1-9]\d*)?$/.test(value)) return value;
+  const pinned = /^([a-z0-9-]{1,64})@([1-9]\d*)$/.exec(value);
+  if (pinned) return `accounts/${ctx.account}/datasets/${pinned[1]}/versions/${pinned[2]}`;
+  if (/^[a-z0-9-]{1,64}$/.test(value)) return `accounts/${ctx.account}/datasets/${value}`;
+  throw usageError(`not a dataset: ${value}`, ["give its id (pirate), id@version (pirate@2), or full name (accounts/acme/datasets/pirate/versions/2)"]);
+}
+
+function addTrainingOptions(command: Command): Command {
+  return addTypeOptions(command, "for")
+    .requiredOption("--base-model <model>", "the model to tune, such as tiny-chat")
+    .requiredOption("--dataset <dataset>", "the training data: id (latest version), id@version, or full name")
+    .requiredOption("--output-model <id>", "id of the model the job creates (accounts/{account}/models/{id})")
+    .option("--eval-dataset <dataset>", "held-out evaluation data, named like --dataset")
+    .option("--eval-split <percent>", "hold this percent of the training data out for evaluation (0.01 to 99.99)", decimal)
+    .option("--epochs <n>", "passes over the data, 1 to 100 (default 1)", integer(1, 100))
+    .option("--lora-rank <n>", "rank of the LoRA adapter, 1 to 256 (default: the base model's)", integer(1, 256))
+    .option("--learning-rate <rate>", "learning rate, such as 1e-4 (default: the base model's)", decimal)
+    .option("--batch-size <n>", "examples per step (default: the base model's)", integer(1))
+    .option("--max-context-length <tokens>", "longer examples are skipped (default: the base model's)", integer(1))
+    .addOption(new Option("--lr-schedule <schedule>", "how the learning rate changes (default constant)").choices(["constant", "cosine", "linear_decay"]))
+    .option("--warmup-steps <n>", "steps of linear warm-up (default 0)", integer(0))
+    .option("--early-stop", "stop when the evaluation loss stops improving")
+    .option("--dpo-beta <beta>", "DPO's beta (DPO jobs only; default 0.1)", decimal);
+}
+
+/** The request body the options describe (the same for the estimate and the create). */
+export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobType; body: TrainingJobRequest } {
+  const type = typeOf(options) ?? "JOB_TYPE_SFT";
+  if (options.dpoBeta !== undefined && type !== "JOB_TYPE_DPO") throw usageError("--dpo-beta is for preference jobs: add --dpo");
+  let basisPoints: number | undefined;
+  if (options.evalSplit !== undefined) {
+    basisPoints = Math.round(Number(options.evalSplit) * 100);
+    if (basisPoints < 1 || basisPoints > 9999) throw usageError(`--eval-split must be between 0.01 and 99.99 percent, not ${options.evalSplit}`);
+  }
+  const config: TrainingJobRequest["config"] = { outputModelId: options.outputModel };
+  if (options.epochs !== undefined) config.epochs = options.epochs;
+  if (options.loraRank !== undefined) config.loraRank = options.loraRank;
+  if (options.learningRate !== undefined) config.learningRate = options.learningRate;
+  if (options.batchSize !== undefined) config.batchSize = options.batchSize;
+  if (options.maxContextLength !== undefined) config.maxContextLength = options.maxContextLength;
+  if (options.lrSchedule !== undefined) config.lrSchedule = options.lrSchedule;
+  if (options.warmupSteps !== undefined) config.warmupSteps = options.warmupSteps;
+  if (options.earlyStop) config.earlyStop = true;
+  if (basisPoints !== undefined) config.evalAutoCarveoutBasisPoints = basisPoints;
+  if (options.dpoBeta !== undefined) config.dpoBeta = options.dpoBeta;
+  const body: TrainingJobRequest = { baseModel: options.baseModel, inputDatasetVersion: datasetName(ctx, options.dataset), config };
+  if (options.evalDataset !== undefined) body.evaluationDatasetVersion = datasetName(ctx, options.evalDataset);
+  return { type, body };
+}
+
+async function estimate(ctx: Context, type: JobType, body: TrainingJobRequest): Promise<CostEstimate> {
+  const params = { path: { account: ctx.account } };
+  return type === "JOB_TYPE_DPO"
+    ? ok(ctx.client.POST("/accounts/{account}/dpoJobs:estimateCost", { params, body }))
+    : ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs:estimateCost", { params, body }));
+}
+
+/** The estimate with its working, for people. */
+export function estimateText(type: JobType, body: TrainingJobRequest, result: CostEstimate): string {
+  const e = result.estimate;
+  const g = result.egress;
+  const allowed = g.allowed
+    ? `yes (${g.execution.thirdParty ? "third-party trainer" : "trained by the service"}${g.requiredAgreementVersion ? `, agreement ${g.requiredAgreementVersion} accepted` : ""})`
+    : `no: needs agreement ${g.requiredAgreementVersion || "(none named)"}, accepted: ${g.acceptedAgreementVersion || "none"}${g.providerApproved ? "" : "; provider not approved"}`;
+  return [
+    `Cost estimate (${type === "JOB_TYPE_DPO" ? "DPO" : "SFT"}): ${body.baseModel} on ${body.inputDatasetVersion}`,
+    fields([
+      ["  examples", count(e.exampleCount)],
+      ["  skipped (too long)", `${count(e.examplesSkipped)}   (longer than maxContextLength: not trained, not billed)`],
+      ["  avg tokens / example", count(e.avgTokensPerExample)],
+      ["  epochs", String(e.epochs)],
+      ["  tokens processed", `${count(e.tokensProcessed)}   (tokens of the examples that fit × ${e.epochs} epoch${e.epochs === 1 ? "" : "s"})`],
+      ["  rate", `${money(e.ratePerMillion)} per million tokens`],
+      ["  estimated cost", `${money(e.estimatedCost)}   (= ${count(e.tokensProcessed)} × ${e.ratePerMillion.amount} / 1,000,000)`],
+      ["  allowed", allowed],
+    ]),
+    "  An estimate, not the bill: billing is for the tokens actually trained.",
+  ].join("\n");
+}
+
+/** The account's newest job (of the type, when given). */
+async function latestJob(ctx: Context, type: JobType | undefined): Promise<TrainingJob> {
+  const params = { path: { account: ctx.account }, query: { pageSize: 1 } };
+  const candidates: TrainingJob[] = [];
+  if (type !== "JOB_TYPE_DPO") candidates.push(...(await ok(ctx.client.GET("/accounts/{account}/supervisedFineTuningJobs", { params }))).supervisedFineTuningJobs);
+  if (type !== "JOB_TYPE_SFT") candidates.push(...(await ok(ctx.client.GET("/accounts/{account}/dpoJobs", { params }))).dpoJobs);
+  const newest = candidates.sort((a, b) => b.createTime.localeCompare(a.createTime))[0];
+  if (!newest) throw new CliError(`account ${ctx.account} has no ${type === "JOB_TYPE_DPO" ? "DPO " : type === "JOB_TYPE_SFT" ? "SFT " : ""}jobs yet`, EXIT.NOT_FOUND);
+  return newest;
+}
+
+/**
+ * A job by id (sft-…, dpo-…), by name (accounts/acme/trainingJobs/…), or `latest` (the
+ * newest); of the type given, or found by trying both collections.
+ */
+export async function findJob(ctx: Context, ref: string, type: JobType | undefined): Promise<TrainingJob> {
+  if (ref === "latest") return latestJob(ctx, type);
+  const named = /^accounts\/([^/]+)\/trainingJobs\/([^/]+)$/.exec(ref);
+  const account = named ? (named[1] as string) : ctx.account;
+  const jobId = named ? (named[2] as string) : ref;
+  const name = `accounts/${account}/trainingJobs/${jobId}`;
+  if (type) return getJob(ctx.client, { name, jobId, jobType: type });
+  const first: JobType = jobId.startsWith("dpo-") ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT";
+  try {
+    return await getJob(ctx.client, { name, jobId, jobType: first });
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404)) throw error;
+    try {
+      return await getJob(ctx.client, { name, jobId, jobType: first === "JOB_TYPE_SFT" ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT" });
+    } catch (second) {
+      // The first 404 speaks of the collection the id most likely belongs to.
+      if (second instanceof ApiError && second.status === 404) throw error;
+      throw second;
+    }
+  }
+}
+
+function printJob(ctx: Context, job: TrainingJob): void {
+  const c = job.config;
+  const pairs: [string, string][] = [
+    ["job", `${job.jobId} (${state(job.jobType)})`],
+    ["state", state(job.state) + (job.stateDetail ? `: ${job.stateDetail}` : "") + (job.errorClass ? ` [${job.errorClass}]` : "")],
+    ["progress", `${job.progress.percent}%, epoch ${job.progress.epoch}/${job.progress.totalEpochs}, ${count(job.progress.processedTokens)} tokens`],
+    ["base model", job.baseModel],
+    ["training data", job.inputDatasetVersion],
+    ["evaluation data", job.evaluationDatasetVersion ?? "-"],
+    ["output model", job.outputModel ?? `(when it succeeds) accounts/${job.name.split("/")[1]}/models/${c.outputModelId}`],
+    [
+      "config",
+      `epochs ${c.epochs}, loraRank ${c.loraRank}, learningRate ${c.learningRate}, batchSize ${c.batchSize}, maxContextLength ${c.maxContextLength}, ` +
+        `lrSchedule ${c.lrSchedule}, warmupSteps ${c.warmupSteps}, earlyStop ${c.earlyStop}, evalSplit ${c.evalAutoCarveoutBasisPoints / 100}%` +
+        (c.dpoBeta !== undefined ? `, dpoBeta ${c.dpoBeta}` : ""),
+    ],
+    ["examples", `${count(job.execution.examplesTrained)} trained, ${count(job.execution.examplesSkipped)} skipped, ${count(job.execution.evalExamples)} for evaluation (${job.execution.trainer})`],
+    ["estimated cost", money(job.estimatedCost)],
+    ["created", `${time(job.createTime)} by ${job.createdBy}`],
+    ["started", time(job.startTime)],
+    ["completed", time(job.completeTime)],
+  ];
+  ctx.print(fields(pairs));
+}
+
+/** What `watch` (and `create --watch`) prints at the end, and its exit code. */
+function finish(ctx: Context, job: TrainingJob): void {
+  if (ctx.json) ctx.printJson(job);
+  if (job.state === "JOB_STATE_SUCCEEDED") {
+    if (!ctx.json) {
+      ctx.print(`${ctx.style("green", "Succeeded")}: job ${job.jobId}, ${count(job.progress.processedTokens)} tokens trained.`);
+      ctx.print(`Output model: ${job.outputModel}`);
+      ctx.print(`Try it: ${ctx.invocation} chat --model ${job.outputModel}`);
+    }
+    return;
+  }
+  throw new CliError(`job ${job.jobId} ended ${state(job.state)}${job.stateDetail ? `: ${job.stateDetail}` : ""}${job.errorClass ? ` [${job.errorClass}]` : ""}`, EXIT.FAILED);
+}
+
+interface WatchFlags {
+  interval?: number;
+  timeout?: number;
+  chart: boolean;
+}
+
+function addWatchOptions(command: Command): Command {
+  return command
+    .option("--interval <seconds>", "time between two polls (default 1)", seconds)
+    .option("--timeout <seconds>", "stop watching after this long (exit 9; the job goes on)", seconds)
+    .option("--no-chart", "no loss curve, only the progress bar");
+}
+
+async function watch(ctx: Context, job: TrainingJob, flags: WatchFlags, signal: AbortSignal | undefined): Promise<void> {
+  const done = await watchJob(ctx, job, { intervalMs: flags.interval ?? 1000, chart: flags.chart, ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}), ...(signal ? { signal } : {}) });
+  finish(ctx, done);
+}
+
+export function jobsCommand(signal?: AbortSignal): Command {
+  const jobs = new Command("jobs").description("Fine-tuning jobs, supervised (SFT) or preference (DPO): estimate, create, follow, inspect, cancel, plot.");
+
+  addTrainingOptions(jobs.command("estimate").description("What a job would cost, with the working, and whether it would be allowed. Creates nothing.")).action(
+    act<[], TrainingOptions>(async (ctx, options) => {
+      const { type, body } = jobRequest(ctx, options);
+      const result = await estimate(ctx, type, body);
+      if (ctx.json) return ctx.printJson(result);
+      ctx.print(estimateText(type, body, result));
+    }),
+  );
+
+  addWatchOptions(
+    addTrainingOptions(
+      jobs
+        .command("create")
+        .description("Print the estimate's working, ask before a billable run (unless --yes), then create the job. Retried creates are safe (Idempotency-Key)."),
+    )
+      .option("-y, --yes", "do not ask before a billable run")
+      .option("--idempotency-key <key>", "send this Idempotency-Key (a repeat with the same key returns the first job); default: a fresh one")
+      .option("--watch", "then follow the job as `jobs watch` does"),
+  ).action(
+    act<[], TrainingOptions & WatchFlags & { yes?: boolean; idempotencyKey?: string; watch?: boolean }>(async (ctx, options) => {
+      const { type, body } = jobRequest(ctx, options);
+      const result = await estimate(ctx, type, body);
+      if (!ctx.json) ctx.print(estimateText(type, body, result));
+      if (Number(result.estimate.estimatedCost.amount) > 0) {
+        await ctx.confirm(`Start this billable job (estimated ${money(result.estimate.estimatedCost)})?`, options.yes);
+      }
+      const params = { path: { account: ctx.account }, ...(options.idempotencyKey ? { header: { "Idempotency-Key": options.idempotencyKey } } : {}) };
+      const job =
+        type === "JOB_TYPE_DPO"
+          ? await ok(ctx.client.POST("/accounts/{account}/dpoJobs", { params, body }))
+          : await ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs", { params, body }));
+      if (!options.watch) {
+        if (ctx.json) return ctx.printJson(job);
+        ctx.print(`Created job ${job.jobId} (${state(job.state)}); it will make ${`accounts/${ctx.account}/models/${job.config.outputModelId}`}`);
+        ctx.print(`Follow it: ${ctx.invocation} jobs watch ${job.jobId}`);
+        return;
+      }
+      ctx.note(`Created job ${job.jobId}`);
+      await watch(ctx, job, options, signal);
+    }),
+  );
+
+  addTypeOptions(jobs.command("list").description("List jobs, newest first (SFT and DPO unless --type says)."), "only")
+    .addOption(
+      new Option("--state <state>", "only jobs in this state").choices(["QUEUED", "RUNNING", "CHECKPOINTING", "FINALIZING", "SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED"]),
+    )
+    .action(
+      act<[], TypeOptions & { state?: string }>(async (ctx, options) => {
+        const type = typeOf(options);
+        const query = { pageSize: 200, ...(options.state ? { filter: `state:${options.state}` } : {}) };
+        const params = { path: { account: ctx.account }, query };
+        const all: TrainingJob[] = [];
+        if (type !== "JOB_TYPE_DPO") for await (const j of paginate(ctx.client, "/accounts/{account}/supervisedFineTuningJobs", { params })) all.push(j);
+        if (type !== "JOB_TYPE_SFT") for await (const j of paginate(ctx.client, "/accounts/{account}/dpoJobs", { params })) all.push(j);
+        all.sort((a, b) => b.createTime.localeCompare(a.createTime));
+        if (ctx.json) return ctx.printJson(all);
+        if (all.length === 0) return ctx.print("No jobs.");
+        ctx.print(
+          table([
+            ["JOB", "TYPE", "STATE", "PROGRESS", "BASE MODEL", "OUTPUT MODEL", "CREATED"],
+            ...all.map((j) => [j.jobId, state(j.jobType), state(j.state), `${j.progress.percent}%`, j.baseModel, j.outputModel ?? j.config.outputModelId, time(j.createTime)]),
+          ]),
+        );
+      }),
+    );
+
+  addTypeOptions(jobs.command("get").description("Show a job: state, progress, configuration, data, cost, times."), "it is")
+    .argument("<job>", "the job id (sft-…, dpo-…), its name, or latest")
+    .action(
+      act<[string], TypeOptions>(async (ctx, options, ref) => {
+        const job = await findJob(ctx, ref, typeOf(options));
+        if (ctx.json) return ctx.printJson(job);
+        printJob(ctx, job);
+      }),
+    );
+
+  addTypeOptions(jobs.command("cancel").description("Cancel a queued or running job (409 JOB_STATE_INVALID, exit 5, once it has ended)."), "it is")
+    .argument("<job>", "the job id, its name, or latest (the newest job)")
+    .action(
+      act<[string], TypeOptions>(async (ctx, options, ref) => {
+        const found = await findJob(ctx, ref, typeOf(options));
+        const params = { path: { account: found.name.split("/")[1] as string, job: found.jobId } };
+        const job =
+          found.jobType === "JOB_TYPE_DPO"
+            ? await ok(ctx.client.POST("/accounts/{account}/dpoJobs/{job}:cancel", { params }))
+            : await ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs/{job}:cancel", { params }));
+        if (ctx.json) return ctx.printJson(job);
+        ctx.print(`Cancelled job ${job.jobId} (${state(job.state)} at ${job.progress.percent}%)`);
+      }),
+    );
+
+  addWatchOptions(
+    addTypeOptions(
+      jobs.command("watch").description("Follow a job to its end: progress bar (epoch, percent, tokens) and a live loss curve; ends with the output model's name. Exit 8 if it fails."),
+      "it is",
+    ).argument("<job>", "the job id, its name, or latest (the newest job)"),
+  ).action(
+    act<[string], TypeOptions & WatchFlags>(async (ctx, options, ref) => {
+      await watch(ctx, await findJob(ctx, ref, typeOf(options)), options, signal);
+    }),
+  );
+
+  addTypeOptions(jobs.command("metrics").description("The training and evaluation loss curves: a table, JSON, or a chart file (--plot out.svg or out.png)."), "it is")
+    .argument("<job>", "the job id, its name, or latest (the newest job)")
+    .option("--plot <file>", "write the chart to this .svg or .png file (PNG needs Chromium)")
+    .option("--log", "with --plot: a logarithmic loss axis")
+    .option("--max-points <n>", "at most this many points per curve (default 1000; longer curves are thinned)", integer(1, 10000))
+    .action(
+      act<[string], TypeOptions & { plot?: string; log?: boolean; maxPoints?: number }>(async (ctx, options, ref) => {
+        const job = await findJob(ctx, ref, typeOf(options));
+        const curve = await getCurve(ctx.client, job, options.maxPoints ?? 1000);
+        if (options.plot) {
+          if (curve.points.length === 0) throw new CliError(`job ${job.jobId} has no training steps yet (${state(job.state)}): nothing to plot`, EXIT.FAILED);
+          // Vega loads only when a chart is asked for.
+          const { lossChartSpec, writeChart } = await import("../plot.ts");
+          const format = await writeChart(options.plot, lossChartSpec(job, curve, { log: options.log === true }), ctx.io.env);
+          if (ctx.json) return ctx.printJson({ file: options.plot, format, points: curve.points.length, evaluationPoints: curve.evaluationPoints.length });
+          ctx.print(`Wrote ${options.plot} (${format.toUpperCase()}): ${curve.points.length} training points, ${curve.evaluationPoints.length} evaluation points`);
+          return;
+        }
+        if (ctx.json) return ctx.printJson(curve);
+        const evalByStep = new Map(curve.evaluationPoints.map((p) => [p.step, p.loss]));
+        ctx.print(
+          table([
+            ["STEP", "EPOCH", "LOSS", "EVAL LOSS", "LEARNING RATE", "TIME"],
+            ...curve.points.map((p) => [p.step, String(p.epoch), p.loss, evalByStep.get(p.step) ?? "", String(p.learningRate), time(p.time)]),
+          ]),
+        );
+        ctx.print(
+          `${curve.points.length} of ${curve.totalPoints} training points, ${curve.evaluationPoints.length} of ${curve.totalEvaluationPoints} evaluation points; ${curve.complete ? "complete" : "still recording"}`,
+        );
+      }),
+    );
+
+  return jobs;
+}

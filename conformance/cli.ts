@@ -1,0 +1,204 @@
+#!/usr/bin/env node
+/**
+ * conformance — run the golden transcripts against an implementation of the interface.
+ *
+ *   conformance [run] --base-url <url> --profile <file> [--area a]… [--transcript t]…
+ *               [--junit file] [--json file] [--concurrency n] [--verbose] [--bail]
+ *   conformance record [--base-url <url>] [--profile <file>]   rewrite the goldens from the reference server
+ *   conformance mock [--profile <file>] [--port n]             serve the transcripts to a client under test
+ *   conformance coverage                                       which transcripts cover what (static)
+ *   conformance list                                           the transcripts, by area
+ *
+ * Exit code 0 only when nothing failed (skipped transcripts do not fail a run).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Contract } from "./contract.ts";
+import { loadRules, staticCoverage } from "./coverage.ts";
+import { GoldenWriter } from "./golden.ts";
+import { startMockServer } from "./mock-server.ts";
+import { loadProfile, ProfileError, type Profile } from "./profile.ts";
+import { jsonReport, junitReport, textReport } from "./report.ts";
+import { runConformance, type RunReport } from "./runner.ts";
+import { kitRoot, loadTranscripts, TranscriptError } from "./transcript.ts";
+
+const USAGE = `Usage:
+  conformance [run] --base-url <url> --profile <file> [options]
+  conformance record [--base-url <url>] [--profile <file>]
+  conformance mock [--profile <file>] [--port <n>] [--host <h>]
+  conformance coverage
+  conformance list
+
+Options of run:
+  --base-url <url>      the implementation's {base_url}, e.g. https://api.example.com/v1 (overrides the profile)
+  --origin <url>        its {origin} (default: the base URL without /v1)
+  --profile <file>      the profile: keys, models, capabilities (default: profiles/reference.json)
+  --area <name>         only this area (repeatable): ${"responses, inference, auth, errors, datasets, finetune, …"}
+  --transcript <id>     only this transcript, e.g. responses/stream-events (repeatable)
+  --junit <file>        also write a JUnit XML report
+  --json <file>         also write the report as JSON
+  --concurrency <n>     transcripts at once (default: the profile's, 4)
+  --bail                stop after the first failing transcript
+  --verbose             list passing transcripts too
+  --no-color            plain text
+
+record re-runs every transcript against the reference server (started in-process from
+this repository when --base-url is not given) and rewrites goldens/ for each transcript
+that passed, so a behaviour change shows as a diff in review.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      "base-url": { type: "string" },
+      origin: { type: "string" },
+      profile: { type: "string" },
+      area: { type: "string", multiple: true },
+      transcript: { type: "string", multiple: true },
+      junit: { type: "string" },
+      json: { type: "string" },
+      concurrency: { type: "string" },
+      bail: { type: "boolean" },
+      verbose: { type: "boolean" },
+      "no-color": { type: "boolean" },
+      port: { type: "string" },
+      host: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const command = positionals[0] ?? "run";
+  const profileFile = values.profile ?? path.join(kitRoot(), "profiles/reference.json");
+  const overrides = { ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}), ...(values.origin ? { origin: values.origin } : {}) };
+  const color = !values["no-color"] && process.stdout.isTTY === true;
+
+  switch (command) {
+    case "run": {
+      const profile = loadProfile(profileFile, overrides);
+      const report = await runConformance({
+        profile,
+        ...(values.area ? { areas: values.area } : {}),
+        ...(values.transcript ? { transcripts: values.transcript } : {}),
+        ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+        stopOnFirstFailure: values.bail === true,
+        onResult: (r) => {
+          if (!process.stderr.isTTY) return;
+          process.stderr.write(r.status === "passed" ? "." : r.status === "skipped" ? "s" : "F");
+        },
+      });
+      if (process.stderr.isTTY) process.stderr.write("\n");
+      writeOutputs(report, values.junit, values.json);
+      console.log(textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl }));
+      return report.failed > 0 ? 1 : 0;
+    }
+    case "record":
+      return record(profileFile, overrides, color);
+    case "mock": {
+      const profile = loadProfile(profileFile, { baseUrl: "http://127.0.0.1/v1" });
+      const mock = await startMockServer({ profile, port: Number(values.port ?? 8090), host: values.host ?? "127.0.0.1" });
+      console.log(`Mock server: each transcript is served at ${mock.url}/<area>/<name>/v1 (for example ${mock.url}/responses/stream-events/v1)`);
+      console.log("Point the client under test at one transcript's base URL and make that transcript's requests in order.");
+      return await new Promise<number>(() => undefined);
+    }
+    case "coverage":
+      return coverage();
+    case "list": {
+      for (const t of loadTranscripts()) console.log(`${t.id.padEnd(48)} ${t.title}${t.requires.length ? `  [requires ${t.requires.join(", ")}]` : ""}`);
+      return 0;
+    }
+    default:
+      console.error(`unknown command ${command}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+function writeOutputs(report: RunReport, junit?: string, json?: string): void {
+  if (junit) writeFileSync(junit, junitReport(report));
+  if (json) writeFileSync(json, jsonReport(report));
+}
+
+async function record(profileFile: string, overrides: { baseUrl?: string }, color: boolean): Promise<number> {
+  let stop: (() => Promise<void>) | undefined;
+  let baseUrl = overrides.baseUrl;
+  if (!baseUrl) {
+    const started = await startReferenceServer();
+    baseUrl = started.baseUrl;
+    stop = started.close;
+    console.log(`Started the reference server at ${baseUrl}`);
+  }
+  try {
+    const profile = loadProfile(profileFile, { ...overrides, baseUrl });
+    const writer = new GoldenWriter(path.join(kitRoot(), "goldens"));
+    // One transcript at a time, so that lists hold the same items in the same order on every recording.
+    const report = await runConformance({ profile, recorder: writer, runId: "rrecord0001", concurrency: 1 });
+    const passed = report.details.filter((r) => r.status === "passed").map((r) => r.transcript);
+    const written = writer.write(passed);
+    console.log(textReport(report, { color, baseUrl }));
+    console.log(`\nWrote ${written.length} goldens under ${path.relative(process.cwd(), path.join(kitRoot(), "goldens")) || "goldens"}/; review them with git diff.`);
+    const failed = report.details.filter((r) => r.status === "failed").map((r) => r.transcript);
+    if (failed.length) console.log(`Not rewritten (failed against the reference server): ${failed.join(", ")}`);
+    return report.failed > 0 ? 1 : 0;
+  } finally {
+    await stop?.();
+  }
+}
+
+interface ReferenceServer {
+  baseUrl: string;
+  store: { accounts: { update(id: string, patch: { requestsPerMinute: number | null }): Promise<unknown> } };
+  close(): Promise<void>;
+}
+
+/** The reference server of this repository, in-process, on a fresh data directory with the development seed. */
+async function startReferenceServer(): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const serverModule = path.join(kitRoot(), "../server/server.ts");
+  const { startServer } = (await import(serverModule)) as { startServer: (options: Record<string, unknown>) => Promise<ReferenceServer> };
+  const dir = mkdtempSync(path.join(os.tmpdir(), "conformance-record-"));
+  const server = await startServer({ dataDir: path.join(dir, "data"), port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, fineTuning: { pollMs: 50 } });
+  for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
+  return {
+    baseUrl: server.baseUrl,
+    close: async () => {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function coverage(): number {
+  const contract = Contract.load();
+  const rules = loadRules();
+  const transcripts = loadTranscripts();
+  const cov = staticCoverage(transcripts, contract, rules);
+  let ok = true;
+  const section = (title: string, map: Map<string, string[]>) => {
+    const missing = [...map].filter(([, ts]) => ts.length === 0).map(([k]) => k);
+    console.log(`${title}: ${map.size - missing.length}/${map.size}${missing.length ? `  missing: ${missing.join(", ")}` : ""}`);
+    return missing;
+  };
+  if (section("operations", cov.operations).length) ok = false;
+  section("error codes expected", cov.errorCodes);
+  if (section("rules named", cov.rules).length) ok = false;
+  for (const u of cov.unknownRules) {
+    console.log(`unknown rule ${u.rule} in ${u.transcript}`);
+    ok = false;
+  }
+  return ok ? 0 : 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof ProfileError || error instanceof TranscriptError) console.error(`conformance: ${error.message}`);
+    else console.error(error);
+    process.exit(2);
+  },
+);
+
+export type { Profile };

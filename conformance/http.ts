@@ -1,0 +1,109 @@
+/**
+ * Sending one transcript request and reading the whole answer: status, headers, the body
+ * as text, parsed as JSON when it is JSON, and as SSE events when it is an event stream.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { SseEvent } from "./contract.ts";
+import { parseSse } from "./sse.ts";
+
+export interface PreparedRequest {
+  method: string;
+  /** Full URL. */
+  url: string;
+  /** Path relative to the base the request used (`/responses`, `/accounts/acme/datasets?pageSize=2`). */
+  relativePath: string;
+  /** Path relative to `{base_url}` (a request made under `{origin}` loses its `/v1`), for finding the operation. */
+  apiPath: string;
+  headers: Record<string, string>;
+  body?: string | Buffer | FormData;
+  /** The JSON body, for reports and goldens. */
+  json?: unknown;
+  /** What the body was, for goldens: json, text, file name, or form. */
+  bodyKind?: "json" | "text" | "file" | "form";
+  bodyLabel?: string;
+}
+
+export interface Exchange {
+  request: PreparedRequest;
+  status: number;
+  headers: Headers;
+  text: string;
+  json: unknown;
+  isJson: boolean;
+  /** Parsed events when the content type is text/event-stream. */
+  events?: SseEvent[];
+  durationMs: number;
+}
+
+export class TransportError extends Error {
+  override name = "TransportError";
+}
+
+export async function send(request: PreparedRequest, timeoutMs: number): Promise<Exchange> {
+  const started = performance.now();
+  let response: Response;
+  try {
+    const init: RequestInit & { duplex?: "half" } = { method: request.method, headers: request.headers, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" };
+    if (request.body !== undefined) init.body = request.body as BodyInit;
+    response = await fetch(request.url, init);
+  } catch (error) {
+    throw new TransportError(`${request.method} ${request.url}: ${describeError(error)}`);
+  }
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw new TransportError(`${request.method} ${request.url}: the body could not be read: ${describeError(error)}`);
+  }
+  const type = (response.headers.get("content-type") ?? "").toLowerCase();
+  let json: unknown;
+  let isJson = false;
+  if (!type.startsWith("text/event-stream")) {
+    try {
+      json = JSON.parse(text);
+      isJson = true;
+    } catch {
+      json = undefined;
+    }
+  }
+  const exchange: Exchange = { request, status: response.status, headers: response.headers, text, json, isJson, durationMs: performance.now() - started };
+  if (type.startsWith("text/event-stream")) exchange.events = parseSse(text);
+  return exchange;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: unknown }).cause;
+    if (error.name === "TimeoutError") return "no complete answer within the request timeout";
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}
+
+/** Builds the body of a request spec. */
+export function buildBody(
+  spec: { json?: unknown; text?: string; file?: string; form?: Record<string, unknown>; contentType?: string },
+  fixturesDir: string,
+): { body?: string | Buffer | FormData; contentType?: string; kind?: PreparedRequest["bodyKind"]; label?: string } {
+  if (spec.json !== undefined) return { body: JSON.stringify(spec.json), contentType: spec.contentType ?? "application/json", kind: "json" };
+  if (spec.text !== undefined) return { body: spec.text, ...(spec.contentType ? { contentType: spec.contentType } : {}), kind: "text", label: spec.text.length > 200 ? `${spec.text.slice(0, 200)}…` : spec.text };
+  if (spec.file !== undefined) return { body: readFixture(fixturesDir, spec.file), ...(spec.contentType ? { contentType: spec.contentType } : {}), kind: "file", label: spec.file };
+  if (spec.form !== undefined) {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(spec.form)) {
+      if (value !== null && typeof value === "object" && "file" in value) {
+        const part = value as { file: string; filename?: string; contentType?: string };
+        form.append(name, new Blob([new Uint8Array(readFixture(fixturesDir, part.file))], { type: part.contentType ?? "application/octet-stream" }), part.filename ?? path.basename(part.file));
+      } else form.append(name, String(value));
+    }
+    return { body: form, kind: "form", label: Object.keys(spec.form).join(", ") };
+  }
+  return {};
+}
+
+export function readFixture(fixturesDir: string, name: string): Buffer {
+  const file = path.resolve(fixturesDir, name);
+  if (!file.startsWith(path.resolve(fixturesDir) + path.sep)) throw new Error(`fixture ${name} is outside the fixtures folder`);
+  return readFileSync(file);
+}

@@ -1,0 +1,337 @@
+/**
+ * The other direction: a mock server that serves the transcripts, so a client (ours, or a
+ * third party's generated client) can be tested against them. Each transcript is served
+ * at its own prefix, `{mock}/<area>/<name>/v1` as `{base_url}` (and `{mock}/<area>/<name>`
+ * as `{origin}`). A request is matched to the next step of that transcript (method, path,
+ * query, key role and JSON body, where the transcript's `{{variables}}` match any value
+ * and are bound by the match), and answered with what the reference server answered to
+ * that step: the golden (goldens/<area>/<name>.yaml), with the variables filled in.
+ *
+ * A request that matches no step is answered 404 with error code NOT_FOUND and a message
+ * saying which requests the transcript expected next.
+ */
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { loadGolden, longMarker, type Golden, type GoldenExchange } from "./golden.ts";
+import { isPlainObject } from "./matchers.ts";
+import type { Profile } from "./profile.ts";
+import { parseSse, formatSse } from "./sse.ts";
+import { evaluate, TemplateError } from "./template.ts";
+import { kitRoot, loadTranscripts, transcriptsDir, type Transcript } from "./transcript.ts";
+
+export interface MockServerOptions {
+  profile: Profile;
+  port?: number;
+  host?: string;
+  transcripts?: Transcript[];
+  goldensDir?: string;
+}
+
+export interface MockServer {
+  url: string;
+  /** Where a transcript is served: its `{base_url}` and `{origin}`. */
+  targetFor(t: Transcript | string): { baseUrl: string; origin: string };
+  /** Requests that matched no step (for the self-test's report). */
+  unmatched: string[];
+  close(): Promise<void>;
+}
+
+interface Entry extends GoldenExchange {
+  step: number;
+  repeated: boolean;
+}
+
+interface Session {
+  cursor: number;
+  vars: Map<string, unknown>;
+}
+
+export async function startMockServer(options: MockServerOptions): Promise<MockServer> {
+  const transcripts = options.transcripts ?? loadTranscripts(transcriptsDir());
+  const goldensDir = options.goldensDir ?? path.join(kitRoot(), "goldens");
+  const served = new Map<string, { golden: Golden; entries: Entry[] }>();
+  const byId = new Map(transcripts.map((t) => [t.id, t]));
+  for (const t of transcripts) {
+    const golden = loadGolden(goldensDir, t.id);
+    if (!golden) continue;
+    served.set(t.id, { golden, entries: golden.steps.flatMap((s) => s.exchanges.map((e) => ({ ...e, step: s.step, repeated: s.repeated === true }))) });
+  }
+  const sessions = new Map<string, Session>();
+  const unmatched: string[] = [];
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        handle(req, Buffer.concat(chunks), res);
+      } catch (error) {
+        reply(res, 500, { error: { message: `mock: ${(error as Error).message}`, type: "server_error", code: "INTERNAL", param: null } });
+      }
+    });
+  });
+
+  function handle(req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): void {
+    const url = new URL(req.url ?? "/", "http://mock");
+    const parts = url.pathname.split("/");
+    const id = `${parts[1] ?? ""}/${parts[2] ?? ""}`;
+    const rest = `/${parts.slice(3).join("/")}`;
+    const entry = served.get(id);
+    if (!entry) return notFound(res, `mock: no transcript ${id} (serve paths are /<area>/<name>/v1/…)`);
+    let session = sessions.get(id);
+    if (!session) {
+      session = { cursor: -1, vars: new Map() };
+      sessions.set(id, session);
+    }
+    const incoming = { method: (req.method ?? "GET").toUpperCase(), path: rest, query: url.searchParams, headers: req.headers, body, json: parseJson(req.headers["content-type"], body) };
+    // The next steps first; the current one again only when it repeats its request; else
+    // the client has started the transcript over.
+    const current = entry.entries[session.cursor];
+    const order = [...range(session.cursor + 1, entry.entries.length), ...(current?.repeated ? [session.cursor] : []), ...range(0, session.cursor + (current?.repeated ? 0 : 1))];
+    for (const i of order) {
+      const candidate = entry.entries[i] as Entry;
+      const restart = i <= session.cursor && !(i === session.cursor && current?.repeated);
+      const vars = new Map(restart ? [] : session.vars);
+      if (!requestMatches(candidate, incoming, vars, options.profile)) continue;
+      session.cursor = i;
+      session.vars = vars;
+      learnRun(vars);
+      return serve(res, candidate, vars, { golden: entry.golden, profile: options.profile, setupValue: (name) => setupValue(id, name), run: () => globalRun });
+    }
+    const show = (e: Entry) => `${e.request.method} ${e.request.base === "origin" ? "" : "/v1"}${e.request.path}`;
+    const expected = entry.entries.slice(session.cursor + 1, session.cursor + 4).map(show);
+    unmatched.push(`${id}: ${incoming.method} ${rest}`);
+    const first = entry.entries[0] ? show(entry.entries[0]) : "";
+    notFound(res, `mock: ${incoming.method} ${rest} matches no step of ${id}; next expected: ${expected.join(" | ") || `(the transcript is over; it starts again with ${first})`}`);
+  }
+
+  /** The client's `{{run}}` (one per run of the kit, shared by all transcripts), learnt from any request. */
+  let globalRun: string | undefined;
+  function learnRun(vars: Map<string, unknown>): void {
+    const run = vars.get("run");
+    const tag = vars.get("tag");
+    if (typeof run === "string") globalRun = run;
+    else if (typeof tag === "string") globalRun = tag.replace(/-[0-9a-f]{6}$/, "");
+  }
+
+  /** `alias.key` of a transcript's `uses`: the setup's export, filled from the setup's own session. */
+  function setupValue(transcriptId: string, name: string): unknown {
+    const [alias, key] = name.split(".", 2) as [string, string | undefined];
+    const setupId = byId.get(transcriptId)?.uses[alias];
+    if (!setupId || key === undefined) return undefined;
+    const exported = byId.get(setupId)?.exports[key];
+    const setup = served.get(setupId);
+    const session = sessions.get(setupId);
+    if (typeof exported !== "string" || !setup || !session) return undefined;
+    const value = fill(exported, session.vars, { golden: setup.golden, profile: options.profile, setupValue: (n) => setupValue(setupId, n), run: () => globalRun });
+    return value.includes("{{") ? undefined : value;
+  }
+
+  server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  return {
+    url,
+    unmatched,
+    targetFor: (t) => {
+      const tid = typeof t === "string" ? t : t.id;
+      return { baseUrl: `${url}/${tid}/v1`, origin: `${url}/${tid}` };
+    },
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+}
+
+function parseJson(type: string | undefined, body: Buffer): unknown {
+  if (!type?.includes("json") || type.includes("jsonl")) return undefined;
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+interface Incoming {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: http.IncomingHttpHeaders;
+  json: unknown;
+}
+
+function requestMatches(entry: Entry, incoming: Incoming, vars: Map<string, unknown>, profile: Profile): boolean {
+  const r = entry.request;
+  if (r.method !== incoming.method) return false;
+  const [goldenPath, goldenQuery = ""] = r.path.split("?") as [string, string?];
+  const full = r.base === "origin" ? goldenPath : `/v1${goldenPath}`;
+  if (!matchTemplate(safeDecode(full), safeDecode(incoming.path), vars, profile)) return false;
+  const want = new URLSearchParams(goldenQuery);
+  const wantKeys = [...new Set(want.keys())].sort();
+  const gotKeys = [...new Set(incoming.query.keys())].sort();
+  if (wantKeys.join("&") !== gotKeys.join("&")) return false;
+  for (const k of wantKeys) if (!matchTemplate(want.get(k) ?? "", incoming.query.get(k) ?? "", vars, profile)) return false;
+  if (!authMatches(r.auth ?? "primary", incoming.headers, profile)) return false;
+  if (r.json !== undefined) return matchJson(r.json, incoming.json, vars, profile);
+  return true;
+}
+
+function authMatches(role: string, headers: http.IncomingHttpHeaders, profile: Profile): boolean {
+  if (role === "literal") return true;
+  const authorization = headers.authorization;
+  const apiKey = headers["x-api-key"];
+  if (role === "none") return authorization === undefined && apiKey === undefined;
+  const key = profile.accounts[role]?.key;
+  if (!key) return false;
+  return authorization === `Bearer ${key}` || apiKey === key;
+}
+
+const PROFILE_ROOTS = new Set(["accounts", "models", "settings", "capabilities", "timeouts", "account", "otherAccount", "faults"]);
+
+function profileValue(name: string, profile: Profile): unknown {
+  const root = name.split(/[.[]/)[0] as string;
+  if (!PROFILE_ROOTS.has(root)) return undefined;
+  const scope = (n: string): unknown =>
+    n === "account" ? profile.accounts.primary.id : n === "otherAccount" ? profile.accounts.secondary.id : (profile as unknown as Record<string, unknown>)[n];
+  try {
+    return evaluate(name, scope);
+  } catch (error) {
+    if (error instanceof TemplateError) return undefined;
+    throw error;
+  }
+}
+
+const PLACEHOLDER = /\{\{\s*([^{}]+?)\s*\}\}/g;
+
+/** Matches a template string against a value, binding its unbound variables. */
+function matchTemplate(template: string, value: string, vars: Map<string, unknown>, profile: Profile): boolean {
+  if (!template.includes("{{")) return template === value;
+  const names: string[] = [];
+  let re = "^";
+  let last = 0;
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    re += escapeRe(template.slice(last, m.index));
+    const name = m[1] as string;
+    const known = vars.has(name) ? vars.get(name) : profileValue(name, profile);
+    if (known !== undefined) re += escapeRe(typeof known === "string" ? known : JSON.stringify(known));
+    else {
+      re += "(.+?)";
+      names.push(name);
+    }
+    last = (m.index ?? 0) + m[0].length;
+  }
+  re += `${escapeRe(template.slice(last))}$`;
+  const found = new RegExp(re, "s").exec(value);
+  if (!found) return false;
+  const bound = new Map<string, string>();
+  for (const [i, name] of names.entries()) {
+    const v = found[i + 1] as string;
+    if (bound.has(name) && bound.get(name) !== v) return false;
+    bound.set(name, v);
+  }
+  for (const [k, v] of bound) vars.set(k, v);
+  return true;
+}
+
+function matchJson(template: unknown, value: unknown, vars: Map<string, unknown>, profile: Profile): boolean {
+  if (typeof template === "string" && template.startsWith("{{$long:")) return typeof value === "string" && longMarker(value) === template;
+  if (typeof template === "string") return typeof value === "string" && matchTemplate(template, value, vars, profile);
+  if (Array.isArray(template)) return Array.isArray(value) && value.length === template.length && template.every((t, i) => matchJson(t, value[i], vars, profile));
+  if (isPlainObject(template)) {
+    if (!isPlainObject(value)) return false;
+    const a = Object.keys(template).sort();
+    const b = Object.keys(value).sort();
+    if (a.join("\u0000") !== b.join("\u0000")) return false;
+    return a.every((k) => matchJson(template[k], value[k], vars, profile));
+  }
+  return template === value;
+}
+
+interface FillContext {
+  golden: Golden;
+  profile: Profile;
+  /** Exports of the setups the transcript uses, as the client's own setup run made them. */
+  setupValue: (name: string) => unknown;
+  /** The client's run id, once a request showed it. */
+  run: () => string | undefined;
+}
+
+/**
+ * Fills `{{name}}` in golden text: variables bound by the client's requests, then the
+ * profile, then the setups' exports, then the values recorded (which become bound).
+ */
+function fill(text: string, vars: Map<string, unknown>, ctx: FillContext, depth = 0): string {
+  return text.replace(PLACEHOLDER, (whole, name: string) => {
+    let v = vars.get(name);
+    if (v === undefined) v = profileValue(name, ctx.profile);
+    if (v === undefined && name.includes(".")) v = ctx.setupValue(name);
+    if (v === undefined && name === "run") v = ctx.run();
+    if (v === undefined && name in ctx.golden.vars) {
+      v = ctx.golden.vars[name];
+      // A recorded value may be written with other variables (depth-limited against cycles).
+      if (typeof v === "string" && depth < 5) v = fill(v, vars, ctx, depth + 1);
+    }
+    if (v === undefined) return whole;
+    vars.set(name, v);
+    return typeof v === "string" ? v : JSON.stringify(v);
+  });
+}
+
+function fillJson(value: unknown, vars: Map<string, unknown>, ctx: FillContext): unknown {
+  if (typeof value === "string") return fill(value, vars, ctx);
+  if (Array.isArray(value)) return value.map((v) => fillJson(v, vars, ctx));
+  if (isPlainObject(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = fillJson(v, vars, ctx);
+    return out;
+  }
+  return value;
+}
+
+function serve(res: http.ServerResponse, entry: Entry, vars: Map<string, unknown>, ctx: FillContext): void {
+  const r = entry.response;
+  const headers: Record<string, string> = { "x-request-id": `req_${randomBytes(12).toString("hex")}` };
+  for (const [k, v] of Object.entries(r.headers ?? {})) headers[k] = v;
+  if (r.sse !== undefined) {
+    const events = parseSse(r.sse).map((e) => ({ event: e.event, data: e.json === undefined ? e.data : JSON.stringify(fillJson(e.json, vars, ctx)) }));
+    res.writeHead(r.status, headers);
+    res.end(formatSse(events));
+    return;
+  }
+  let text = "";
+  if (r.body !== undefined) text = JSON.stringify(fillJson(r.body, vars, ctx));
+  else if (r.text !== undefined) text = fill(r.text, vars, ctx);
+  res.writeHead(r.status, headers);
+  res.end(text);
+}
+
+function notFound(res: http.ServerResponse, message: string): void {
+  reply(res, 404, { error: { message, type: "not_found_error", code: "NOT_FOUND", param: null } });
+}
+
+function reply(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json", "x-request-id": `req_${randomBytes(12).toString("hex")}` });
+  res.end(JSON.stringify(body));
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}

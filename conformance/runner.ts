@@ -1,0 +1,576 @@
+/**
+ * The runner: replays transcripts as a client against a server. For each transcript it
+ * resolves the setups it uses, evaluates its variables, sends each step's request (once,
+ * repeated, paged or polled), checks every answer (contract, protocol, expectation,
+ * golden), captures values for later steps, and always runs the cleanup steps.
+ */
+import { randomBytes, createHash } from "node:crypto";
+import path from "node:path";
+import { checkExchange, checkSameAndDistinct, exchangeView, matchExpectation, type Problem } from "./checks.ts";
+import { Contract } from "./contract.ts";
+import { CoverageTracker, loadRules, type CoverageSummary, type Rule } from "./coverage.ts";
+import { compareGolden, loadGolden, type Golden, type GoldenRecorder } from "./golden.ts";
+import { buildBody, send, TransportError, type Exchange, type PreparedRequest } from "./http.ts";
+import { getPath, match, type Mismatch } from "./matchers.ts";
+import { profileHas, type Profile } from "./profile.ts";
+import { interpolate, interpolateText, TemplateError, type Scope } from "./template.ts";
+import { kitRoot, loadTranscripts, transcriptsDir, type Expectation, type Step, type Transcript } from "./transcript.ts";
+
+export interface RunOptions {
+  profile: Profile;
+  /** Only transcripts of these areas (and the setups they use). */
+  areas?: string[];
+  /** Only these transcripts, by id (`responses/stream-events`) or name. */
+  transcripts?: string[];
+  stopOnFirstFailure?: boolean;
+  /** Transcripts running at once; default the profile's `concurrency`. */
+  concurrency?: number;
+  /** Pre-loaded transcripts (default: everything under conformance/transcripts). */
+  transcriptList?: Transcript[];
+  contract?: Contract;
+  rules?: Rule[];
+  fixturesDir?: string;
+  goldensDir?: string;
+  /** Where each transcript's requests go (the mock server serves each transcript at its own prefix). */
+  targetFor?: (transcript: Transcript) => { baseUrl: string; origin: string };
+  /** Called as each transcript ends. */
+  onResult?: (result: TranscriptResult) => void;
+  /** Record mode: receives every exchange of every step. */
+  recorder?: GoldenRecorder;
+  /** Fixed run id (default random): the `{{run}}` variable. */
+  runId?: string;
+}
+
+export interface StepFailure {
+  transcript: string;
+  step: number | string;
+  rule?: string;
+  message: string;
+  expected?: unknown;
+  received?: unknown;
+  requestId?: string;
+}
+
+export interface TranscriptResult {
+  transcript: string;
+  title: string;
+  status: "passed" | "failed" | "skipped";
+  reason?: string;
+  durationMs: number;
+  rules: string[];
+  requests: number;
+  failures: StepFailure[];
+}
+
+export interface RunReport {
+  passed: number;
+  failed: number;
+  skipped: number;
+  failures: StepFailure[];
+  results: { transcript: string; status: "passed" | "failed" | "skipped"; reason?: string; durationMs: number }[];
+  coverage: CoverageSummary;
+  durationMs: number;
+  /** Extra detail: per transcript results with titles, rules and request counts. */
+  details: TranscriptResult[];
+  profile: string;
+  contractVersion: string;
+  runId: string;
+  requests: number;
+  /** Milliseconds spent waiting out the service's rate limits (Retry-After of unexpected 429 TENANT_RATE_LIMITED). */
+  rateLimitWaitedMs: number;
+}
+
+class StepFailed extends Error {
+  readonly failures: StepFailure[];
+  constructor(failures: StepFailure[]) {
+    super(failures[0]?.message ?? "step failed");
+    this.failures = failures;
+  }
+}
+
+interface SetupOutcome {
+  status: "passed" | "failed" | "skipped";
+  reason?: string;
+  exports: Record<string, unknown>;
+}
+
+export async function runConformance(options: RunOptions): Promise<RunReport> {
+  const started = performance.now();
+  const contract = options.contract ?? Contract.load();
+  const rules = options.rules ?? loadRules();
+  const all = options.transcriptList ?? loadTranscripts(transcriptsDir());
+  const byId = new Map(all.map((t) => [t.id, t]));
+  const runId = options.runId ?? `r${randomBytes(5).toString("hex")}`;
+  const coverage = new CoverageTracker(contract, rules);
+  const ctx: RunContext = {
+    options,
+    contract,
+    coverage,
+    runId,
+    fixturesDir: options.fixturesDir ?? path.join(kitRoot(), "fixtures"),
+    goldensDir: options.goldensDir ?? path.join(kitRoot(), "goldens"),
+    byId,
+    setups: new Map(),
+    requests: 0,
+    rateLimitWaitedMs: 0,
+    stopped: false,
+  };
+
+  const selected = all.filter((t) => !t.setup && selectedBy(t, options));
+  if ((options.transcripts?.length ?? 0) > 0 && selected.length === 0) throw new Error(`no transcript matches ${options.transcripts?.join(", ")}`);
+  const shared = selected.filter((t) => !t.exclusive);
+  const exclusive = selected.filter((t) => t.exclusive);
+  const results: TranscriptResult[] = [];
+  const finish = (r: TranscriptResult) => {
+    results.push(r);
+    if (r.status === "failed" && options.stopOnFirstFailure) ctx.stopped = true;
+    options.onResult?.(r);
+  };
+
+  const concurrency = Math.max(1, options.concurrency ?? options.profile.concurrency);
+  let next = 0;
+  const worker = async () => {
+    while (!ctx.stopped && next < shared.length) {
+      const t = shared[next++] as Transcript;
+      finish(await runOne(t, ctx));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, shared.length) }, worker));
+  for (const t of exclusive) {
+    if (ctx.stopped) break;
+    finish(await runOne(t, ctx));
+  }
+  // Setups count as transcripts too: a failed setup is a failure of the implementation.
+  for (const [id, outcome] of ctx.setups) {
+    const o = await outcome;
+    if (o.result) results.push(o.result);
+    else if (o.status === "failed") results.push({ transcript: id, title: id, status: "failed", reason: o.reason ?? "", durationMs: 0, rules: [], requests: 0, failures: [] });
+  }
+  results.sort((a, b) => a.transcript.localeCompare(b.transcript));
+
+  const failures = results.flatMap((r) => r.failures);
+  return {
+    passed: results.filter((r) => r.status === "passed").length,
+    failed: results.filter((r) => r.status === "failed").length,
+    skipped: results.filter((r) => r.status === "skipped").length,
+    failures,
+    results: results.map((r) => ({ transcript: r.transcript, status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), durationMs: r.durationMs })),
+    coverage: coverage.summary(),
+    durationMs: performance.now() - started,
+    details: results,
+    profile: options.profile.name,
+    contractVersion: contract.version,
+    runId,
+    requests: ctx.requests,
+    rateLimitWaitedMs: ctx.rateLimitWaitedMs,
+  };
+}
+
+function selectedBy(t: Transcript, options: RunOptions): boolean {
+  if (options.areas?.length && !options.areas.includes(t.area)) return false;
+  if (options.transcripts?.length && !options.transcripts.some((x) => x === t.id || x === t.name || x === `${t.id}.yaml`)) return false;
+  return true;
+}
+
+interface RunContext {
+  options: RunOptions;
+  contract: Contract;
+  coverage: CoverageTracker;
+  runId: string;
+  fixturesDir: string;
+  goldensDir: string;
+  byId: Map<string, Transcript>;
+  setups: Map<string, Promise<SetupOutcome & { result?: TranscriptResult }>>;
+  requests: number;
+  /** Time spent honouring Retry-After of unexpected rate limits. */
+  rateLimitWaitedMs: number;
+  stopped: boolean;
+}
+
+function runSetup(id: string, ctx: RunContext): Promise<SetupOutcome & { result?: TranscriptResult }> {
+  let pending = ctx.setups.get(id);
+  if (!pending) {
+    const t = ctx.byId.get(id);
+    pending = t
+      ? (async () => {
+          const exports: Record<string, unknown> = {};
+          const result = await runOne(t, ctx, exports);
+          return { status: result.status, ...(result.reason !== undefined ? { reason: result.reason } : {}), exports, result };
+        })()
+      : Promise.resolve({ status: "failed" as const, reason: `setup ${id} does not exist`, exports: {} });
+    ctx.setups.set(id, pending);
+  }
+  return pending;
+}
+
+async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string, unknown>): Promise<TranscriptResult> {
+  const started = performance.now();
+  const base: Omit<TranscriptResult, "status" | "durationMs"> = { transcript: t.id, title: t.title, rules: t.rules, requests: 0, failures: [] };
+  const done = (status: TranscriptResult["status"], reason?: string): TranscriptResult => ({ ...base, status, ...(reason !== undefined ? { reason } : {}), durationMs: Math.round(performance.now() - started) });
+
+  const missing = t.requires.filter((r) => !profileHas(ctx.options.profile, r));
+  if (missing.length) return done("skipped", `the profile lacks ${missing.join(", ")}`);
+
+  const setups: Record<string, Record<string, unknown>> = {};
+  for (const [alias, id] of Object.entries(t.uses)) {
+    const outcome = await runSetup(id, ctx);
+    if (outcome.status === "skipped") return done("skipped", `setup ${id} was skipped: ${outcome.reason ?? ""}`);
+    if (outcome.status === "failed") {
+      base.failures.push({ transcript: t.id, step: "setup", message: `setup ${id} failed${outcome.reason ? `: ${outcome.reason}` : ""}` });
+      return done("failed", `setup ${id} failed`);
+    }
+    setups[alias] = outcome.exports;
+  }
+
+  const target = ctx.options.targetFor?.(t) ?? { baseUrl: ctx.options.profile.baseUrl, origin: ctx.options.profile.origin };
+  const vars: Record<string, unknown> = {};
+  const tag = `${ctx.runId}-${createHash("sha256").update(t.id).digest("hex").slice(0, 6)}`;
+  const scope = makeScope(ctx, t, vars, setups, tag, target);
+  const golden = loadGolden(ctx.goldensDir, t.id);
+  const runner = new TranscriptRun(t, ctx, scope, vars, target, golden, base);
+
+  let status: TranscriptResult["status"] = "passed";
+  let reason: string | undefined;
+  try {
+    for (const [name, value] of Object.entries(t.vars)) vars[name] = interpolate(value, scope);
+    for (const step of t.steps) await runner.step(step);
+    if (exportsOut) for (const [name, value] of Object.entries(t.exports)) exportsOut[name] = interpolate(value, scope);
+  } catch (error) {
+    status = "failed";
+    if (error instanceof StepFailed) base.failures.push(...error.failures);
+    else base.failures.push({ transcript: t.id, step: runner.currentLabel, message: error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : String(error) });
+    reason = base.failures[0]?.message;
+  } finally {
+    for (const step of t.cleanup) {
+      try {
+        await runner.step(step);
+      } catch {
+        // Cleanup is best effort: it must not turn a pass into a failure, nor hide the first failure.
+      }
+    }
+  }
+  const result = done(status, reason);
+  ctx.coverage.rules([...t.rules, ...t.steps.flatMap((s) => s.rules), ...runner.rulesChecked], status === "passed");
+  return result;
+}
+
+function makeScope(ctx: RunContext, t: Transcript, vars: Record<string, unknown>, setups: Record<string, unknown>, tag: string, target: { baseUrl: string; origin: string }): Scope {
+  const p = ctx.options.profile;
+  const builtins: Record<string, unknown> = {
+    run: ctx.runId,
+    tag,
+    transcript: t.id,
+    baseUrl: target.baseUrl,
+    origin: target.origin,
+    account: p.accounts.primary.id,
+    otherAccount: p.accounts.secondary.id,
+    accounts: p.accounts,
+    models: p.models,
+    settings: p.settings,
+    capabilities: p.capabilities,
+    timeouts: p.timeouts,
+    faults: p.faults,
+  };
+  return (name) => {
+    if (name in vars) return vars[name];
+    if (name in setups) return setups[name];
+    return builtins[name];
+  };
+}
+
+class TranscriptRun {
+  readonly #t: Transcript;
+  readonly #ctx: RunContext;
+  readonly #scope: Scope;
+  readonly #vars: Record<string, unknown>;
+  readonly #target: { baseUrl: string; origin: string };
+  readonly #golden: Golden | undefined;
+  readonly #result: Omit<TranscriptResult, "status" | "durationMs">;
+  readonly rulesChecked = new Set<string>();
+  currentLabel: string = "-";
+
+  constructor(t: Transcript, ctx: RunContext, scope: Scope, vars: Record<string, unknown>, target: { baseUrl: string; origin: string }, golden: Golden | undefined, result: Omit<TranscriptResult, "status" | "durationMs">) {
+    this.#t = t;
+    this.#ctx = ctx;
+    this.#scope = scope;
+    this.#vars = vars;
+    this.#target = target;
+    this.#golden = golden;
+    this.#result = result;
+  }
+
+  async step(step: Step): Promise<void> {
+    this.currentLabel = step.label;
+    const expect = step.expect ? (this.#interp(step.expect) as Expectation) : undefined;
+    let final: Exchange;
+    let extra: Record<string, unknown> = {};
+    let recorded: Exchange[] | undefined;
+    if (step.paginate) {
+      const { exchanges, items } = await this.#paginate(step, expect);
+      final = exchanges.at(-1) as Exchange;
+      recorded = exchanges;
+      extra = { items, pages: exchanges.length };
+    } else if (step.repeat) {
+      const exchanges = await this.#repeat(step, expect);
+      final = exchanges[0] as Exchange;
+      recorded = [final];
+      extra = { responses: exchanges.map((e) => exchangeView(e)) };
+    } else if (step.poll) {
+      final = await this.#poll(step, expect);
+    } else {
+      final = await this.#send(step);
+      this.#check(step, final, expect);
+    }
+    if (step.golden && !step.cleanup && !this.#ctx.options.recorder) {
+      const problems = this.#golden ? compareGolden(this.#golden, step.index, final, step.goldenIgnore, this.#scope) : [{ path: "", message: "the step is compared with its golden, but there is none; run `conformance record`" }];
+      if (problems.length) this.#fail(step, final, problems.map((m) => ({ kind: "expectation", rule: "golden", message: `${m.path ? `${m.path}: ` : ""}${m.message} (golden goldens/${this.#t.id}.yaml)`, expected: m.expected, received: m.received })));
+    }
+    if (step.capture) {
+      const view = { ...exchangeView(final), ...extra };
+      for (const [name, p] of Object.entries(step.capture)) {
+        const value = getPath(view, interpolateText(p, this.#scope));
+        if (value === undefined) this.#fail(step, final, [{ kind: "expectation", message: `capture ${name}: nothing at ${p}`, at: p }]);
+        this.#vars[name] = value;
+      }
+    }
+    this.#ctx.options.recorder?.record(this.#t, step, recorded ?? [final], this.substitutions());
+  }
+
+  /** Values of the variables this transcript uses, longest first, for writing goldens with `{{name}}` again. */
+  substitutions(): [string, string][] {
+    const pairs: [string, string][] = [];
+    const seen = new Set<string>();
+    const add = (value: unknown, name: string) => {
+      if (typeof value !== "string" || value === "" || seen.has(value)) return;
+      seen.add(value);
+      pairs.push([value, name]);
+    };
+    for (const [name, value] of Object.entries(this.#vars)) add(value, name);
+    for (const expr of this.#t.document.toString().matchAll(/\{\{\s*([A-Za-z_][\w.-]*(?:\[\d+\])?)\s*\}\}/g)) {
+      const name = expr[1] as string;
+      try {
+        add(interpolate(`{{${name}}}`, this.#scope), name);
+      } catch {
+        // Not defined yet (a capture of a later step).
+      }
+    }
+    add(this.#scope("tag"), "tag");
+    add(this.#scope("run"), "run");
+    return pairs.sort((a, b) => b[0].length - a[0].length);
+  }
+
+  #interp(value: unknown): unknown {
+    try {
+      return interpolate(value, this.#scope);
+    } catch (error) {
+      if (error instanceof TemplateError) throw new StepFailed([{ transcript: this.#t.id, step: this.currentLabel, rule: "transcript", message: `transcript error: ${error.message}` }]);
+      throw error;
+    }
+  }
+
+  #prepare(step: Step, queryOverride?: Record<string, string>): PreparedRequest {
+    const spec = this.#interp(step.request) as Step["request"];
+    const base = spec.base === "origin" ? this.#target.origin : this.#target.baseUrl;
+    let rel = spec.path;
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...spec.query, ...queryOverride })) {
+      if (v === undefined || v === null) continue;
+      for (const item of Array.isArray(v) ? v : [v]) query.append(k, typeof item === "string" ? item : JSON.stringify(item));
+    }
+    const qs = query.toString().replace(/%3A/gi, ":");
+    if (qs) rel += (rel.includes("?") ? "&" : "?") + qs;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(spec.headers ?? {})) if (v !== undefined && v !== null) headers[k.toLowerCase()] = String(v);
+    this.#auth(spec.auth, headers);
+    const body = buildBody(spec, this.#ctx.fixturesDir);
+    if (body.contentType && headers["content-type"] === undefined) headers["content-type"] = body.contentType;
+    const apiPath = spec.base === "origin" ? (rel.startsWith("/v1/") ? rel.slice(3) : rel) : rel;
+    return {
+      method: spec.method.toUpperCase(),
+      url: base + rel,
+      relativePath: rel,
+      apiPath,
+      headers,
+      ...(body.body !== undefined ? { body: body.body } : {}),
+      ...(spec.json !== undefined ? { json: spec.json } : {}),
+      ...(body.kind ? { bodyKind: body.kind } : {}),
+      ...(body.label ? { bodyLabel: body.label } : {}),
+    };
+  }
+
+  #auth(auth: Step["request"]["auth"], headers: Record<string, string>): void {
+    const spec = typeof auth === "string" ? { role: auth } : (auth ?? {});
+    if (spec.role === "none" || spec.scheme === "none") return;
+    if (spec.header) {
+      headers[spec.header.toLowerCase()] = spec.value ?? "";
+      return;
+    }
+    let key = spec.key;
+    if (key === undefined) {
+      const role = spec.role ?? "primary";
+      const account = this.#ctx.options.profile.accounts[role];
+      if (!account) throw new StepFailed([{ transcript: this.#t.id, step: this.currentLabel, rule: "transcript", message: `the profile has no account role ${role} (declare it in requires)` }]);
+      key = account.key;
+    }
+    if (spec.scheme === "x-api-key") headers["x-api-key"] = key;
+    else headers.authorization = `Bearer ${key}`;
+  }
+
+  async #send(step: Step, queryOverride?: Record<string, string>): Promise<Exchange> {
+    const request = this.#prepare(step, queryOverride);
+    for (let attempt = 0; ; attempt++) {
+      this.#ctx.requests++;
+      this.#result.requests++;
+      let ex: Exchange;
+      try {
+        ex = await send(request, this.#ctx.options.profile.timeouts.requestMs);
+      } catch (error) {
+        if (error instanceof TransportError) throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transport", message: error.message }]);
+        throw error;
+      }
+      const wait = this.#rateLimitWait(step, ex, attempt);
+      if (wait === undefined) return ex;
+      // The answer is still a 429 of the contract: checked like any other.
+      const problems = this.#checkQuietly(step, ex, undefined);
+      if (problems.length) this.#fail(step, ex, problems);
+      this.#ctx.rateLimitWaitedMs += wait;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+
+  /**
+   * A 429 TENANT_RATE_LIMITED the step does not expect is the service's rate limit, not a
+   * verdict: the kit honours Retry-After and sends the request again (as a client must),
+   * at most 3 times per request and within the profile's timeouts.rateLimitWaitMs per run.
+   */
+  #rateLimitWait(step: Step, ex: Exchange, attempt: number): number | undefined {
+    if (ex.status !== 429 || attempt >= 3) return undefined;
+    const code = (ex.json as { error?: { code?: unknown } } | undefined)?.error?.code;
+    if (code !== "TENANT_RATE_LIMITED") return undefined;
+    if (/429|TENANT_RATE_LIMITED/.test(JSON.stringify([step.expect, step.poll]))) return undefined;
+    const seconds = Number(ex.headers.get("retry-after"));
+    if (!Number.isInteger(seconds) || seconds < 0) return undefined;
+    const wait = Math.max(seconds * 1000, 100);
+    if (this.#ctx.rateLimitWaitedMs + wait > this.#ctx.options.profile.timeouts.rateLimitWaitMs) return undefined;
+    return wait;
+  }
+
+  /** Contract and protocol checks, then the expectation; throws StepFailed on any problem. */
+  #check(step: Step, ex: Exchange, expect: Expectation | undefined, alsoCheck: Problem[] = []): void {
+    const problems = this.#checkQuietly(step, ex, expect);
+    problems.push(...alsoCheck);
+    if (problems.length) this.#fail(step, ex, problems);
+  }
+
+  #checkQuietly(step: Step, ex: Exchange, expect: Expectation | undefined): Problem[] {
+    const includeUsage = (ex.request.json as { stream_options?: { include_usage?: boolean } } | undefined)?.stream_options?.include_usage === true;
+    const { problems, operation, rulesChecked } = checkExchange(this.#ctx.contract, ex, { includeUsage });
+    for (const r of rulesChecked) this.rulesChecked.add(r);
+    this.#ctx.coverage.exchange(operation, ex.status, ex.json, ex.events);
+    if (expect) for (const m of matchExpectation(expect, ex)) problems.push(mismatchProblem(m));
+    return problems;
+  }
+
+  #fail(step: Step, ex: Exchange | undefined, problems: Problem[]): never {
+    const requestId = ex?.headers.get("x-request-id") ?? undefined;
+    const rules = step.rules.length ? step.rules : this.#t.rules;
+    throw new StepFailed(
+      problems.map((p) => ({
+        transcript: this.#t.id,
+        step: step.label,
+        rule: p.rule ?? rules.join(", "),
+        message: `${step.title}: ${p.at ? `${p.at}: ` : ""}${p.message}${ex ? ` [${ex.request.method} ${ex.request.relativePath} → ${ex.status}]` : ""}`,
+        ...(p.expected !== undefined ? { expected: p.expected } : {}),
+        ...(p.received !== undefined ? { received: p.received } : {}),
+        ...(requestId ? { requestId } : {}),
+      })),
+    );
+  }
+
+  async #poll(step: Step, expect: Expectation | undefined): Promise<Exchange> {
+    const spec = this.#interp(step.poll) as NonNullable<Step["poll"]>;
+    const until = spec.until;
+    const during = spec.while;
+    const timeouts = this.#ctx.options.profile.timeouts;
+    const timeoutMs = typeof spec.timeout === "number" ? spec.timeout : spec.timeout === "job" ? timeouts.jobMs : timeouts.pollMs;
+    const interval = spec.interval ?? timeouts.pollIntervalMs;
+    const deadline = performance.now() + timeoutMs;
+    let attempts = 0;
+    for (;;) {
+      const ex = await this.#send(step);
+      attempts++;
+      if (matchExpectation(until, ex).length === 0) {
+        this.#check(step, ex, expect);
+        return ex;
+      }
+      const problems = this.#checkQuietly(step, ex, during);
+      if (problems.length) this.#fail(step, ex, problems.map((p) => (p.kind === "expectation" ? { ...p, message: `while waiting: ${p.message}` } : p)));
+      if ((spec.maxAttempts !== undefined && attempts >= spec.maxAttempts) || performance.now() > deadline) {
+        const why = matchExpectation(until, ex);
+        this.#fail(step, ex, [
+          {
+            kind: "expectation",
+            message: `gave up waiting after ${attempts} requests${spec.maxAttempts !== undefined && attempts >= spec.maxAttempts ? "" : ` and ${timeoutMs} ms (timeouts.${spec.timeout === "job" ? "jobMs" : "pollMs"} of the profile)`}; still: ${why.map((m) => `${m.path} ${m.message}`).join("; ")}`,
+            expected: until,
+            received: { status: ex.status, body: ex.json },
+          },
+        ]);
+      }
+      if (interval > 0) await new Promise((resolve) => setTimeout(resolve, interval));
+    }
+  }
+
+  async #repeat(step: Step, expect: Expectation | undefined): Promise<Exchange[]> {
+    const spec = this.#interp(step.repeat) as NonNullable<Step["repeat"]>;
+    let exchanges: Exchange[];
+    if (spec.parallel) exchanges = await Promise.all(Array.from({ length: spec.count }, () => this.#send(step)));
+    else {
+      exchanges = [];
+      for (let i = 0; i < spec.count; i++) exchanges.push(await this.#send(step));
+    }
+    for (const ex of exchanges) this.#check(step, ex, expect);
+    const diff = checkSameAndDistinct(exchanges, spec.same, spec.distinct);
+    if (diff.length) this.#fail(step, exchanges[0], diff.map(mismatchProblem));
+    return exchanges;
+  }
+
+  async #paginate(step: Step, expect: Expectation | undefined): Promise<{ exchanges: Exchange[]; items: unknown[] }> {
+    const spec = this.#interp(step.paginate) as NonNullable<Step["paginate"]>;
+    const tokenField = spec.token ?? "nextPageToken";
+    const param = spec.param ?? "pageToken";
+    const maxPages = spec.maxPages ?? 50;
+    const until = spec.until;
+    const exchanges: Exchange[] = [];
+    const items: unknown[] = [];
+    let token: string | undefined;
+    for (;;) {
+      const ex = await this.#send(step, token === undefined ? undefined : { [param]: token });
+      exchanges.push(ex);
+      this.#check(step, ex, expect);
+      const pageItems = getPath(ex.json, spec.items);
+      if (!Array.isArray(pageItems)) this.#fail(step, ex, [{ kind: "expectation", message: `the page has no ${spec.items} array`, at: `body.${spec.items}` }]);
+      items.push(...pageItems);
+      const next = getPath(ex.json, tokenField);
+      const seenAll = until ? until.values.every((v) => items.some((item) => match(v, getPath(item, until.at)).length === 0)) : false;
+      if (seenAll || next === undefined || next === "" || next === null) break;
+      if (typeof next !== "string") this.#fail(step, ex, [{ kind: "expectation", message: `${tokenField} must be a string`, at: `body.${tokenField}`, received: next }]);
+      if (exchanges.length >= maxPages) this.#fail(step, ex, [{ kind: "expectation", message: `still a ${tokenField} after ${maxPages} pages (paginate.maxPages): the token does not advance, or pageSize is ignored` }]);
+      if (next === token) this.#fail(step, ex, [{ kind: "expectation", message: `${tokenField} repeats the token just used: paging would never end`, received: next }]);
+      token = next as string;
+    }
+    const last = exchanges.at(-1) as Exchange;
+    if (until) {
+      const missing = until.values.filter((v) => !items.some((item) => match(v, getPath(item, until.at)).length === 0));
+      if (missing.length) this.#fail(step, last, [{ kind: "expectation", message: `paging ended (after ${exchanges.length} pages, ${items.length} items) without ${missing.length} of the items expected at ${until.at}`, expected: missing, received: items.map((item) => getPath(item, until.at)).slice(0, 20) }]);
+    }
+    if (step.expectItems !== undefined) {
+      const m = match(this.#interp(step.expectItems), items, "items");
+      if (m.length) this.#fail(step, last, m.map(mismatchProblem));
+    }
+    return { exchanges, items };
+  }
+}
+
+function mismatchProblem(m: Mismatch): Problem {
+  return { kind: "expectation", message: m.message, at: m.path, ...(m.expected !== undefined ? { expected: m.expected } : {}), ...(m.received !== undefined ? { received: m.received } : {}) };
+}

@@ -1,0 +1,173 @@
+/**
+ * Helpers of the CLI tests: the reference server (test/server/harness.ts) with the demo
+ * accounts' rate limits lifted (a watch polls often), the CLI run as a user runs it (a
+ * child process with the settings in its environment), tmux sessions that a test types
+ * into and reads the screen of, and headless Chromium.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Browser } from "playwright-core";
+import { CHROMIUM_FLAGS } from "../../cli/browser.ts";
+import { startTestServer, type TestServer } from "../server/harness.ts";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const MAIN = path.join(ROOT, "cli/main.ts");
+/** CI keeps these as artefacts (reports/ is git-ignored). */
+export const SCREENSHOTS = path.join(ROOT, "reports/screenshots");
+
+export async function startCliServer(): Promise<TestServer> {
+  const server = await startTestServer({ fineTuning: { pollMs: 50 } });
+  for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
+  return server;
+}
+
+/** The environment a user of the demo account `account` would set. */
+export function userEnv(server: TestServer, account = "acme"): Record<string, string> {
+  return { SERVICE_BASE_URL: server.baseUrl, SERVICE_API_KEY: server.keys[account] as string, NO_COLOR: "1" };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node cli/main.ts …args` with the given environment (added to a clean one) and input. */
+export function cli(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}), ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+export function json<T = any>(result: CliResult): T {
+  try {
+    return JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON (exit ${result.code}):\n${result.stdout}\n--- stderr:\n${result.stderr}`);
+  }
+}
+
+export function scratchDir(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// ---------------------------------------------------------------------------
+// tmux
+// ---------------------------------------------------------------------------
+
+export const TMUX = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
+export const NO_TMUX = !TMUX && "tmux is not installed (scripts/install-system-packages.sh installs it; REQUIRE_TMUX=1 makes this a failure)";
+
+/**
+ * A terminal a test types into: one tmux session on a private server socket, running a
+ * plain bash. `run` types a command line and Enter, as a person would.
+ */
+export class Terminal {
+  readonly socket: string;
+  readonly name = "cli";
+  readonly width: number;
+  readonly height: number;
+
+  private constructor(socket: string, width: number, height: number) {
+    this.socket = socket;
+    this.width = width;
+    this.height = height;
+  }
+
+  static async open(env: Record<string, string>, size = { width: 120, height: 45 }, cwd = ROOT): Promise<Terminal> {
+    const socket = `itk-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const t = new Terminal(socket, size.width, size.height);
+    const vars = { ...env, PS1: "$ ", TERM: "xterm-256color", LANG: "C.UTF-8", LC_ALL: "C.UTF-8", HOME: process.env.HOME ?? os.tmpdir() };
+    t.tmux(["new-session", "-d", "-s", t.name, "-x", String(size.width), "-y", String(size.height), "-c", cwd, ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "bash --noprofile --norc"]);
+    // bash ignores an inherited PS1 here; set it as a person's rc file would.
+    t.run("PS1='$ '; clear");
+    await t.waitFor(/^\$\s*$/m, 10_000);
+    return t;
+  }
+
+  tmux(args: string[]): string {
+    const result = spawnSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`tmux ${args.join(" ")} failed: ${result.stderr}`);
+    return result.stdout;
+  }
+
+  /** Types the text literally (no key names), without Enter. */
+  type(text: string): void {
+    this.tmux(["send-keys", "-t", this.name, "-l", text]);
+  }
+
+  /** Presses keys by name: Enter, C-c, C-d. */
+  press(...keys: string[]): void {
+    this.tmux(["send-keys", "-t", this.name, ...keys]);
+  }
+
+  /** Types a command line and presses Enter. */
+  run(commandLine: string): void {
+    this.type(commandLine);
+    this.press("Enter");
+  }
+
+  /** The screen as text (what a person sees; no colour codes, no trailing spaces), scrollback included. */
+  screen(history = 0): string {
+    return this.tmux(["capture-pane", "-p", "-t", this.name, ...(history ? ["-S", String(-history)] : [])]);
+  }
+
+  /** Polls the screen until `pattern` is on it (or `check` returns true); returns that screen. */
+  async waitFor(pattern: RegExp | ((screen: string) => boolean), timeoutMs = 30_000, onScreen?: (screen: string) => void): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "";
+    for (;;) {
+      last = this.screen(200);
+      onScreen?.(last);
+      if (typeof pattern === "function" ? pattern(last) : pattern.test(last)) return last;
+      if (Date.now() > deadline) throw new Error(`the screen never showed ${pattern} within ${timeoutMs} ms; it shows:\n${last}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  close(): void {
+    spawnSync("tmux", ["-L", this.socket, "kill-server"]);
+  }
+}
+
+/** The CLI as a user types it in a shell: absolute node (bash finds no `npm` here), the entry point, the arguments. */
+export function commandLine(args: string): string {
+  return `${process.execPath} ${MAIN} ${args}`;
+}
+
+// ---------------------------------------------------------------------------
+// Chromium
+// ---------------------------------------------------------------------------
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const HAS_CHROMIUM = existsSync(CHROMIUM);
+export const NO_CHROMIUM = !HAS_CHROMIUM && `no browser at ${CHROMIUM} (scripts/install-system-packages.sh installs it; REQUIRE_CHROMIUM=1 makes this a failure)`;
+
+export async function launchBrowser(): Promise<Browser> {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+}
+
+export function screenshotPath(name: string): string {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return path.join(SCREENSHOTS, name);
+}

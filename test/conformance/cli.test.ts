@@ -1,0 +1,87 @@
+/**
+ * The command line: a run against the reference server writes JUnit and JSON reports and
+ * exits 0; a run with failures exits 1 and names the transcript, step, rule and request
+ * id; the coverage command passes.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "./reference.ts";
+
+const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
+let ref: Reference;
+let dir: string;
+
+before(async () => {
+  ref = await startReferenceServer();
+  dir = mkdtempSync(path.join(os.tmpdir(), "conformance-cli-"));
+});
+after(async () => {
+  await ref?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+test("a passing run exits 0 and writes JUnit and JSON", async () => {
+  const junit = path.join(dir, "report.xml");
+  const json = path.join(dir, "report.json");
+  const run = await cli(["--base-url", ref.server.baseUrl, "--profile", REFERENCE_PROFILE, "--area", "responses", "--area", "auth", "--junit", junit, "--json", json, "--no-color"]);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  assert.match(run.stdout, /\d+ passed, 0 failed, \d+ skipped/);
+  assert.match(run.stdout, /operations\s+\d+\/25/);
+  const xml = readFileSync(junit, "utf8");
+  assert.match(xml, /<testsuites name="conformance" tests="\d+" failures="0"/);
+  assert.match(xml, /<testcase classname="responses" name="responses\/store-required"/);
+  assert.match(xml, /<skipped message="the profile lacks settings.maxRequestBytes"\/>/);
+  const report = JSON.parse(readFileSync(json, "utf8"));
+  assert.equal(report.failed, 0);
+  assert.ok(report.passed > 20);
+  assert.ok(Array.isArray(report.results) && report.results.every((r: any) => typeof r.durationMs === "number"));
+});
+
+test("a failing run exits 1 and shows transcript, step, rule, expected, received and request id", async () => {
+  const profile = JSON.parse(readFileSync(REFERENCE_PROFILE, "utf8"));
+  profile.accounts.primary.key = "sk-not-a-key-000000000000";
+  const file = path.join(dir, "broken.json");
+  writeFileSync(file, JSON.stringify(profile));
+  const junit = path.join(dir, "failed.xml");
+  const run = await cli(["--base-url", ref.server.baseUrl, "--profile", file, "--transcript", "responses/store-required", "--junit", junit, "--no-color"]);
+  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.match(run.stdout, /responses\/store-required, step 1/);
+  assert.match(run.stdout, /rule: +responses\.rule-1/);
+  assert.match(run.stdout, /expected: 400/);
+  assert.match(run.stdout, /received: 401/);
+  assert.match(run.stdout, /request id: req_/);
+  assert.match(readFileSync(junit, "utf8"), /<failure message=/);
+});
+
+test("bad arguments and profiles exit 2 with a message", async () => {
+  const missing = await cli(["--profile", path.join(dir, "nope.json")]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /cannot read profile/);
+  const unknown = await cli(["--base-url", ref.server.baseUrl, "--transcript", "no/such-transcript"]);
+  assert.equal(unknown.code, 2);
+});
+
+test("coverage and help", async () => {
+  const coverage = await cli(["coverage"]);
+  assert.equal(coverage.code, 0, coverage.stdout);
+  assert.match(coverage.stdout, /operations: 25\/25/);
+  const help = await cli(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /Usage/);
+});

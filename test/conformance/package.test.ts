@@ -1,0 +1,71 @@
+/**
+ * The kit as a package of its own: built with conformance/scripts/build.ts, installed by
+ * name beside a consumer, it runs on plain Node without type stripping — the CLI (what
+ * `npx @inference-toolkit/conformance` starts) and the library — against the reference server.
+ */
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { startReferenceServer, type Reference } from "./reference.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+let scratch: string;
+let pkg: string;
+let ref: Reference;
+
+before(async () => {
+  scratch = mkdtempSync(path.join(os.tmpdir(), "conformance-package-"));
+  pkg = path.join(scratch, "node_modules/@inference-toolkit/conformance");
+  mkdirSync(pkg, { recursive: true });
+  const built = spawnSync(process.execPath, [path.join(ROOT, "conformance/scripts/build.ts"), pkg], { encoding: "utf8" });
+  assert.equal(built.status, 0, built.stdout + built.stderr);
+  for (const dep of ["ajv", "yaml", "eventsource-parser"]) symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
+  ref = await startReferenceServer();
+});
+after(async () => {
+  await ref?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+function node(args: string[], cwd = scratch): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--no-experimental-strip-types", ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    child.on("close", (code) => resolve({ code, out }));
+  });
+}
+
+test("the package holds JavaScript, declarations, the contract and the transcripts", () => {
+  for (const file of ["dist/cli.js", "dist/index.js", "dist/index.d.ts", "generated/openapi.3.2.yaml", "rules.yaml", "profiles/template.json", "transcripts/events/stream-text.yaml", "goldens/events/stream-text.yaml", "fixtures/sft-20.jsonl"]) {
+    assert.ok(existsSync(path.join(pkg, file)), file);
+  }
+  const manifest = JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8"));
+  assert.equal(manifest.bin.conformance, "./dist/cli.js");
+  assert.match(readFileSync(path.join(pkg, "dist/cli.js"), "utf8"), /^#!\/usr\/bin\/env node/);
+});
+
+test("its CLI runs on plain Node against the reference server", async () => {
+  const run = await node([path.join(pkg, "dist/cli.js"), "--base-url", ref.server.baseUrl, "--profile", path.join(pkg, "profiles/reference.json"), "--area", "events", "--no-color"]);
+  assert.equal(run.code, 0, run.out);
+  assert.match(run.out, /\d+ passed, 0 failed/);
+});
+
+test("its library is imported by name", async () => {
+  const consumer = path.join(scratch, "consumer.mjs");
+  writeFileSync(
+    consumer,
+    `import { loadProfile, runConformance } from "@inference-toolkit/conformance";
+const profile = loadProfile(process.argv[2], { baseUrl: process.argv[3] });
+const report = await runConformance({ profile, transcripts: ["responses/basic", "auth/missing-key"] });
+console.log(JSON.stringify({ passed: report.passed, failed: report.failed }));
+`,
+  );
+  const run = await node([consumer, path.join(pkg, "profiles/reference.json"), ref.server.baseUrl]);
+  assert.equal(run.code, 0, run.out);
+  assert.deepEqual(JSON.parse(run.out.trim().split("\n").at(-1) as string), { passed: 2, failed: 0 });
+});
