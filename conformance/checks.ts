@@ -57,6 +57,10 @@ export function checkExchange(contract: Contract, ex: Exchange, options: { inclu
     if (ex.events) ex.events.forEach((e, i) => {
       for (const c of contract.validateEvent(op, e, i)) problems.push({ kind: "contract", rule: `contract:${op.id}`, message: c.message, ...(c.at ? { at: c.at } : {}), ...(c.received !== undefined ? { received: c.received } : {}) });
     });
+    if (/estimate/i.test(op.id) && ex.status === 200 && ex.isJson) {
+      for (const p of checkEstimateArithmetic(ex.json)) problems.push(protocol(p));
+      rulesChecked.add("finetune.estimate");
+    }
     const kind = streamKindOf(op.template);
     if (kind && ex.status === 200) {
       for (const p of checkInferenceHeaders(ex.headers)) problems.push(protocol(p));
@@ -93,6 +97,34 @@ function checkErrorEnvelope(contract: Contract, ex: Exchange): Problem[] {
   if (decided && e.type !== decided) problems.push({ kind: "contract", rule: "errors.type", message: `error.type of a ${ex.status} is ${decided}`, at: "body.error.type", expected: decided, received: e.type });
   else if (!contract.errorTypes.includes(e.type as string)) add("error.type is one of the contract's types", "body.error.type", contract.errorTypes, e.type);
   if (e.param !== undefined && e.param !== null && typeof e.param !== "string") add("error.param is a string or null", "body.error.param", "$string", e.param);
+  return problems;
+}
+
+/**
+ * The estimate shows its working, so the working must add up: the cost is tokensProcessed
+ * × ratePerMillion / 1 000 000 (to within the last decimal the amount is written with,
+ * rounded either way), and tokensProcessed is about avgTokensPerExample × the examples
+ * trained × epochs (the average is rounded, so by at most half a token per example).
+ */
+export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
+  const e = (body as { estimate?: Record<string, any> } | undefined)?.estimate;
+  if (!e) return [];
+  const problems: ProtocolProblem[] = [];
+  const tokens = Number(e.tokensProcessed);
+  const rate = Number(e.ratePerMillion?.amount);
+  const amountText = String(e.estimatedCost?.amount ?? "");
+  const decimals = amountText.split(".")[1]?.length ?? 0;
+  const exact = (tokens * rate) / 1_000_000;
+  const tolerance = 10 ** -decimals;
+  if (!(Math.abs(Number(amountText) - exact) <= tolerance + 1e-12)) {
+    problems.push({ rule: "finetune.estimate", message: `estimatedCost ${amountText} is not tokensProcessed × ratePerMillion / 1e6 = ${tokens} × ${rate} / 1e6 = ${exact}`, at: "body.estimate.estimatedCost.amount", expected: exact, received: amountText });
+  }
+  const trained = Number(e.exampleCount) - Number(e.examplesSkipped);
+  const epochs = Number(e.epochs);
+  const approx = Number(e.avgTokensPerExample) * trained * epochs;
+  if (trained >= 0 && !(Math.abs(approx - tokens) <= 0.5 * trained * epochs + 1e-9)) {
+    problems.push({ rule: "finetune.estimate", message: `tokensProcessed ${tokens} does not match avgTokensPerExample × examples trained × epochs = ${approx}`, at: "body.estimate.tokensProcessed", expected: approx, received: tokens });
+  }
   return problems;
 }
 

@@ -113,6 +113,7 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     setups: new Map(),
     requests: 0,
     rateLimitWaitedMs: 0,
+    requestIds: new Map(),
     stopped: false,
   };
 
@@ -184,6 +185,8 @@ interface RunContext {
   requests: number;
   /** Time spent honouring Retry-After of unexpected rate limits. */
   rateLimitWaitedMs: number;
+  /** Every x-request-id seen in the run, with where: an id handles one request, so a repeat is a fault. */
+  requestIds: Map<string, { where: string; exchange: Exchange }>;
   stopped: boolean;
 }
 
@@ -465,10 +468,25 @@ class TranscriptRun {
   #checkQuietly(step: Step, ex: Exchange, expect: Expectation | undefined): Problem[] {
     const includeUsage = (ex.request.json as { stream_options?: { include_usage?: boolean } } | undefined)?.stream_options?.include_usage === true;
     const { problems, operation, rulesChecked } = checkExchange(this.#ctx.contract, ex, { includeUsage });
+    problems.push(...this.#uniqueRequestId(step, ex));
     for (const r of rulesChecked) this.rulesChecked.add(r);
     this.#ctx.coverage.exchange(operation, ex.status, ex.json, ex.events);
     if (expect) for (const m of matchExpectation(expect, ex)) problems.push(mismatchProblem(m));
     return problems;
+  }
+
+  /** x-request-id is a handle for one request: the same id on two answers is a fault. */
+  #uniqueRequestId(step: Step, ex: Exchange): Problem[] {
+    const id = ex.headers.get("x-request-id");
+    if (!id) return [];
+    const where = `${this.#t.id} / ${step.label}`;
+    const first = this.#ctx.requestIds.get(id);
+    if (first === undefined) {
+      this.#ctx.requestIds.set(id, { where, exchange: ex });
+      return [];
+    }
+    if (first.exchange === ex) return []; // the same answer checked again (a poll's last attempt)
+    return [{ kind: "protocol", rule: "headers.x-request-id", message: `x-request-id ${JSON.stringify(id)} was already sent with another answer (${first.where}); each request needs its own` }];
   }
 
   #fail(step: Step, ex: Exchange | undefined, problems: Problem[]): never {

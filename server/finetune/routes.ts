@@ -6,11 +6,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Request, Response, Router } from "express";
 import { ApiError } from "../http/errors.ts";
-import { listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
+import { integerQuery, listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
 import { onOperation } from "../http/operation-routes.ts";
 import { requireAgreement, requireFineTuningEnabled, requirePaymentMethod } from "../http/permissions.ts";
 import { CANCELLABLE_STATES, type JobRecord, type JobState, type JobType } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
+import { platformModelName } from "../inference/catalog.ts";
 import { costEstimate, planJob, type JobPlan, type TrainingJobRequest } from "./plan.ts";
 import { toCurve, toTrainingJob } from "./wire.ts";
 
@@ -84,7 +85,7 @@ export function registerJobRoutes(router: Router, deps: JobRouteDeps): void {
     });
     onOperation(router, ids.metrics, async (req, res, params) => {
       const job = await requireJob(deps.store, collection, params);
-      const maxPoints = req.query.maxPoints === undefined ? 1000 : Number(req.query.maxPoints);
+      const maxPoints = integerQuery(req.query.maxPoints, "maxPoints", 1000);
       const [training, evaluation] = await Promise.all([
         deps.store.fineTuning.readCurve(job.accountId, job.jobId, "training"),
         deps.store.fineTuning.readCurve(job.accountId, job.jobId, "evaluation"),
@@ -114,7 +115,8 @@ function newJob(accountId: string, createdBy: string, collection: Collection, pl
     jobId: `${collection.idPrefix}-${randomBytes(8).toString("hex")}`,
     jobType: collection.jobType,
     state: "JOB_STATE_QUEUED",
-    baseModel: plan.base.id,
+    // The contract's job field is the full resource name of the base model.
+    baseModel: platformModelName(plan.base.id),
     inputDatasetVersion: plan.input.name,
     ...(plan.evaluation ? { evaluationDatasetVersion: plan.evaluation.name } : {}),
     datasetIds: [...new Set([plan.input.datasetId, ...(plan.evaluation ? [plan.evaluation.datasetId] : [])])],
@@ -154,7 +156,7 @@ async function requireJob(store: Store, collection: Collection, params: Record<s
 // ---------------------------------------------------------------------------
 
 async function listJobs(req: Request, res: Response, store: Store, collection: Collection, accountId: string): Promise<void> {
-  const pageSize = req.query.pageSize === undefined ? 50 : Number(req.query.pageSize);
+  const pageSize = integerQuery(req.query.pageSize, "pageSize", 50);
   const filter = typeof req.query.filter === "string" ? req.query.filter : "";
   const state = parseStateFilter(filter, "JOB_STATE_", JOB_STATES);
   const query = listBinding(collection.listKey, accountId, pageSize, filter);

@@ -88,6 +88,11 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
   },
 ];
 
+/** `accounts/maas/models/{id}`: a platform model's full resource name. */
+export function platformModelName(id: string): string {
+  return `accounts/${PLATFORM_ACCOUNT}/models/${id}`;
+}
+
 /** The platform model a request names, by bare slug or `accounts/maas/models/{id}`; undefined if none. */
 export function findPlatformModel(name: string): PlatformModel | undefined {
   const prefix = `accounts/${PLATFORM_ACCOUNT}/models/`;
