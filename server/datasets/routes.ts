@@ -10,7 +10,7 @@ import { onOperation } from "../http/operation-routes.ts";
 import { versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
 import { removeFile, storageError, tooLarge, writeFileDurably } from "./files.ts";
-import { listBinding, readPageToken, writePageToken } from "../http/list-paging.ts";
+import { integerQuery, listBinding, readPageToken, writePageToken } from "../http/list-paging.ts";
 import { parseDatasetFilter } from "./paging.ts";
 import { takeOverValidation } from "./recovery.ts";
 import { declaredTooLarge, uploadBody, type UploadBody } from "./upload-body.ts";
@@ -86,7 +86,7 @@ async function getDataset(req: Request, res: Response, store: Store, params: Rec
 }
 
 async function listDatasets(req: Request, res: Response, store: Store, accountId: string): Promise<void> {
-  const pageSize = req.query.pageSize === undefined ? 50 : Number(req.query.pageSize);
+  const pageSize = integerQuery(req.query.pageSize, "pageSize", 50);
   const filter = typeof req.query.filter === "string" ? req.query.filter : "";
   const state = parseDatasetFilter(filter);
   const binding = listBinding("datasets", accountId, pageSize, filter);

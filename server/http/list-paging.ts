@@ -21,6 +21,18 @@ export function parseStateFilter<S extends string>(filter: string, prefix: strin
   return state;
 }
 
+/**
+ * An integer query parameter (`pageSize`, `maxPoints`), or `fallback` when absent. The
+ * validator has checked its range, but its type coercion lets `Infinity` and `1e400`
+ * through as Infinity, past `maximum` too: a value that is not a safe integer is 400 here.
+ */
+export function integerQuery(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new ApiError("INVALID_REQUEST", `${name}: must be integer.`, { param: name });
+  return n;
+}
+
 interface PageToken {
   /** The position after which the next page starts (a creation sequence number). */
   after: number;
