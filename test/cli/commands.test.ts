@@ -283,7 +283,7 @@ describe("jobs, models, chat", () => {
       { env },
     );
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stderr, /Job dpo-[0-9a-f]+ \(DPO\): tiny-chat → prefs-chat/);
+    assert.match(result.stderr, /Job dpo-[0-9a-f]+ \(DPO\): (?:accounts\/maas\/models\/)?tiny-chat → prefs-chat/);
     assert.match(result.stdout, /Output model: accounts\/acme\/models\/prefs-chat/);
     const jobs = json(await cli(["--json", "jobs", "list", "--dpo"], { env }));
     assert.equal(jobs.length, 1);

@@ -80,7 +80,7 @@ describe("in a terminal", { skip: NO_TMUX }, () => {
     });
     assert.ok(frames.length > 0, `a frame with the job part-way was on the screen; the end was:\n${done}`);
     const mid = frames[Math.floor(frames.length / 2)] as string;
-    assert.match(mid, /Job sft-[0-9a-f]+ \(SFT\): tiny-chat → ahoy-chat/);
+    assert.match(mid, /Job sft-[0-9a-f]+ \(SFT\): (?:accounts\/maas\/models\/)?tiny-chat → ahoy-chat/);
     assert.match(mid, /loss +── training/, "the chart's legend");
     assert.ok((mid.match(/^ *\d+\.\d{3}[┤┼]/gm) ?? []).length >= 10, `the chart's y axis, one label per row:\n${mid}`);
     assert.match(mid, /[╭╮╰╯─]/, "the curve itself");
