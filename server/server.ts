@@ -12,6 +12,7 @@ import { startDatasets } from "./datasets/index.ts";
 import { docsRouter } from "./docs/docs-page.ts";
 import { startFineTuning, type FineTuningOptions } from "./finetune/index.ts";
 import { createApp } from "./http/app.ts";
+import { answerClientError } from "./http/malformed.ts";
 import type { Provider } from "./inference/engine.ts";
 import { InferenceEngine, LOCAL_PROVIDER, type EngineSettings } from "./inference/generation.ts";
 import { LocalProvider } from "./inference/local/provider.ts";
@@ -110,7 +111,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       for (const service of background.reverse()) await service.close();
       await store.close();
     };
-    return await listen(http.createServer(app), options, store, stop);
+    // Node's own answers to malformed requests have no body; these give the error envelope (http/malformed.ts).
+    const server = http.createServer({ requireHostHeader: false }, app);
+    server.on("clientError", answerClientError);
+    // An Expect other than 100-continue is ignored (RFC 9110 §10.1.1 allows it) instead of a bare 417.
+    server.on("checkExpectation", app);
+    return await listen(server, options, store, stop);
   } catch (error) {
     for (const service of background.reverse()) await service.close();
     await store.close();

@@ -4,7 +4,7 @@
  * (`multipart/form-data`) is parsed as it arrives by busboy and the part named `file` is
  * the stream. Neither is ever held whole in memory.
  */
-import type { Readable } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import busboy from "busboy";
 import type { Request } from "express";
 import { ApiError } from "../http/errors.ts";
@@ -49,12 +49,16 @@ function formFile(req: Request): Promise<UploadBody> {
     // Observed once the rows are written; until then a failure must not be unhandled.
     finished.catch(() => undefined);
     parser.on("file", (name, stream) => {
+      // busboy errors a file stream when the form ends or breaks inside it. With nobody
+      // listening (a part we skip, or `file` before the handler starts reading it) that
+      // error would end the process; the parser's own 'error' reports it (`finished`).
+      stream.on("error", () => undefined);
       if (name !== "file" || found) {
         stream.resume(); // other files are not ours to keep
         return;
       }
       found = true;
-      resolve({ rows: stream, finished });
+      resolve({ rows: formRows(stream), finished });
     });
     finished.then(
       () => reject(new ApiError("INVALID_REQUEST", "The form has no file part named `file`; send the JSONL file in it.", { param: "file" })),
@@ -63,6 +67,19 @@ function formFile(req: Request): Promise<UploadBody> {
     req.once("error", (error) => parser.destroy(error));
     req.pipe(parser);
   });
+}
+
+/**
+ * The `file` part's bytes, ending with a 400 (not busboy's plain Error, which would be
+ * answered as a 500) when the form breaks inside it. Closing the rows early (a 413)
+ * stops the part too.
+ */
+function formRows(part: Readable): Readable {
+  const rows = new PassThrough();
+  rows.on("error", () => undefined); // the reader sees it: a stream's iterator rethrows its error
+  part.on("error", (error) => rows.destroy(badForm(error)));
+  rows.once("close", () => part.destroy());
+  return part.pipe(rows);
 }
 
 function badForm(error: Error): ApiError {

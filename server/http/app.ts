@@ -2,7 +2,7 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → public routes (docs) → operation lookup → JSON body (forms left to stream) → authentication and tenant checks →
+ *   request id → Host required (malformed.ts) → public routes (docs) → operation lookup → JSON body (forms left to stream) → authentication and tenant checks →
  *   contract validation (requests; responses when asked) → not-supported fields →
  *   the handlers' router at /v1 → 404 → error envelope.
  */
@@ -14,6 +14,7 @@ import { jsonBody, streamedForms } from "./body.ts";
 import { BASE_PATH } from "./contract.ts";
 import { ApiError } from "./errors.ts";
 import { errorHandler, notFound } from "./error-handler.ts";
+import { requireHost } from "./malformed.ts";
 import { rejectNotSupported } from "./not-supported.ts";
 import { OperationTable, matchOperation } from "./operations.ts";
 import { requestId } from "./request-id.ts";
@@ -37,6 +38,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set("case sensitive routing", true);
   app.set("x-powered-by", false);
   app.use(requestId);
+  app.use(requireHost);
   if (options.publicRoutes) app.use(options.publicRoutes);
   app.use(matchOperation(new OperationTable()));
   app.use(jsonBody(options.maxBodyBytes));
@@ -54,7 +56,10 @@ function handlersRouter(registerRoutes: AppOptions["registerRoutes"]): Router {
   const router = express.Router({ caseSensitive: true });
   // Fail closed: a handler never runs for a caller authentication did not see.
   router.use((_req, res, next) => {
-    if (res.locals.caller === undefined && !res.locals.pathMatch?.operation?.public) {
+    // A path that names no operation (`/v1` itself, which this router's mount also takes)
+    // has no handler here: skip the router, on to the 404.
+    if (res.locals.pathMatch === undefined) return next("router");
+    if (res.locals.caller === undefined && !res.locals.pathMatch.operation?.public) {
       throw new ApiError("INTERNAL", "A request reached a handler without authentication.");
     }
     next();

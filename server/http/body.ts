@@ -1,15 +1,42 @@
 /**
- * Request body parsing: JSON bodies only, up to the configured size. Other media types
- * (a dataset upload's raw JSONL) are left unread in the request stream for their handler
- * to stream to storage; the validator refuses them on operations that take JSON.
+ * Request body parsing: JSON bodies only, up to the configured size and nesting depth.
+ * Other media types (a dataset upload's raw JSONL) are left unread in the request stream
+ * for their handler to stream to storage; the validator refuses them on operations that
+ * take JSON.
  */
 import express from "express";
 import type { RequestHandler } from "express";
 import { ApiError } from "./errors.ts";
 
-export function jsonBody(maxBodyBytes: number): RequestHandler {
+export function jsonBody(maxBodyBytes: number): RequestHandler[] {
   // strict: only an object or array is a JSON request body, as every operation takes.
-  return express.json({ limit: maxBodyBytes, strict: true, type: "application/json" });
+  return [express.json({ limit: maxBodyBytes, strict: true, type: "application/json" }), limitNesting];
+}
+
+/**
+ * The deepest nesting of objects and arrays a JSON body may have. JSON.parse takes any
+ * depth, but the handlers, the validator and the tokenizer recurse (JSON.stringify of a
+ * tool's parameter schema): 10 000 levels overflowed the stack, a 500. No request of the
+ * contract comes near this.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+const limitNesting: RequestHandler = (req, _res, next) => {
+  if (typeof req.body === "object" && req.body !== null && nestedDeeperThan(req.body as object, MAX_JSON_DEPTH)) {
+    return next(new ApiError("INVALID_REQUEST", `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`));
+  }
+  next();
+};
+
+/** Walks the parsed body without recursion (that is the point). */
+function nestedDeeperThan(body: object, limit: number): boolean {
+  const stack: [object, number][] = [[body, 1]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, depth] = next;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) if (typeof child === "object" && child !== null) stack.push([child as object, depth + 1]);
+  }
+  return false;
 }
 
 /**

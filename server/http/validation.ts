@@ -34,8 +34,30 @@ function cachePathPatterns(): void {
   patterns.cached = true;
 }
 
+/**
+ * express-openapi-validator 5.6 throws a TypeError (a 500) on a query parameter written
+ * without `=` (`?pageSize`) unless the parameter is `allowReserved`: it splits the value,
+ * which it reads as undefined. `?pageSize` is `?pageSize=` (URLSearchParams and express's
+ * parser read it so), and is written that way before the validator reads the URL.
+ */
+const bareQueryParameters: RequestHandler = (req, _res, next) => {
+  const withEquals = (url: string) => {
+    const q = url.indexOf("?");
+    if (q < 0) return url;
+    const parts = url.slice(q + 1).split("&");
+    return parts.every((p) => p === "" || p.includes("=")) ? url : `${url.slice(0, q + 1)}${parts.map((p) => (p === "" || p.includes("=") ? p : `${p}=`)).join("&")}`;
+  };
+  req.url = withEquals(req.url);
+  req.originalUrl = withEquals(req.originalUrl);
+  next();
+};
+
 export function contractValidator(validateResponses: boolean): RequestHandler[] {
   cachePathPatterns();
+  return [bareQueryParameters, ...contractValidatorMiddleware(validateResponses)];
+}
+
+function contractValidatorMiddleware(validateResponses: boolean): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: contractDocument() as unknown as OpenApiValidatorOpts["apiSpec"],
     // Unknown parameters are ignored by rule, query parameters included.

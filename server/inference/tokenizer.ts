@@ -21,8 +21,52 @@ export const ENCODING_NAME = "o200k_base";
  */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
+/**
+ * The longest run of non-space (or of space) characters handed to the BPE at once. Its
+ * merges take time quadratic in the length of one pre-tokenized piece (a 256 KiB word
+ * held the event loop for 18 s, every other request waiting), and a megabyte-long one
+ * overflows the library's stack (a 500). No word is this long; a longer run (a base64
+ * blob, a row of one character) is encoded this many characters at a time, which may
+ * count a token more per cut than the exact encoding would.
+ */
+export const MAX_BPE_RUN = 512;
+
 export function encode(text: string): number[] {
-  return bpeEncode(text, PLAIN_TEXT);
+  if (text.length <= MAX_BPE_RUN) return bpeEncode(text, PLAIN_TEXT);
+  const ids: number[] = [];
+  const add = (from: number, to: number) => {
+    for (const id of bpeEncode(text.slice(from, to), PLAIN_TEXT)) ids.push(id);
+  };
+  let segment = 0; // start of the text not encoded yet
+  let run = 0; // start of the current run of space or non-space
+  let runIsSpace = isSpace(text.charCodeAt(0));
+  for (let i = 1; i <= text.length; i++) {
+    const space = i < text.length && isSpace(text.charCodeAt(i));
+    if (i < text.length && space === runIsSpace) continue;
+    if (i - run > MAX_BPE_RUN) {
+      if (run > segment) add(segment, run);
+      for (let from = run; from < i; ) {
+        let to = Math.min(i, from + MAX_BPE_RUN);
+        if (to < i && isHighSurrogate(text.charCodeAt(to - 1))) to--; // never cut a character in two
+        add(from, to);
+        from = to;
+      }
+      segment = i;
+    }
+    run = i;
+    runIsSpace = space;
+  }
+  if (segment < text.length) add(segment, text.length);
+  return ids;
+}
+
+/** `\s` of a regular expression, by UTF-16 code unit. */
+function isSpace(code: number): boolean {
+  return (code >= 9 && code <= 13) || code === 32 || code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 export function decode(ids: readonly number[]): string {

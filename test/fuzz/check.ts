@@ -1,0 +1,236 @@
+/**
+ * The properties every answer to a hostile request must have:
+ *
+ * - an answer at all, within the time limit (no hang), unless the client itself reset the
+ *   connection; a client that stopped sending mid-body (FIN) gets an answer or a close;
+ *   and a request sent at full speed is answered within a few seconds (one request that
+ *   holds the event loop holds every client);
+ * - never a 5xx: 500 is a bug, and the documented 503s (STORAGE_UNAVAILABLE, UPSTREAM_*)
+ *   cannot happen against the embedded store and model. The one exception is the documented
+ *   504 REQUEST_DEADLINE_EXCEEDED when the request itself set `x-request-timeout-ms`;
+ * - every error (4xx) is the envelope `{error: {message, type, code, param}}` (with the
+ *   messages format's top-level `type: "error"` there), valid against the schema the
+ *   operation declares for that status, or the common envelope for statuses no operation
+ *   declares (405, and 404/400 on paths outside the contract), with its Retry-After (429)
+ *   and Allow (405);
+ * - every answer carries `x-request-id` (`req_` + 24 hex);
+ * - a successful stream ends, and carries no `error` event of the server's own making.
+ */
+import { Ajv2020 } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "ajv";
+import { responseSchemaPointer, type Contract, type FuzzOperation, type Schema } from "./contract.ts";
+import { UNROUTED, type FuzzCase } from "./requests.ts";
+import type { WireResult } from "./wire.ts";
+
+export const REQUEST_ID = /^req_[0-9a-f]{24}$/;
+
+const CONTRACT_ID = "https://fuzz.invalid/contract";
+
+export class ResponseChecker {
+  readonly #contract: Contract;
+  readonly #ajv: Ajv2020;
+  readonly #validators = new Map<string, ValidateFunction>();
+  readonly #codes: Set<string>;
+  readonly #typeByStatus = new Map<number, string>();
+  readonly #routes: { op: FuzzOperation; pattern: RegExp; literal: number }[];
+
+  constructor(contract: Contract) {
+    this.#contract = contract;
+    this.#ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+    this.#ajv.addSchema(contract.doc as object, CONTRACT_ID);
+    const schemas = (contract.doc.components as Schema).schemas as Record<string, Schema>;
+    this.#codes = new Set(enumStrings(schemas.ErrorCode));
+    // status → error.type, as the operations declare it (each status pairs with one type).
+    for (const op of contract.operations) {
+      for (const status of op.statuses.filter((s) => s >= 400)) {
+        const pointer = responseSchemaPointer(contract, op, status);
+        if (!pointer) continue;
+        const schema = this.#at(pointer);
+        const detail = contract.resolve(((schema.properties as Record<string, Schema>).error ?? {}) as Schema);
+        const type = enumStrings(((detail.properties as Record<string, Schema>)?.type ?? {}) as Schema)[0];
+        if (type) this.#typeByStatus.set(status, type);
+      }
+    }
+    const methodNotAllowed = contract.resolve(schemas.MethodNotAllowedErrorDetail as Schema);
+    this.#typeByStatus.set(405, enumStrings(((methodNotAllowed.properties as Record<string, Schema>).type ?? {}) as Schema)[0] ?? "invalid_request_error");
+    this.#routes = contract.operations.map((op) => ({
+      op,
+      pattern: new RegExp(`^${op.template.split(/\{[^}]+\}/).map(escapeRegExp).join("[^/]+")}$`),
+      literal: op.template.replace(/\{[^}]+\}/g, "").length,
+    }));
+  }
+
+  /**
+   * A description of what is wrong with the answer to `c`, or undefined when nothing is.
+   * `slowMs`: the longest an answer may take once the request is sent at full speed (an
+   * event loop held by one request holds every other client too).
+   */
+  check(c: FuzzCase, result: WireResult, slowMs = Infinity): string | undefined {
+    const aborting = c.delivery.kind === "abort" || c.delivery.kind === "abortAfter";
+    if (result.outcome === "aborted") return undefined;
+    if (result.outcome === "timeout") {
+      if (result.response && result.response.status >= 200 && result.response.headers["content-type"]?.startsWith("text/event-stream")) {
+        return `a stream did not end within ${Math.round(result.elapsedMs)} ms (status ${result.response.status}, ${result.response.body.length} bytes so far)`;
+      }
+      return `no answer within ${Math.round(result.elapsedMs)} ms${result.response ? ` (headers of a ${result.response.status} arrived, the body did not end)` : ""}`;
+    }
+    if (result.outcome === "closed") {
+      // A client that stopped sending mid-body may just be hung up on; any other request deserves an answer.
+      if (c.delivery.kind === "halfClose" || aborting) return undefined;
+      return `the server closed the connection without an answer${result.socketError ? ` (${result.socketError})` : ""}`;
+    }
+    const response = result.response;
+    if (!response) return "no response parsed";
+    if (response.status === 0) return `unparsable status line ${JSON.stringify(response.headers["x-unparsable-status-line"])}`;
+    const requestId = response.headers["x-request-id"];
+    const body = response.body.toString("utf8");
+    const json = parseJson(body);
+    const code = json?.error?.code as string | undefined;
+    if (response.status >= 500) {
+      const deadline = response.status === 504 && code === "REQUEST_DEADLINE_EXCEEDED" && c.deadline;
+      if (!deadline) return `status ${response.status}: ${body.slice(0, 500)}`;
+    }
+    if (!requestId || !REQUEST_ID.test(requestId)) return `status ${response.status} without a valid x-request-id (${JSON.stringify(requestId)}): ${body.slice(0, 300)}`;
+    if (!response.complete && !aborting) return `the body of a ${response.status} was cut off after ${response.body.length} bytes`;
+    const fullSpeed = c.delivery.kind === "whole" || c.delivery.kind === "abortAfter";
+    if (fullSpeed && result.elapsedMs > slowMs) return `a ${response.status} took ${Math.round(result.elapsedMs)} ms (more than ${slowMs} ms)`;
+    if (response.status >= 400) return this.#checkError(c, response.status, response.headers, body, json);
+    if (response.status >= 200 && response.status < 300 && response.headers["content-type"]?.startsWith("text/event-stream")) return checkStream(c, body);
+    return undefined;
+  }
+
+  #checkError(c: FuzzCase, status: number, headers: Record<string, string>, body: string, json: any): string | undefined {
+    if (c.method === "HEAD") return undefined;
+    if (!headers["content-type"]?.startsWith("application/json")) return `status ${status} with content-type ${JSON.stringify(headers["content-type"])}: ${body.slice(0, 300)}`;
+    if (json === undefined) return `status ${status} with a body that is not JSON: ${body.slice(0, 300)}`;
+    if (status === 429 && !/^\d+$/.test(headers["retry-after"] ?? "")) return `429 without Retry-After`;
+    if (status === 405 && headers.allow === undefined) return `405 without Allow`;
+    const op = this.#operationFor(c);
+    const pointer = op ? responseSchemaPointer(this.#contract, op, status) : undefined;
+    if (pointer) {
+      const validate = this.#validator(pointer);
+      if (validate(json)) return undefined;
+      const declared = `status ${status} body does not match ${op?.operationId}'s declared ${status} response: ${this.#ajv.errorsText(validate.errors)}; body ${body.slice(0, 300)}`;
+      // A request that is not valid HTTP reaches no operation: the common envelope then (the messages format's cannot be known).
+      if (httpProblems(c).length === 0) return declared;
+      return this.#commonEnvelope(status, body, json) === undefined ? undefined : declared;
+    }
+    // A status the matched operation does not declare (405, or a path outside the contract): the common envelope.
+    return this.#commonEnvelope(status, body, json);
+  }
+
+  #commonEnvelope(status: number, body: string, json: any): string | undefined {
+    const keys = Object.keys(json);
+    const topOk = keys.every((k) => k === "error" || (k === "type" && json.type === "error"));
+    const e = json.error;
+    const problems: string[] = [];
+    if (!topOk) problems.push(`top-level keys ${keys.join(",")}`);
+    if (typeof e !== "object" || e === null) problems.push("no error object");
+    else {
+      const extra = Object.keys(e).filter((k) => !["message", "type", "code", "param"].includes(k));
+      if (extra.length) problems.push(`extra keys ${extra.join(",")}`);
+      if (typeof e.message !== "string") problems.push("message is not a string");
+      if (!this.#codes.has(e.code)) problems.push(`code ${JSON.stringify(e.code)} is not an ErrorCode`);
+      const type = this.#typeByStatus.get(status);
+      if (type === undefined) problems.push(`status ${status} is not one the contract uses`);
+      else if (e.type !== type) problems.push(`type ${JSON.stringify(e.type)} where ${status} pairs with ${type}`);
+      if (!(e.param === null || typeof e.param === "string")) problems.push("param is neither a string nor null");
+    }
+    return problems.length ? `status ${status}: ${problems.join("; ")}; body ${body.slice(0, 300)}` : undefined;
+  }
+
+  /** The operation the request actually reached: its method on the path it matches (not necessarily the one the case was made for). */
+  #operationFor(c: FuzzCase): FuzzOperation | undefined {
+    if (c.operationId === UNROUTED && !c.target.startsWith("/v1/")) return undefined;
+    if (!c.target.startsWith("/v1/")) return undefined;
+    const path = c.target.slice(3).split(/[?#]/)[0] as string;
+    const candidates = this.#routes.filter((r) => r.op.method === c.method && r.pattern.test(path)).sort((a, b) => b.literal - a.literal);
+    return candidates[0]?.op;
+  }
+
+  #validator(pointer: string): ValidateFunction {
+    const cached = this.#validators.get(pointer);
+    if (cached) return cached;
+    const validate = this.#ajv.compile({ $ref: `${CONTRACT_ID}${pointer}` });
+    this.#validators.set(pointer, validate);
+    return validate;
+  }
+
+  #at(pointer: string): Schema {
+    const node = pointer
+      .replace(/^#\//, "")
+      .split("/")
+      .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .reduce<any>((n, key) => n?.[key], this.#contract.doc);
+    return this.#contract.resolve(node as Schema);
+  }
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * How the request breaks HTTP/1.1 message syntax (RFC 9112) or Node's limits on its head,
+ * or is cut off (the client stopped sending) or followed by stray bytes: such a request may
+ * be refused before any operation sees it. Empty for a well-formed request.
+ */
+export function httpProblems(c: FuzzCase): string[] {
+  const problems: string[] = [];
+  if (!TOKEN.test(c.method)) problems.push("method is not a token");
+  if (!/^[\x21-\x7e]+$/.test(c.target)) problems.push("request target has bytes outside visible ASCII");
+  const names = c.headers.map(([n]) => n.toLowerCase());
+  for (const [name, value] of c.headers) {
+    if (!TOKEN.test(name)) problems.push(`header name ${JSON.stringify(name)} is not a token`);
+    if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value)) problems.push(`header ${name} has a control byte`);
+  }
+  if (!c.headers.some(([n, v]) => n.toLowerCase() === "host" && v !== "")) problems.push("no Host");
+  if (names.includes("content-length") && names.includes("transfer-encoding")) problems.push("Content-Length and Transfer-Encoding");
+  const length = c.headers.find(([n]) => n.toLowerCase() === "content-length")?.[1];
+  const framed = names.includes("transfer-encoding") ? c.body.length : length !== undefined ? Number(length) : 0;
+  // Bytes past the message are read as a next request on the connection; its 400 may come first.
+  if (c.body.length > framed) problems.push("bytes after the message");
+  if (c.delivery.kind === "halfClose" && c.delivery.at < 1) problems.push("the client stopped sending mid-body");
+  if (length !== undefined && !names.includes("transfer-encoding") && Number(length) > c.body.length) problems.push("less body than Content-Length");
+  const size = c.method.length + c.target.length + c.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+  if (size > 16 * 1024 - 64) problems.push("head over 16 KB");
+  return problems;
+}
+
+/** A stream that reached its end: no `error` event the server made of its own failure. */
+function checkStream(c: FuzzCase, body: string): string | undefined {
+  for (const block of body.split(/\r?\n\r?\n/)) {
+    const lines = block.split(/\r?\n/);
+    const event = lines.find((l) => l.startsWith("event:"))?.slice(6).trim();
+    const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+    const json = parseJson(data);
+    const error = event === "error" || json?.type === "error" || json?.type === "response.failed" ? (json?.error ?? json?.response?.error) : undefined;
+    if (!error) continue;
+    const deadline = c.deadline && error.code === "REQUEST_DEADLINE_EXCEEDED";
+    if (!deadline && (error.code === "INTERNAL" || error.type === "server_error" || error.type === "service_unavailable")) return `the stream ended with a server error event: ${data.slice(0, 300)}`;
+  }
+  return undefined;
+}
+
+function parseJson(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function enumStrings(schema: Schema | undefined): string[] {
+  if (!schema) return [];
+  const out: string[] = [];
+  const walk = (s: unknown) => {
+    if (!s || typeof s !== "object") return;
+    const o = s as Schema;
+    if (Array.isArray(o.enum)) out.push(...(o.enum as unknown[]).filter((v): v is string => typeof v === "string"));
+    for (const branch of [...((o.anyOf as Schema[]) ?? []), ...((o.oneOf as Schema[]) ?? [])]) walk(branch);
+  };
+  walk(schema);
+  return out;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
