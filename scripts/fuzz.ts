@@ -5,8 +5,9 @@
  *
  *   node scripts/fuzz.ts [--runs N] [--seed S] [--path P] [--quick] [--keep-going]
  *
- * --path replays one failure (with the --seed it printed). --quick leaves the huge values
- * out (what the CI test generates). --keep-going records every finding instead of stopping
+ * --path replays one failure: the same request (with the --seed it printed), against a fresh
+ * server; a finding that needs the requests before it shows with the whole run instead.
+ * --quick leaves the huge values out (what the CI test generates). --keep-going records every finding instead of stopping
  * at the first. Prints counts per operation; exits 1 on a finding.
  */
 import { parseArgs } from "node:util";
@@ -23,9 +24,10 @@ const { values } = parseArgs({
   },
 });
 
-const runs = values.runs === undefined ? CI_RUNS * 10 : Number(values.runs);
+// A replay (--path) is the one request at that path, unless --runs asks for more after it.
+const runs = values.runs !== undefined ? Number(values.runs) : values.path !== undefined ? 1 : CI_RUNS * 10;
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || (values.path !== undefined && values.seed === undefined)) {
   console.error("usage: node scripts/fuzz.ts [--runs N] [--seed S] [--path P] [--quick] [--keep-going]");
   process.exit(2);
 }
@@ -47,7 +49,7 @@ if (report.findings.length > 0) {
 }
 if (report.failure) {
   const path = /path: "([^"]*)"/.exec(report.failure)?.[1] ?? "<path above>";
-  console.log(`\nFINDING (replay: node scripts/fuzz.ts --seed ${seed} --runs ${runs}${values.quick ? " --quick" : ""} --path ${path}):\n${report.failure}`);
+  console.log(`\nFINDING (replay: node scripts/fuzz.ts --seed ${seed}${values.quick ? " --quick" : ""} --path ${path}):\n${report.failure}`);
   process.exit(1);
 }
 console.log("no finding");

@@ -6,8 +6,8 @@
  * each answer (check.ts) and that the server still serves a normal request afterwards.
  *
  * Stops at the first finding (no shrinking: every run is a real request), with the seed
- * and path to replay it (`node scripts/fuzz.ts --seed S --path P`), the request, the answer
- * and what the server logged meanwhile.
+ * and path to replay it (`node scripts/fuzz.ts --seed S --path P`, with `--quick` for the
+ * CI run's cases), the request, the answer and what the server logged meanwhile.
  */
 import fc from "fast-check";
 import { loadContract } from "./contract.ts";
@@ -26,7 +26,7 @@ export interface FuzzOptions {
   huge?: boolean;
   /** Longest wait for an answer, in ms (then it is a hang). */
   timeoutMs?: number;
-  /** Longest an answer to a request sent at full speed may take, in ms (default 5000). */
+  /** Longest an answer to a request sent at full speed may take, in ms (default 10 000). */
   slowMs?: number;
   /** Progress lines (the long run prints one every `progressEvery` cases). */
   onProgress?: (done: number, report: FuzzReport) => void;
@@ -57,6 +57,8 @@ export interface FuzzReport {
   failure?: string;
   /** With `keepGoing`: every finding, the request first. */
   findings: string[];
+  /** What the server logged (console.error/warn) on cases that passed: first lines, distinct, at most 20. */
+  serverLog: string[];
 }
 
 const MAX_UPLOAD_BYTES = 1024 * 1024;
@@ -76,6 +78,7 @@ export async function fuzzServer(options: FuzzOptions): Promise<FuzzReport> {
     slowest: { ms: 0, description: "" },
     durationMs: 0,
     findings: [],
+    serverLog: [],
   };
   const logs = captureServerLog();
   let server: TestServer | undefined;
@@ -98,12 +101,16 @@ export async function fuzzServer(options: FuzzOptions): Promise<FuzzReport> {
         }
         report.findings.push(`${describeCase(c)}\n${text}`);
       };
-      const problem = checker.check(c, result, options.slowMs ?? 5_000);
+      const problem = checker.check(c, result, options.slowMs ?? 10_000);
       if (problem) fail(failureText(problem, result, logs.lines()));
       const after = await sendRaw(target, health, timeoutMs);
       report.healthChecks++;
       if (after.response?.status !== 200 || !after.response.complete) {
         fail(failureText(`the server did not serve GET /v1/models afterwards: ${after.outcome} ${after.response?.status ?? ""} ${after.response?.body.toString("utf8").slice(0, 200) ?? ""}`, result, logs.lines()));
+      }
+      for (const line of logs.lines()) {
+        const first = line.split("\n")[0]?.replace(/^\[req_[0-9a-f]+\] /, "") ?? "";
+        if (report.serverLog.length < 20 && !report.serverLog.includes(first)) report.serverLog.push(first);
       }
       if (options.onProgress && report.requests % (options.progressEvery ?? 500) === 0) options.onProgress(report.requests, report);
     });
@@ -130,7 +137,8 @@ function record(report: FuzzReport, c: FuzzCase, result: WireResult): void {
     const kind = note.replace(/^(structural|delivery|content-type|content-encoding|multipart)\b.*$/, "$1").replace(/^(\w+)=.*/, "$1=…").replace(/ raw .*/, " raw").slice(0, 50);
     report.kinds.set(kind, (report.kinds.get(kind) ?? 0) + 1);
   }
-  if (result.elapsedMs > report.slowest.ms && result.outcome !== "aborted") report.slowest = { ms: result.elapsedMs, description: describeCase(c).slice(0, 300) };
+  // Of the requests sent at full speed: how long the server itself took.
+  if (c.delivery.kind === "whole" && result.outcome === "response" && result.elapsedMs > report.slowest.ms) report.slowest = { ms: result.elapsedMs, description: describeCase(c).slice(0, 300) };
 }
 
 function failureText(problem: string, result: WireResult, serverLog: string[]): string {
@@ -204,6 +212,7 @@ export function formatReport(report: FuzzReport): string {
   }
   const kinds = [...report.kinds.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40);
   out.push(`  hostile parts: ${kinds.map(([k, v]) => `${k} ×${v}`).join(", ")}`);
-  out.push(`  slowest answer: ${Math.round(report.slowest.ms)} ms — ${report.slowest.description}`);
+  out.push(`  slowest answer to a request sent whole: ${Math.round(report.slowest.ms)} ms — ${report.slowest.description}`);
+  out.push(`  server log: ${report.serverLog.length === 0 ? "nothing" : `\n    ${report.serverLog.join("\n    ")}`}`);
   return out.join("\n");
 }
