@@ -11,11 +11,8 @@ import { ApiError } from "../../http/errors.ts";
 import {
   datasetName,
   datasetStateOf,
-  EMPTY_VALIDATION,
-  type DatasetFormat,
   type DatasetQuery,
   type DatasetRecord,
-  type DatasetSource,
   type DatasetState,
   type DatasetStore,
   type DatasetVersionState,
@@ -24,7 +21,8 @@ import {
   type VersionKey,
   type VersionRecord,
 } from "../datasets.ts";
-import { bool, inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
+import { datasetFromRow, versionFromRow } from "../dataset-rows.ts";
+import { inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
 
 type Row = Record<string, SQLInputValue>;
 
@@ -334,42 +332,3 @@ function safeSegment(id: string): string {
   return encodeURIComponent(id).replace(/^\./, "%2E");
 }
 
-function datasetFromRow(row: Row): DatasetRecord {
-  return {
-    accountId: String(row.account_id),
-    datasetId: String(row.dataset_id),
-    seq: Number(row.seq),
-    displayName: String(row.display_name),
-    source: String(row.source) as DatasetSource,
-    state: String(row.state) as DatasetState,
-    latestVersionNo: Number(row.latest_version_no),
-    totalBytes: Number(row.total_bytes),
-    createTime: new Date(Number(row.create_time_ms)),
-    updateTime: new Date(Number(row.update_time_ms)),
-  };
-}
-
-function versionFromRow(row: Row): VersionRecord {
-  const lineNumber = intOrNull(row.first_invalid_line);
-  const validation: ValidationRecord = {
-    ...EMPTY_VALIDATION,
-    totalLines: Number(row.total_lines),
-    validLines: Number(row.valid_lines),
-    topLevelKeys: JSON.parse(String(row.top_level_keys)) as string[],
-    exampleCount: Number(row.example_count),
-    estimatedTokenCount: Number(row.estimated_token_count),
-    ...(lineNumber !== null ? { firstInvalidLine: { lineNumber, reason: String(row.first_invalid_reason) } } : {}),
-    ...(row.format !== null ? { format: String(row.format) as DatasetFormat } : {}),
-  };
-  return {
-    accountId: String(row.account_id),
-    datasetId: String(row.dataset_id),
-    versionNo: Number(row.version_no),
-    state: String(row.state) as DatasetVersionState,
-    stored: bool(row.stored),
-    owner: row.owner === null ? null : String(row.owner),
-    bytes: Number(row.bytes),
-    validation,
-    createTime: new Date(Number(row.create_time_ms)),
-  };
-}
