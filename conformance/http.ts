@@ -3,6 +3,8 @@
  * as text, parsed as JSON when it is JSON, and as SSE events when it is an event stream.
  */
 import { readFileSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
 import path from "node:path";
 import type { SseEvent } from "./contract.ts";
 import { parseSse } from "./sse.ts";
@@ -19,9 +21,11 @@ export interface PreparedRequest {
   body?: string | Buffer | FormData;
   /** The JSON body, for reports and goldens. */
   json?: unknown;
-  /** What the body was, for goldens: json, text, file name, or form. */
-  bodyKind?: "json" | "text" | "file" | "form";
+  /** What the body was, for goldens: json, text, file name, form, or only declared. */
+  bodyKind?: "json" | "text" | "file" | "form" | "declared";
   bodyLabel?: string;
+  /** `Content-Length` to declare while sending no body (fetch cannot): see `RequestSpec.declaredLength`. */
+  declaredLength?: number;
 }
 
 export interface Exchange {
@@ -44,12 +48,20 @@ export async function send(request: PreparedRequest, timeoutMs: number): Promise
   const started = performance.now();
   let response: Response;
   try {
-    const init: RequestInit & { duplex?: "half" } = { method: request.method, headers: request.headers, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" };
-    if (request.body !== undefined) init.body = request.body as BodyInit;
-    response = await fetch(request.url, init);
+    if (request.declaredLength !== undefined) {
+      response = await withheldBody(request, request.declaredLength, timeoutMs);
+    } else {
+      const init: RequestInit & { duplex?: "half" } = { method: request.method, headers: request.headers, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" };
+      if (request.body !== undefined) init.body = request.body as BodyInit;
+      response = await fetch(request.url, init);
+    }
   } catch (error) {
     throw new TransportError(`${request.method} ${request.url}: ${describeError(error)}`);
   }
+  return exchangeOf(request, response, started);
+}
+
+async function exchangeOf(request: PreparedRequest, response: Response, started: number): Promise<Exchange> {
   let text: string;
   try {
     text = await response.text();
@@ -70,6 +82,37 @@ export async function send(request: PreparedRequest, timeoutMs: number): Promise
   const exchange: Exchange = { request, status: response.status, headers: response.headers, text, json, isJson, durationMs: performance.now() - started };
   if (type.startsWith("text/event-stream")) exchange.events = parseSse(text);
   return exchange;
+}
+
+/**
+ * Sends the request head with `Content-Length: declared` and none of the body, and waits
+ * for the whole answer (which must not need the body); then drops the connection, whose
+ * request can never be completed. fetch cannot do this: it sends the body it declares.
+ */
+function withheldBody(request: PreparedRequest, declared: number, timeoutMs: number): Promise<Response> {
+  const url = new URL(request.url);
+  const transport = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = transport.request(url, { method: request.method, headers: { ...request.headers, "content-length": String(declared) }, agent: false });
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error("no complete answer within the request timeout while the declared body was withheld"), { name: "WithheldBodyTimeout" })), timeoutMs);
+    req.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    req.on("response", (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("error", reject);
+      res.on("end", () => {
+        clearTimeout(timer);
+        req.destroy();
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) for (const v of Array.isArray(value) ? value : [value ?? ""]) headers.append(name, v);
+        resolve(new Response(res.statusCode === 204 || res.statusCode === 304 ? null : Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
+      });
+    });
+    req.flushHeaders();
+  });
 }
 
 function describeError(error: unknown): string {
@@ -99,7 +142,7 @@ export function buildBody(
     }
     return { body: form, kind: "form", label: Object.keys(spec.form).join(", ") };
   }
-  return {};
+  return spec.contentType ? { contentType: spec.contentType } : {};
 }
 
 export function readFixture(fixturesDir: string, name: string): Buffer {

@@ -386,6 +386,10 @@ class TranscriptRun {
     for (const [k, v] of Object.entries(spec.headers ?? {})) if (v !== undefined && v !== null) headers[k.toLowerCase()] = String(v);
     this.#auth(spec.auth, headers);
     const body = buildBody(spec, this.#ctx.fixturesDir);
+    const declaredLength = spec.declaredLength === undefined ? undefined : Number(spec.declaredLength);
+    if (declaredLength !== undefined && !(Number.isSafeInteger(declaredLength) && declaredLength > 0)) {
+      throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transcript", message: `declaredLength must be a whole number of bytes above 0, not ${String(spec.declaredLength)}` }]);
+    }
     if (body.contentType && headers["content-type"] === undefined) headers["content-type"] = body.contentType;
     const apiPath = spec.base === "origin" ? (rel.startsWith("/v1/") ? rel.slice(3) : rel) : rel;
     return {
@@ -398,6 +402,7 @@ class TranscriptRun {
       ...(spec.json !== undefined ? { json: spec.json } : {}),
       ...(body.kind ? { bodyKind: body.kind } : {}),
       ...(body.label ? { bodyLabel: body.label } : {}),
+      ...(declaredLength !== undefined ? { declaredLength, bodyKind: "declared" as const, bodyLabel: `${declaredLength} bytes, none sent` } : {}),
     };
   }
 

@@ -48,6 +48,12 @@ export interface RequestSpec {
   /** A multipart form: a string value is a field; `{file, filename?, contentType?}` is a file part. */
   form?: Record<string, unknown>;
   contentType?: string;
+  /**
+   * Declares a body of this many bytes (`Content-Length`) and sends none of it: the answer
+   * must come without the body (a key checked first, a length refused at once). Not with
+   * another body.
+   */
+  declaredLength?: number | string;
 }
 
 export interface Expectation {
@@ -162,7 +168,7 @@ export class TranscriptError extends Error {
 
 const TOP_KEYS = new Set(["title", "description", "rules", "requires", "uses", "vars", "exports", "exclusive", "steps", "cleanup"]);
 const STEP_KEYS = new Set(["id", "title", "request", "expect", "capture", "poll", "repeat", "paginate", "expectItems", "rules", "golden", "goldenIgnore"]);
-const REQUEST_KEYS = new Set(["method", "path", "base", "query", "headers", "auth", "json", "text", "file", "form", "contentType"]);
+const REQUEST_KEYS = new Set(["method", "path", "base", "query", "headers", "auth", "json", "text", "file", "form", "contentType", "declaredLength"]);
 const EXPECT_KEYS = new Set(["status", "headers", "body", "error", "stream", "anyOf"]);
 const STREAM_KEYS = new Set(["events", "includes", "excludes", "last", "text", "count"]);
 
@@ -231,7 +237,7 @@ function parseStep(raw: unknown, index: number, where: (s: string) => string, cl
   if (!isObject(request)) throw new TranscriptError(at("request is required"));
   for (const key of Object.keys(request)) if (!REQUEST_KEYS.has(key)) throw new TranscriptError(at(`request: unknown key ${key}`));
   if (typeof request.method !== "string" || typeof request.path !== "string") throw new TranscriptError(at("request needs method and path"));
-  const bodies = ["json", "text", "file", "form"].filter((k) => request[k] !== undefined);
+  const bodies = ["json", "text", "file", "form", "declaredLength"].filter((k) => request[k] !== undefined);
   if (bodies.length > 1) throw new TranscriptError(at(`request has more than one body (${bodies.join(", ")})`));
   if (raw.expect !== undefined) checkExpectation(raw.expect, at);
   else if (!cleanup) throw new TranscriptError(at("expect is required"));

@@ -2933,6 +2933,17 @@ export interface operations {
                     "application/json": components["schemas"]["ConflictError"];
                 };
             };
+            /** @description 413: the body or an inline media part is too large. */
+            413: {
+                headers: {
+                    /** @description String handle for the whole path of the request; quote it when reporting a problem. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
             /** @description 429: a rate limit or budget was reached. Honour `Retry-After`. */
             429: {
                 headers: {
@@ -3532,6 +3543,17 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
+            /** @description 413: the body or an inline media part is too large. */
+            413: {
+                headers: {
+                    /** @description String handle for the whole path of the request; quote it when reporting a problem. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
             /** @description 429: a rate limit or budget was reached. Honour `Retry-After`. */
             429: {
                 headers: {
@@ -3802,6 +3824,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description 413: the body or an inline media part is too large. */
+            413: {
+                headers: {
+                    /** @description String handle for the whole path of the request; quote it when reporting a problem. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description 429: a rate limit or budget was reached. Honour `Retry-After`. */
@@ -4279,6 +4312,17 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
+            /** @description 413: the body or an inline media part is too large. */
+            413: {
+                headers: {
+                    /** @description String handle for the whole path of the request; quote it when reporting a problem. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
             /** @description 429: a rate limit or budget was reached. Honour `Retry-After`. */
             429: {
                 headers: {
@@ -4549,6 +4593,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            /** @description 413: the body or an inline media part is too large. */
+            413: {
+                headers: {
+                    /** @description String handle for the whole path of the request; quote it when reporting a problem. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description 429: a rate limit or budget was reached. Honour `Retry-After`. */
@@ -5024,6 +5079,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description 413: the body or an inline media part is too large. */
+            413: {
+                headers: {
+                    /** @description String handle for the whole path of the request; quote it when reporting a problem. */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description 429: a rate limit or budget was reached. Honour `Retry-After`. */

@@ -106,17 +106,12 @@ async function listDatasets(req: Request, res: Response, store: Store, accountId
  * (too large, client gone, storage failing) removes the file and the version.
  */
 async function upload(req: Request, res: Response, deps: DatasetRouteDeps, accountId: string, datasetId: string): Promise<void> {
-  try {
-    checkUploadHeaders(req, deps.maxUploadBytes);
-    const record = await requireDataset(deps.store, accountId, datasetId);
-    if (record.state === "DATASET_STATE_DELETED") throw new ApiError("INVALID_REQUEST", `The dataset ${datasetId} is deleted; create a new dataset to upload rows.`);
-    const body = await uploadBody(req);
-    res.json(toDatasetVersion(await receive(deps, accountId, datasetId, body)));
-  } catch (error) {
-    // A body left unread is not drained (a refused upload may be gigabytes): the connection closes.
-    if (!req.complete) res.set("Connection", "close");
-    throw error;
-  }
+  // A refused upload's unread body is not drained: the error handler closes the connection.
+  checkUploadHeaders(req, deps.maxUploadBytes);
+  const record = await requireDataset(deps.store, accountId, datasetId);
+  if (record.state === "DATASET_STATE_DELETED") throw new ApiError("INVALID_REQUEST", `The dataset ${datasetId} is deleted; create a new dataset to upload rows.`);
+  const body = await uploadBody(req);
+  res.json(toDatasetVersion(await receive(deps, accountId, datasetId, body)));
 }
 
 function checkUploadHeaders(req: Request, maxUploadBytes: number): void {

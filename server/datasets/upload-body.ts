@@ -7,6 +7,7 @@
 import { PassThrough, type Readable } from "node:stream";
 import busboy from "busboy";
 import type { Request } from "express";
+import { declaresMoreThan } from "../http/body.ts";
 import { ApiError } from "../http/errors.ts";
 
 export interface UploadBody {
@@ -21,8 +22,7 @@ export function isForm(req: Request): boolean {
 
 /** Whether a raw body's declared length (Content-Length) is over `maxBytes`: 413 before reading any of it. */
 export function declaredTooLarge(req: Request, maxBytes: number): boolean {
-  const length = Number(req.headers["content-length"]);
-  return !isForm(req) && Number.isFinite(length) && length > maxBytes;
+  return !isForm(req) && declaresMoreThan(req, maxBytes);
 }
 
 /** Resolves once the rows start arriving (for a form: once its `file` part begins). */

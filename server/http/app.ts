@@ -2,9 +2,11 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → Host required (malformed.ts) → public routes (docs) → operation lookup → JSON body (forms left to stream) → authentication and tenant checks →
- *   contract validation (requests; responses when asked) → not-supported fields →
- *   the handlers' router at /v1 → 404 → error envelope.
+ *   request id → Host required (malformed.ts) → public routes (docs) → operation lookup →
+ *   authentication and tenant checks (headers only: no byte of a body is read before the
+ *   key is known) → JSON body (a declared length over the limit refused unread; forms
+ *   left to stream) → contract validation (requests; responses when asked) →
+ *   not-supported fields → the handlers' router at /v1 → 404 → error envelope.
  */
 import express from "express";
 import type { Router } from "express";
@@ -41,9 +43,9 @@ export function createApp(options: AppOptions): express.Express {
   app.use(requireHost);
   if (options.publicRoutes) app.use(options.publicRoutes);
   app.use(matchOperation(new OperationTable()));
+  app.use(authenticate(options.store));
   app.use(jsonBody(options.maxBodyBytes));
   app.use(streamedForms);
-  app.use(authenticate(options.store));
   app.use(contractValidator(options.validateResponses));
   app.use(rejectNotSupported);
   app.use(BASE_PATH, handlersRouter(options.registerRoutes));

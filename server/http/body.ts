@@ -3,14 +3,49 @@
  * Other media types (a dataset upload's raw JSONL) are left unread in the request stream
  * for their handler to stream to storage; the validator refuses them on operations that
  * take JSON.
+ *
+ * Runs after authentication (app.ts): no byte of a body is read, nor parsed, before the
+ * key is known. Only the body of an operation that takes JSON is read; anything else (no
+ * operation: a 404 or 405; an operation without a JSON body) is answered without it.
  */
 import express from "express";
-import type { RequestHandler } from "express";
+import type { Request, RequestHandler } from "express";
 import { ApiError } from "./errors.ts";
+
+const JSON_TYPE = "application/json";
 
 export function jsonBody(maxBodyBytes: number): RequestHandler[] {
   // strict: only an object or array is a JSON request body, as every operation takes.
-  return [express.json({ limit: maxBodyBytes, strict: true, type: "application/json" }), limitNesting];
+  const parse = express.json({ limit: maxBodyBytes, strict: true, type: JSON_TYPE });
+  return [refuseDeclaredTooLarge(maxBodyBytes), forJsonOperations(parse), limitNesting];
+}
+
+/** Whether the request declares a Content-Length over `maxBytes`. */
+export function declaresMoreThan(req: Request, maxBytes: number): boolean {
+  const length = Number(req.headers["content-length"]);
+  return Number.isFinite(length) && length > maxBytes;
+}
+
+/**
+ * A JSON body whose declared Content-Length is over the limit is 413 at once, before any
+ * of it is read: the client may not even be sending it yet (it may be waiting for the
+ * answer), and body-parser would read (and drop) all of it before answering. The answer
+ * closes the connection (error-handler.ts), so the body is never drained.
+ */
+function refuseDeclaredTooLarge(maxBodyBytes: number): RequestHandler {
+  return (req, res, next) => {
+    if (!res.locals.pathMatch?.operation?.takesJson || req.is(JSON_TYPE) !== JSON_TYPE || !declaresMoreThan(req, maxBodyBytes)) return next();
+    next(tooLarge(maxBodyBytes));
+  };
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError("MEDIA_TOO_LARGE", `The request body is larger than the limit of ${limit} bytes.`);
+}
+
+/** Runs `handler` only for requests to an operation that takes a JSON body. */
+function forJsonOperations(handler: RequestHandler): RequestHandler {
+  return (req, res, next) => (res.locals.pathMatch?.operation?.takesJson ? handler(req, res, next) : next());
 }
 
 /**
@@ -55,7 +90,7 @@ export const streamedForms: RequestHandler = (req, _res, next) => {
 /** The errors body-parser raises (http-errors with a `type`), by that type. */
 const BODY_ERRORS: Record<string, (error: BodyParserError) => ApiError> = {
   "entity.parse.failed": () => new ApiError("INVALID_REQUEST", "The request body is not valid JSON (an object is expected)."),
-  "entity.too.large": (e) => new ApiError("MEDIA_TOO_LARGE", `The request body is larger than the limit of ${e.limit} bytes.`),
+  "entity.too.large": (e) => tooLarge(e.limit ?? 0),
   "request.size.invalid": () => new ApiError("INVALID_REQUEST", "The request body's length does not match its Content-Length."),
   "encoding.unsupported": () => new ApiError("INVALID_REQUEST", "The request body's Content-Encoding is not supported."),
   "charset.unsupported": () => new ApiError("INVALID_REQUEST", "The request body's charset is not supported; send UTF-8."),

@@ -9,6 +9,9 @@
  * - On /v1/messages the envelope also carries `type: "error"`, the other vendor's format.
  * - Once a response has started (a stream), nothing can be sent: the connection is closed
  *   so the client sees a cut-off answer rather than one that looks complete.
+ * - An answer given before the request's body was read (401 before the body, 413 on a
+ *   declared length, a refused upload) closes the connection (`Connection: close`): the
+ *   body, which may be gigabytes or may never come, is not drained.
  */
 import type { NextFunction, Request, Response } from "express";
 import { fromBodyParserError } from "./body.ts";
@@ -30,6 +33,7 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
     return;
   }
   res.status(apiError.status);
+  if (!req.complete) res.setHeader("connection", "close");
   if (apiError.status === 429 || apiError.status === 503) {
     res.setHeader("retry-after", String(Math.max(0, Math.ceil(apiError.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS))));
   }

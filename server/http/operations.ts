@@ -25,6 +25,8 @@ export interface Operation {
   apiKeyHeaders: string[];
   /** Top-level request body fields the contract marks **Not supported.** (e.g. `previous_response_id`). */
   notSupportedFields: string[];
+  /** Whether its request body may be JSON (`application/json`); other bodies are never parsed here. */
+  takesJson: boolean;
 }
 
 /** What a request path matched: the operation for its method, or none (a 405). */
@@ -116,6 +118,7 @@ function readOperation(doc: JsonObject, template: string, method: string, op: Js
     public: security.length === 0,
     apiKeyHeaders: apiKeyHeadersOf(doc, security),
     notSupportedFields: notSupportedFieldsOf(doc, op),
+    takesJson: isObject(jsonContentOf(doc, op)),
   };
 }
 
@@ -128,10 +131,15 @@ function apiKeyHeadersOf(doc: JsonObject, security: unknown[]): string[] {
   });
 }
 
-function notSupportedFieldsOf(doc: JsonObject, op: JsonObject): string[] {
+/** The `application/json` entry of the operation's request body, if it has one. */
+function jsonContentOf(doc: JsonObject, op: JsonObject): unknown {
   const body = resolveRef(doc, op.requestBody);
-  const content = isObject(body?.content) ? body.content : {};
-  const schema = resolveRef(doc, isObject(content["application/json"]) ? content["application/json"].schema : undefined);
+  return isObject(body?.content) ? body.content["application/json"] : undefined;
+}
+
+function notSupportedFieldsOf(doc: JsonObject, op: JsonObject): string[] {
+  const json = jsonContentOf(doc, op);
+  const schema = resolveRef(doc, isObject(json) ? json.schema : undefined);
   const properties = isObject(schema?.properties) ? schema.properties : {};
   return Object.entries(properties)
     .filter(([, property]) => isObject(property) && String(property.description ?? "").startsWith("**Not supported.**"))
