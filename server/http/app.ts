@@ -2,7 +2,7 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → Host required (malformed.ts) → public routes (docs) → operation lookup →
+ *   request id → a client that hangs up is logged (cancelled.ts) → Host required (malformed.ts) → public routes (docs) → operation lookup →
  *   authentication and tenant checks (headers only: no byte of a body is read before the
  *   key is known) → JSON body (a declared length over the limit refused unread; forms
  *   left to stream) → contract validation (requests; responses when asked) →
@@ -13,6 +13,7 @@ import type { Router } from "express";
 import type { Store } from "../store/store.ts";
 import { authenticate } from "./auth.ts";
 import { jsonBody, streamedForms } from "./body.ts";
+import { logCancelled } from "./cancelled.ts";
 import { BASE_PATH } from "./contract.ts";
 import { ApiError } from "./errors.ts";
 import { errorHandler, notFound } from "./error-handler.ts";
@@ -40,6 +41,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set("case sensitive routing", true);
   app.set("x-powered-by", false);
   app.use(requestId);
+  app.use(logCancelled);
   app.use(requireHost);
   if (options.publicRoutes) app.use(options.publicRoutes);
   app.use(matchOperation(new OperationTable()));

@@ -5,7 +5,7 @@
  * - ApiError: its own status and body; Retry-After on 429 and 503; Allow on 405.
  * - Body-parser and validator failures: mapped to the codes the decisions give.
  * - Anything else is a bug: 500 INTERNAL with a generic message; the details go to the log
- *   under the request id, never to the client.
+ *   (server/log.ts) under the request id, never to the client.
  * - On /v1/messages the envelope also carries `type: "error"`, the other vendor's format.
  * - Once a response has started (a stream), nothing can be sent: the connection is closed
  *   so the client sees a cut-off answer rather than one that looks complete.
@@ -14,6 +14,7 @@
  *   body, which may be gigabytes or may never come, is not drained.
  */
 import type { NextFunction, Request, Response } from "express";
+import { log } from "../log.ts";
 import { fromBodyParserError } from "./body.ts";
 import { BASE_PATH } from "./contract.ts";
 import { ApiError } from "./errors.ts";
@@ -29,6 +30,7 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
   const { apiError, detail } = toApiError(error);
   if (apiError.status >= 500) logFailure(req, res, apiError, detail ?? error);
   if (res.headersSent) {
+    res.locals.closedByServer = true;
     res.destroy();
     return;
   }
@@ -85,5 +87,12 @@ function isMessagesPath(path: string): boolean {
 /** An ApiError was meant (a 503 from upstream): its message says enough. Anything else is a bug: log its stack. */
 function logFailure(req: Request, res: Response, apiError: ApiError, detail: unknown): void {
   const what = detail instanceof ApiError ? detail.message : detail instanceof Error ? (detail.stack ?? detail.message) : String(detail);
-  console.error(`[${res.locals.requestId}] ${req.method} ${req.originalUrl} → ${apiError.status} ${apiError.code}: ${what}`);
+  log("error", "request.failed", {
+    code: apiError.code,
+    status: apiError.status,
+    requestId: res.locals.requestId,
+    method: req.method,
+    path: req.originalUrl.split("?")[0],
+    detail: what,
+  });
 }

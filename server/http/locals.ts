@@ -24,6 +24,8 @@ declare global {
        * (requests that match no operation never reach a handler).
        */
       caller: Caller;
+      /** Set when the server itself closes the connection mid-answer (not a client that hung up). */
+      closedByServer?: boolean;
     }
   }
 }

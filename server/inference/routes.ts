@@ -5,6 +5,7 @@
 import type { Request, Response, Router } from "express";
 import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../http/errors.ts";
+import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import type { GenerationEvent } from "./engine.ts";
 import { ChatBuilder, chatInput } from "./formats/chat.ts";
@@ -86,14 +87,15 @@ async function streamRun(res: Response, started: GenerationRun, wire: WireFormat
     if (wire.terminal !== undefined) writer.send(undefined, wire.terminal);
   } catch (error) {
     if (disconnect.signal.aborted) return; // the client left: no one to tell
-    send([wire.errorEvent(error instanceof ApiError ? error : internalError(error))]);
+    send([wire.errorEvent(error instanceof ApiError ? error : internalError(res, error))]);
   } finally {
     writer.end();
   }
 }
 
-function internalError(error: unknown): ApiError {
-  console.error("stream failed:", error);
+function internalError(res: Response, error: unknown): ApiError {
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  log("error", "stream.failed", { code: "INTERNAL", status: 200, requestId: res.locals.requestId, detail });
   return new ApiError("INTERNAL", "An internal error occurred.");
 }
 

@@ -109,7 +109,7 @@ export async function fuzzServer(options: FuzzOptions): Promise<FuzzReport> {
         fail(failureText(`the server did not serve GET /v1/models afterwards: ${after.outcome} ${after.response?.status ?? ""} ${after.response?.body.toString("utf8").slice(0, 200) ?? ""}`, result, logs.lines()));
       }
       for (const line of logs.lines()) {
-        const first = line.split("\n")[0]?.replace(/^\[req_[0-9a-f]+\] /, "") ?? "";
+        const first = logKey(line);
         if (report.serverLog.length < 20 && !report.serverLog.includes(first)) report.serverLog.push(first);
       }
       if (options.onProgress && report.requests % (options.progressEvery ?? 500) === 0) options.onProgress(report.requests, report);
@@ -179,6 +179,16 @@ async function makeFixtures(server: TestServer): Promise<FuzzFixtures> {
     dpoJobs: [jobId(dpo.body.name)],
     models: ["tiny-chat", "tiny-reasoner", "tiny-chat-community"],
   };
+}
+
+/** A server log line (one JSON object) without what differs on every request, so repeats show once. */
+function logKey(line: string): string {
+  try {
+    const { time: _time, requestId: _id, durationMs: _ms, ...rest } = JSON.parse(line) as Record<string, unknown>;
+    return JSON.stringify(rest);
+  } catch {
+    return line.split("\n")[0] ?? "";
+  }
 }
 
 /** The server logs failures with console.error; keep what it says during each case for the report. */

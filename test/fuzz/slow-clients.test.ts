@@ -24,8 +24,12 @@ before(async () => {
   await server.store.accounts.update("acme", { requestsPerMinute: null });
   const url = new URL(server.origin);
   target = { host: url.hostname, port: Number(url.port) };
-  // The server logs every 5xx and unexpected failure here; none may happen.
-  console.error = (...args: unknown[]) => void logged.push(args.map(String).join(" "));
+  // The server logs every 5xx and unexpected failure here; none may happen. Clients that
+  // vanish are logged too, as REQUEST_CANCELLED: that is not a failure of the server.
+  console.error = (...args: unknown[]) => {
+    const line = args.map(String).join(" ");
+    if (!line.includes('"code":"REQUEST_CANCELLED"')) logged.push(line);
+  };
   const created = await fetch(`${server.baseUrl}/accounts/acme/datasets`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
