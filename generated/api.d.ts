@@ -2416,10 +2416,11 @@ export interface components {
         /**
          * @description The training configuration as sent; fixed once a job is created.
          *
-         *     **Decision:** omitted fields take fixed defaults (epochs 1, earlyStop false,
+         *     **Decision:** omitted fields take fixed defaults (earlyStop false,
          *     evalAutoCarveoutBasisPoints 0, lrSchedule constant, warmupSteps 0) or the base model's
-         *     own (loraRank, learningRate, batchSize, maxContextLength); the job's `config` returns
-         *     them filled in.
+         *     own (epochs, loraRank, learningRate, batchSize, maxContextLength); a base model may
+         *     choose the default epochs from the number of examples. The estimate shows and the
+         *     job's `config` returns every value filled in.
          */
         TrainingConfigInput: {
             /**
@@ -2433,11 +2434,15 @@ export interface components {
              * @description Rank of the LoRA adapter. **Decision:** 1 to 256.
              */
             loraRank?: number;
-            /** @description Decimal text such as `1e-4`. */
+            /**
+             * @description Decimal text such as `1e-4`. **Decision:** greater than 0 and at most 1, else 400
+             *     `INVALID_REQUEST`.
+             */
             learningRate?: components["schemas"]["DecimalText"];
             /**
              * Format: int32
-             * @description Passes over the training data: 1 to 100. Default 1.
+             * @description Passes over the training data: 1 to 100. **Decision:** the default is the base
+             *     model's; it may depend on the number of examples (hosted-size models: 1).
              */
             epochs?: number;
             /**
@@ -2467,7 +2472,7 @@ export interface components {
             warmupSteps?: number;
             /**
              * @description Preference jobs only; default `"0.1"`. **Decision:** sent on a supervised job it is
-             *     400 `INVALID_REQUEST` with `param: "config.dpoBeta"`.
+             *     400 `INVALID_REQUEST` with `param: "config.dpoBeta"`; greater than 0 and at most 10.
              */
             dpoBeta?: components["schemas"]["DecimalText"];
         };
@@ -2535,7 +2540,10 @@ export interface components {
             state: components["schemas"]["JobState"];
             /** @description **Decision:** words about the state, for example why a job failed; absent when there is nothing to say. */
             stateDetail?: string;
-            /** @description **Decision:** a stable class of a failure (for example `INVALID_DATA`); present on FAILED jobs. */
+            /**
+             * @description **Decision:** a stable class of a failure, present on FAILED jobs: `INVALID_DATA` (the
+             *     data), `TRAINING_DIVERGED` (the settings made the loss diverge), `INTERNAL`.
+             */
             errorClass?: string;
             /** @description Full resource name of the model being tuned. */
             baseModel: string;
