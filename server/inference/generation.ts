@@ -96,6 +96,8 @@ export class InferenceEngine {
    */
   async start(call: GenerationCall): Promise<GenerationRun> {
     const { input, tenant } = call;
+    // The deadline bounds the whole call: the checks below (a media fetch) count too.
+    const deadlineAt = Date.now() + Math.min(this.#settings.deadlineMs, call.deadlineMs ?? Number.POSITIVE_INFINITY);
     const model = await this.#models.resolve(input.model, tenant.accountId);
     if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${input.model}\` does not exist or you do not have access to it.`, { param: "model" });
     await tenant.authorizeModel(model);
@@ -106,8 +108,7 @@ export class InferenceEngine {
     const inputTokens = countInputTokens(input);
     const maxOutputTokens = outputCeiling(model.spec, inputTokens, input.maxOutputTokens);
 
-    const deadline = Math.min(this.#settings.deadlineMs, call.deadlineMs ?? Number.POSITIVE_INFINITY);
-    const watch = new RunWatch(call.signal, deadline, this.#settings.stallTimeoutMs);
+    const watch = new RunWatch(call.signal, deadlineAt, this.#settings.stallTimeoutMs);
     const request: GenerationRequest = {
       ...input,
       model: model.spec.id,
@@ -203,8 +204,8 @@ class RunWatch {
   readonly #deadlineAt: number;
   readonly #stallMs: number;
 
-  constructor(client: AbortSignal, deadlineMs: number, stallMs: number) {
-    this.#deadlineAt = Date.now() + deadlineMs;
+  constructor(client: AbortSignal, deadlineAt: number, stallMs: number) {
+    this.#deadlineAt = deadlineAt;
     this.#stallMs = stallMs;
     if (client.aborted) this.#controller.abort(client.reason);
     else client.addEventListener("abort", () => this.#controller.abort(client.reason), { once: true });
@@ -218,9 +219,15 @@ class RunWatch {
    * The iterator's next event, or a timeout: past the deadline REQUEST_DEADLINE_EXCEEDED;
    * a started stream that goes quiet PARTIAL_RESPONSE_TIMEOUT. The first event has only
    * the deadline (a slow upstream fails by its own timeout, UPSTREAM_TIMEOUT).
+   *
+   * The clock is also read before asking and after each event: a provider that computes
+   * on this thread (the embedded model) yields to the event loop only through
+   * setImmediate between tokens, so the timer would never get its turn while tokens keep
+   * coming. An event that arrives past the deadline is not passed on.
    */
   async next(iterator: AsyncIterator<GenerationEvent>, phase: "first" | "more"): Promise<IteratorResult<GenerationEvent>> {
     const untilDeadline = this.#deadlineAt - Date.now();
+    if (untilDeadline <= 0) this.#fail(iterator, undefined, true);
     const limit = phase === "first" ? untilDeadline : Math.min(untilDeadline, this.#stallMs);
     const pending = iterator.next();
     let timer: NodeJS.Timeout | undefined;
@@ -229,14 +236,21 @@ class RunWatch {
     });
     try {
       const result = await Promise.race([pending, timeout]);
-      if (result !== "timeout") return result;
+      if (result !== "timeout") {
+        if (Date.now() >= this.#deadlineAt) this.#fail(iterator, undefined, true);
+        return result;
+      }
     } finally {
       clearTimeout(timer);
     }
-    pending.catch(() => undefined); // the provider rejects once aborted; that is expected
     // Which timer ran out is known from the limit chosen above; asking the clock again
     // would misreport a deadline when a timer fires a millisecond early.
-    const deadlinePassed = phase === "first" || untilDeadline <= this.#stallMs;
+    this.#fail(iterator, pending, phase === "first" || untilDeadline <= this.#stallMs);
+  }
+
+  /** Stops the provider and throws the timeout: the deadline's, or the stall's. */
+  #fail(iterator: AsyncIterator<GenerationEvent>, pending: Promise<unknown> | undefined, deadlinePassed: boolean): never {
+    pending?.catch(() => undefined); // the provider rejects once aborted; that is expected
     this.#controller.abort(new Error("timed out"));
     void iterator.return?.();
     throw deadlinePassed

@@ -222,6 +222,44 @@ describe("watching a run", () => {
     await rejectsWith(collect(run.events), "REQUEST_DEADLINE_EXCEEDED");
   });
 
+  /**
+   * Like the embedded model: computes each token synchronously and yields to the event
+   * loop only through setImmediate, so a deadline timer never gets its turn between tokens.
+   */
+  const busy = (tokenMs: number, tokens: number) =>
+    scripted("busy", async function* (req) {
+      for (let i = 0; i < tokens; i++) {
+        const until = performance.now() + tokenMs;
+        while (performance.now() < until); // the forward pass
+        await new Promise((resolve) => setImmediate(resolve));
+        if (req.signal.aborted) return;
+        yield { type: "text", delta: `t${i} ` };
+      }
+      yield { type: "done", finishReason: "stop", usage: { inputTokens: 1, outputTokens: tokens, reasoningTokens: 0 } };
+    });
+
+  test("the deadline holds for a provider that computes without yielding to timers (the local model): none of it fits in 1 ms", async () => {
+    const provider = busy(3, 10);
+    const started = performance.now();
+    await rejectsWith(engine({ provider }, { primary: "provider", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal, deadlineMs: 1 }), "REQUEST_DEADLINE_EXCEEDED");
+    assert.ok(performance.now() - started < 20, "failed after the first token, not after all of them");
+  });
+
+  test("the deadline holds between the tokens of such a provider once output has started: the run fails part-way", async () => {
+    const provider = busy(5, 200);
+    const run = await engine({ provider }, { primary: "provider", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal, deadlineMs: 50 });
+    const seen: GenerationEvent[] = [];
+    const started = performance.now();
+    await rejectsWith(
+      (async () => {
+        for await (const e of run.events) seen.push(e);
+      })(),
+      "REQUEST_DEADLINE_EXCEEDED",
+    );
+    assert.ok(seen.length > 0 && seen.length < 20, `${seen.length} events before the deadline`);
+    assert.ok(performance.now() - started < 100, "stopped at the deadline, not at the end");
+  });
+
   test("a client that goes away aborts the provider's signal at once", async () => {
     let seen: AbortSignal | undefined;
     const watcher = scripted("watcher", async function* (req) {

@@ -1,0 +1,44 @@
+/**
+ * x-request-timeout-ms bounds the whole call, local generation included (decisions:
+ * 504 REQUEST_DEADLINE_EXCEEDED, or the error event once a stream has started). The
+ * embedded model answers tiny-chat in 9–33 ms; none of that fits in 1 ms.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { startTestServer, type TestServer } from "./harness.ts";
+import { assertError, post, responsesBody } from "./http.ts";
+
+let server: TestServer;
+
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.close());
+
+const within = (ms: string) => ({ key: server.keys.acme, headers: { "x-request-timeout-ms": ms } });
+
+test("POST /responses on the local model with x-request-timeout-ms 1 is 504 REQUEST_DEADLINE_EXCEEDED", async () => {
+  assertError(await post(server.baseUrl, "/responses", responsesBody(), within("1")), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+});
+
+test("streamed, the deadline passes before the first event: 504, no stream opened", async () => {
+  const result = await post(server.baseUrl, "/responses", responsesBody({ stream: true }), within("1"));
+  assertError(result, 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+  assert.match(result.headers.get("content-type") ?? "", /^application\/json/);
+});
+
+test("every inference format keeps the deadline", async () => {
+  const calls: [string, unknown][] = [
+    ["/chat/completions", { model: "tiny-chat", messages: [{ role: "user", content: "Hi" }] }],
+    ["/completions", { model: "tiny-chat", prompt: "Once upon a time", max_tokens: 16 }],
+    ["/messages", { model: "tiny-chat", max_tokens: 16, messages: [{ role: "user", content: "Hi" }] }],
+    ["/responses", responsesBody({ model: "tiny-reasoner", reasoning: { effort: "low" } })],
+  ];
+  for (const [path, body] of calls) assertError(await post(server.baseUrl, path, body, within("1")), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+});
+
+test("a generous deadline is met", async () => {
+  const result = await post(server.baseUrl, "/responses", responsesBody(), within("60000"));
+  assert.equal(result.status, 200, result.text);
+  assert.equal(result.body.status, "completed");
+});
