@@ -20,7 +20,7 @@ import { CatalogResolver, registerModelRoutes } from "./inference/models.ts";
 import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
 import { registerInferenceRoutes } from "./inference/routes.ts";
 import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
-import { isListed, storeTenant } from "./inference/store-tenant.ts";
+import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
 import { assertDevSeedAllowed, loadDevSeed } from "./store/seed.ts";
 import { openStore } from "./store/open.ts";
 import type { PostgresStoreOptions } from "./store/postgres.ts";
@@ -102,7 +102,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       registerRoutes: (router: Router) => {
         const tenantFor = storeTenant.bind(null, store);
         registerInferenceRoutes(router, { engine, tenantFor });
-        registerModelRoutes(router, { models, tenantFor, isListed });
+        registerModelRoutes(router, { models, tenantFor, isListed, requireReadable });
         datasets.register(router);
         fineTuning.register(router);
       },

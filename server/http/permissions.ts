@@ -36,9 +36,14 @@ export function requirePaymentMethod(account: Account, model: PricedModel, param
  * means nothing is required (the catalogue's convention).
  */
 export function requireAgreement(account: Account, version: string): void {
-  if (version !== "" && account.acceptedAgreementVersion !== version) {
+  if (!hasAgreement(account, version)) {
     throw new ApiError("AGREEMENT_REQUIRED", `This requires accepting agreement version ${version}; it has not been accepted for this account.`);
   }
+}
+
+/** Whether the account accepted exactly `version` ("" means nothing is required). */
+export function hasAgreement(account: Account, version: string): boolean {
+  return version === "" || account.acceptedAgreementVersion === version;
 }
 
 /** 403 OPERATION_NOT_ALLOWED when an operator disabled fine-tuning for the account. */

@@ -53,6 +53,8 @@ export interface ModelRouteDeps {
   tenantFor(res: Response): Tenant;
   /** Whether the list shows the model to the caller. */
   isListed(res: Response, model: ResolvedModel): boolean;
+  /** Throws when the caller may not read the model it named (a licence not accepted yet). */
+  requireReadable(res: Response, model: ResolvedModel): void;
 }
 
 export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void {
@@ -65,6 +67,7 @@ export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void 
     const name = String(req.params.model);
     const model = await deps.models.resolve(name, deps.tenantFor(res).accountId);
     if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "model" });
+    deps.requireReadable(res, model);
     res.json({ ...model.listing, object: "model" });
   });
 }

@@ -4,7 +4,7 @@
  */
 import type { Response } from "express";
 import { chargeUsage } from "../http/billing.ts";
-import { requireAgreement, requireModelAllowed, requirePaymentMethod } from "../http/permissions.ts";
+import { hasAgreement, requireAgreement, requireModelAllowed, requirePaymentMethod } from "../http/permissions.ts";
 import { costMicros } from "../store/money.ts";
 import type { Store } from "../store/store.ts";
 import type { ResolvedModel, Tenant } from "./generation.ts";
@@ -32,11 +32,22 @@ export function storeTenant(store: Store, res: Response): Tenant {
 }
 
 /**
- * Whether GET /models lists the model for the caller: models outside the account's
- * allow-list are left out; a paid model without a payment method is still listed,
+ * Whether GET /models lists the model for the caller, the models it can call now: models
+ * outside the account's allow-list, and models whose licence (agreement) the account has
+ * not accepted, are left out; a paid model without a payment method is still listed,
  * since adding one is all it takes to call it.
  */
 export function isListed(res: Response, model: ResolvedModel): boolean {
-  const allowed = res.locals.caller.account.allowedModels;
-  return allowed === null || allowed.includes(allowListId(model));
+  const { account } = res.locals.caller;
+  const allowed = account.allowedModels === null || account.allowedModels.includes(allowListId(model));
+  return allowed && hasAgreement(account, model.spec.requiredAgreementVersion);
+}
+
+/**
+ * GET /models/{model} of a model the caller may not read yet: one whose licence the
+ * account has not accepted is 403 AGREEMENT_REQUIRED (the decisions: so that a user
+ * learns what to do).
+ */
+export function requireReadable(res: Response, model: ResolvedModel): void {
+  requireAgreement(res.locals.caller.account, model.spec.requiredAgreementVersion);
 }
