@@ -1214,8 +1214,15 @@ export interface components {
         };
         /** @description Whether the job would be allowed to run. */
         EgressDecision: {
-            /** @description Whether a create with this body would be allowed (otherwise 403 `AGREEMENT_REQUIRED`). */
+            /**
+             * @description Whether a create with this body would be allowed for this account.
+             *     **Decision:** false whenever the create would be refused for a reason the estimate can
+             *     know (fine-tuning disabled, balance or budget used up, no payment method, agreement
+             *     missing, output model id taken); `reason` then says how.
+             */
             allowed: boolean;
+            /** @description **Decision:** present when `allowed` is false: the error the create would answer with. */
+            reason?: components["schemas"]["EgressRefusal"];
             /** @description Where training would run. */
             execution: components["schemas"]["EgressExecution"];
             /** @description Whether the provider of the trainer is approved for the account. */
@@ -1229,6 +1236,11 @@ export interface components {
         EgressExecution: {
             /** @description Whether the base model's trainer is a third party. */
             thirdParty: boolean;
+        };
+        /** @description **Decision:** why a create would be refused: the code and message of the error it would answer with. */
+        EgressRefusal: {
+            code: components["schemas"]["ErrorCode"];
+            message: string;
         };
         /**
          * @description Stable error identifiers. Branch on these, not on the message.
