@@ -54,9 +54,13 @@ export interface ProfileModels {
   nonReasoning?: string;
   /** A text-only model (for MEDIA_UNSUPPORTED). */
   textOnly?: string;
-  /** A model offered as a fine-tuning base, as the bare id (`baseModel` accepts it and `accounts/…/models/…`). */
+  /**
+   * A model offered as a fine-tuning base, as the bare id: transcripts send
+   * `accounts/maas/models/{id}` as `baseModel` (the only form it takes) and the bare id to
+   * prove it is refused.
+   */
   trainableBase?: string;
-  /** A model that exists but is not offered for training (400 INVALID_REQUEST, param baseModel). */
+  /** A model that exists but is not offered for training, as the bare id (400 INVALID_REQUEST, param baseModel). */
   notTrainable?: string;
   /** A model that needs an agreement `accounts.primary` has accepted and `accounts.withoutAgreement` has not. */
   agreementRequired?: string;

@@ -1924,6 +1924,12 @@ export interface components {
             type: "ping";
         };
         /**
+         * @description A platform model's full resource name in a request body, `accounts/maas/models/{model}`,
+         *     at most 256 characters (the document's `baseModel`; a bare model id is not one).
+         * @example accounts/maas/models/tiny-chat
+         */
+        PlatformModelName: string;
+        /**
          * @description How hard a reasoning model thinks. `minimal` counts as `low`.
          * @enum {string}
          */
@@ -1976,7 +1982,7 @@ export interface components {
         };
         /** @description Carried by every response, success or error. */
         RequestIdHeader: Record<string, never>;
-        /** @description A resource name in a request body (`baseModel`, dataset and version names): at most 256 characters. */
+        /** @description A resource name in a request body (dataset and version names): at most 256 characters. */
         ResourceNameRef: string;
         /**
          * @description Last event: the response with its final status (`completed` or `incomplete`), model,
@@ -2601,10 +2607,11 @@ export interface components {
         TrainingJobRequest: {
             /**
              * @description Full resource name `accounts/maas/models/{model}` of a base model offered for
-             *     training; at most 256 characters. **Decision:** unknown is 404 `MODEL_NOT_FOUND`;
+             *     training; at most 256 characters. A bare model id (`tiny-chat`) is not a full
+             *     resource name: 400 `INVALID_REQUEST`. **Decision:** unknown is 404 `MODEL_NOT_FOUND`;
              *     known but not trainable is 400 `INVALID_REQUEST`.
              */
-            baseModel: components["schemas"]["ResourceNameRef"];
+            baseModel: components["schemas"]["PlatformModelName"];
             /**
              * @description The training data, at most 256 characters: a dataset name (its latest version is used)
              *     or a version name ending `/versions/{n}` (pins it). The dataset must be READY. For a

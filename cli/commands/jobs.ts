@@ -61,9 +61,19 @@ function datasetName(ctx: Context, value: string): string {
   throw usageError(`not a dataset: ${value}`, ["give its id (pirate), id@version (pirate@2), or full name (accounts/acme/datasets/pirate/versions/2)"]);
 }
 
+/** The platform account whose models are offered for training. */
+const PLATFORM_MODELS = "accounts/maas/models";
+
+/** A base model id (tiny-chat) or full name → the full resource name baseModel takes (accounts/maas/models/tiny-chat). */
+export function baseModelName(value: string): string {
+  if (new RegExp(`^${PLATFORM_MODELS}/[^/]+$`).test(value)) return value;
+  if (/^[^/]+$/.test(value)) return `${PLATFORM_MODELS}/${value}`;
+  throw usageError(`not a base model: ${value}`, [`give its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`]);
+}
+
 function addTrainingOptions(command: Command): Command {
   return addTypeOptions(command, "for")
-    .requiredOption("--base-model <model>", "the model to tune, such as tiny-chat")
+    .requiredOption("--base-model <model>", `the model to tune: its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`)
     .requiredOption("--dataset <dataset>", "the training data: id (latest version), id@version, or full name")
     .requiredOption("--output-model <id>", "id of the model the job creates (accounts/{account}/models/{id})")
     .option("--eval-dataset <dataset>", "held-out evaluation data, named like --dataset")
@@ -99,7 +109,7 @@ export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobT
   if (options.earlyStop) config.earlyStop = true;
   if (basisPoints !== undefined) config.evalAutoCarveoutBasisPoints = basisPoints;
   if (options.dpoBeta !== undefined) config.dpoBeta = options.dpoBeta;
-  const body: TrainingJobRequest = { baseModel: options.baseModel, inputDatasetVersion: datasetName(ctx, options.dataset), config };
+  const body: TrainingJobRequest = { baseModel: baseModelName(options.baseModel), inputDatasetVersion: datasetName(ctx, options.dataset), config };
   if (options.evalDataset !== undefined) body.evaluationDatasetVersion = datasetName(ctx, options.evalDataset);
   return { type, body };
 }

@@ -25,7 +25,7 @@ export interface TourFixtures {
   failedDataset: string;
   /** A SUCCEEDED SFT job id of the primary account (with a curve of several points). */
   succeededJob: string;
-  /** The chat model, the reasoning model, the trainable base. */
+  /** The chat model, the reasoning model, the trainable base (its full resource name, as baseModel takes it). */
   chat: string;
   reasoning: string;
   base: string;

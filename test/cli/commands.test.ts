@@ -215,13 +215,16 @@ describe("jobs, models, chat", () => {
     await cli(["datasets", "upload", "tune", file("ahoy.jsonl"), "--create"], { env });
     const result = await cli(["jobs", "estimate", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat", "--epochs", "2"], { env });
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^Cost estimate \(SFT\): tiny-chat on accounts\/acme\/datasets\/tune$/m);
+    assert.match(result.stdout, /^Cost estimate \(SFT\): accounts\/maas\/models\/tiny-chat on accounts\/acme\/datasets\/tune$/m, "a bare id is sent as the full resource name");
     assert.match(result.stdout, /examples\s+60$/m);
     assert.match(result.stdout, /epochs\s+2$/m);
     assert.match(result.stdout, /tokens processed\s+[\d,]+ +\(tokens of the examples that fit × 2 epochs\)/);
     assert.match(result.stdout, /estimated cost\s+[\d.]+ USD +\(= [\d,]+ × 0\.50 \/ 1,000,000\)/);
-    const estimate = json(await cli(["--json", "jobs", "estimate", "--base-model", "tiny-chat", "--dataset", "tune@1", "--output-model", "tune-chat"], { env }));
+    const estimate = json(await cli(["--json", "jobs", "estimate", "--base-model", "accounts/maas/models/tiny-chat", "--dataset", "tune@1", "--output-model", "tune-chat"], { env }));
     assert.equal(estimate.estimate.exampleCount, "60");
+    const notAModel = await cli(["jobs", "estimate", "--base-model", "accounts/acme/models/tune-chat", "--dataset", "tune", "--output-model", "x"], { env });
+    assert.equal(notAModel.code, EXIT.USAGE);
+    assert.match(notAModel.stderr, /not a base model: accounts\/acme\/models\/tune-chat/);
   });
 
   test("create asks before a billable run: without a terminal and without --yes it refuses and creates nothing", async () => {

@@ -64,7 +64,7 @@ before(async () => {
 after(() => server.close());
 
 const sftRequest = (outputModelId: string, config: Partial<TrainingJobRequest["config"]> = {}): TrainingJobRequest => ({
-  baseModel: "tiny-chat",
+  baseModel: "accounts/maas/models/tiny-chat",
   inputDatasetVersion: sftData,
   config: { outputModelId, ...config },
 });
@@ -221,7 +221,7 @@ describe("a retried create yields one job", () => {
     supervisedFineTuningJobs: (c: ApiClient) =>
       ok(c.POST("/accounts/{account}/supervisedFineTuningJobs", { params: { path: { account } }, body: sftRequest("retried-sft") })),
     dpoJobs: (c: ApiClient) =>
-      ok(c.POST("/accounts/{account}/dpoJobs", { params: { path: { account } }, body: { baseModel: "tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "retried-dpo" } } })),
+      ok(c.POST("/accounts/{account}/dpoJobs", { params: { path: { account } }, body: { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "retried-dpo" } } })),
   };
   for (const [collection, create] of Object.entries(cases)) {
     test(`${collection}: the answer is lost, the client retries with the same key, and there is one job`, async () => {
@@ -248,7 +248,7 @@ describe("a retried create yields one job", () => {
 
 describe("DPO", () => {
   test("estimate, create, wait until it succeeds, metrics, list", async () => {
-    const body: TrainingJobRequest = { baseModel: "tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "ahoy-dpo", dpoBeta: "0.2" } };
+    const body: TrainingJobRequest = { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "ahoy-dpo", dpoBeta: "0.2" } };
     const estimate = await ok(client.POST("/accounts/{account}/dpoJobs:estimateCost", { params: { path: { account } }, body }));
     assert.equal(estimate.estimate.exampleCount, "16");
     const created = await ok(client.POST("/accounts/{account}/dpoJobs", { params: { path: { account } }, body }));

@@ -224,7 +224,7 @@ describe("the kit catches every fault", () => {
     const missed = result.faults.filter((f) => !f.caught);
     if (missed.length === 0) return;
     // Tell a fault the kit never reached from one that is dead: does it fire on a scripted tour?
-    const fixtures: TourFixtures = await prepareTour(server.baseUrl, tourAccounts(server.keys), { chat: "tiny-chat", reasoning: "tiny-reasoner", base: "tiny-chat" });
+    const fixtures: TourFixtures = await prepareTour(server.baseUrl, tourAccounts(server.keys), { chat: "tiny-chat", reasoning: "tiny-reasoner", base: "accounts/maas/models/tiny-chat" });
     const notes: string[] = [];
     for (const miss of missed) {
       const fault = FAULTS.find((f) => f.id === miss.id) as Fault;

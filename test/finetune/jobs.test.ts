@@ -26,7 +26,7 @@ before(async () => {
 });
 after(() => server.close());
 
-const sftBody = (outputModelId: string, extra: Record<string, unknown> = {}) => ({ baseModel: "tiny-chat", inputDatasetVersion: sftData, config: { outputModelId, ...extra } });
+const sftBody = (outputModelId: string, extra: Record<string, unknown> = {}) => ({ baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftData, config: { outputModelId, ...extra } });
 const ask = async (model: string, input: string) => {
   const result = await post(server.baseUrl, "/responses", { model, input, store: false, temperature: 0, max_output_tokens: 24 }, { key: acme.key });
   assert.equal(result.status, 200, result.text);
@@ -54,7 +54,7 @@ describe("estimate", () => {
   test("examples longer than maxContextLength are skipped and counted, never truncated", async () => {
     const long = { messages: [{ role: "user", content: "word ".repeat(400) }, { role: "assistant", content: "Ahoy." }] };
     const data = await readyDataset(acme, "with-long-rows", [...ahoyRows(10), long, long]);
-    const result = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", { baseModel: "tiny-chat", inputDatasetVersion: data, config: { outputModelId: "x" } });
+    const result = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "x" } });
     assert.equal(result.body.estimate.exampleCount, "12");
     assert.equal(result.body.estimate.examplesSkipped, "2");
   });
@@ -143,7 +143,7 @@ describe("an SFT job, end to end", () => {
 
 describe("a DPO job", () => {
   test("trains on preference rows, and the tuned model moves toward the preferred answers", async () => {
-    const created = await call(acme, "POST", "/dpoJobs", { baseModel: "tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "ahoy-dpo", epochs: 2 } });
+    const created = await call(acme, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "ahoy-dpo", epochs: 2 } });
     assert.equal(created.status, 201, created.text);
     assert.equal(created.body.jobType, "JOB_TYPE_DPO");
     assert.equal(created.body.config.dpoBeta, "0.1");
@@ -156,7 +156,7 @@ describe("a DPO job", () => {
   });
 
   test("a preference job on an SFT dataset, or an SFT job with dpoBeta, is 400", async () => {
-    const wrong = await call(acme, "POST", "/dpoJobs", { baseModel: "tiny-chat", inputDatasetVersion: sftData, config: { outputModelId: "nope" } });
+    const wrong = await call(acme, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftData, config: { outputModelId: "nope" } });
     assertError(wrong, 400, "INVALID_REQUEST", "invalid_request_error");
     assert.equal(wrong.body.error.param, "inputDatasetVersion");
     const beta = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("nope", { dpoBeta: "0.2" }));
@@ -167,12 +167,22 @@ describe("a DPO job", () => {
 
 describe("create: refusals", () => {
   test("unknown base model 404, a model not offered for training 400, another account's dataset 404", async () => {
-    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", { ...sftBody("x"), baseModel: "no-such-model" }), 404, "MODEL_NOT_FOUND", "not_found_error");
-    const notOffered = await call(acme, "POST", "/supervisedFineTuningJobs", { ...sftBody("x"), baseModel: "tiny-reasoner" });
+    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", { ...sftBody("x"), baseModel: "accounts/maas/models/no-such-model" }), 404, "MODEL_NOT_FOUND", "not_found_error");
+    const notOffered = await call(acme, "POST", "/supervisedFineTuningJobs", { ...sftBody("x"), baseModel: "accounts/maas/models/tiny-reasoner" });
     assertError(notOffered, 400, "INVALID_REQUEST", "invalid_request_error");
     assert.equal(notOffered.body.error.param, "baseModel");
     const globex: Caller = { server, account: "globex", key: server.keys.globex as string };
     assertError(await call(globex, "POST", "/supervisedFineTuningJobs", sftBody("x")), 404, "NOT_FOUND", "not_found_error");
+  });
+
+  test("baseModel is the full resource name accounts/maas/models/{model}: a bare id, or any other name, is 400 with param baseModel", async () => {
+    for (const baseModel of ["tiny-chat", "accounts/acme/models/tiny-chat", "accounts/maas/models/", "accounts/maas/models/tiny-chat/extra", "models/tiny-chat"]) {
+      for (const path of ["/supervisedFineTuningJobs", "/supervisedFineTuningJobs:estimateCost", "/dpoJobs", "/dpoJobs:estimateCost"]) {
+        const result = await call(acme, "POST", path, { ...sftBody("bare"), baseModel });
+        assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+        assert.equal(result.body.error.param, "baseModel", `${path} ${baseModel}: ${result.text}`);
+      }
+    }
   });
 
   test("another account's path is 403; fine-tuning disabled is 403 OPERATION_NOT_ALLOWED", async () => {
@@ -206,7 +216,7 @@ describe("idempotency", () => {
   test("keys are per collection", async () => {
     const headers = { "idempotency-key": "shared-key" };
     const sft = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("per-coll-sft"), headers);
-    const dpo = await call(acme, "POST", "/dpoJobs", { baseModel: "tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "per-coll-dpo" } }, headers);
+    const dpo = await call(acme, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "per-coll-dpo" } }, headers);
     assert.equal(sft.status, 201);
     assert.equal(dpo.status, 201, dpo.text);
     assert.notEqual(sft.body.name, dpo.body.name);

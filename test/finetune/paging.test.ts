@@ -17,7 +17,7 @@ before(async () => {
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "small", ahoyRows(4));
   for (let i = 0; i < 250; i++) {
-    const result = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: data, config: { outputModelId: `m-${i}` } });
+    const result = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: `m-${i}` } });
     assert.equal(result.status, 201, result.text);
     created.push(result.body.name);
   }

@@ -30,7 +30,7 @@ test("killed mid-training, restarted: the job resumes from its checkpoint and su
   child = await startChildServer(dataDir, env);
   let acme = caller(child);
   const data = await readyDataset(acme, "ahoy", ahoyRows(120));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: data, config: { outputModelId: "survivor", epochs: 6 } });
+  const created = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "survivor", epochs: 6 } });
   assert.equal(created.status, 201, created.text);
   const jobId = created.body.jobId as string;
   // Wait until at least one checkpoint is behind it and training is under way again.

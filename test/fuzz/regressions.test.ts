@@ -94,7 +94,7 @@ describe("query parameters", () => {
 
   test("maxPoints=Infinity is 400 INVALID_REQUEST", async () => {
     const version = await readyDataset({ server, account: "acme", key }, "reg-sft", ahoyRows(4));
-    const job = await json("POST", "/v1/accounts/acme/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: version, config: { outputModelId: "reg-model" } });
+    const job = await json("POST", "/v1/accounts/acme/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: version, config: { outputModelId: "reg-model" } });
     assert.equal(job.status, 201, job.text);
     const metricsPath = `/v1/accounts/acme/supervisedFineTuningJobs/${(job.body.name as string).split("/").at(-1)}/metrics`;
     for (const value of ["Infinity", "1e400"]) {

@@ -615,7 +615,7 @@ function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
     max_output_tokens: small,
     max_tokens: small,
     max_completion_tokens: small,
-    baseModel: fc.oneof({ weight: 6, arbitrary: fc.constant("tiny-chat") }, { weight: 1, arbitrary: fc.constantFrom(...fixtures.models, "nope", `accounts/${fixtures.account}/models/x`) }),
+    baseModel: fc.oneof({ weight: 6, arbitrary: fc.constant("accounts/maas/models/tiny-chat") }, { weight: 1, arbitrary: fc.constantFrom(...fixtures.models, ...fixtures.models.map((m) => `accounts/maas/models/${m}`), "nope", `accounts/${fixtures.account}/models/x`) }),
     inputDatasetVersion: version,
     evaluationDatasetVersion: version,
     image_url: image,

@@ -165,8 +165,8 @@ async function makeFixtures(server: TestServer): Promise<FuzzFixtures> {
     const created = await call(caller, "POST", "/datasets", { datasetId: id, dataset: { displayName: id } });
     if (created.status !== 200) throw new Error(`fixture dataset ${id}: ${created.text}`);
   }
-  const sft = await call(caller, "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: sftVersion, config: { outputModelId: "fz-sft-model" } });
-  const dpo = await call(caller, "POST", "/dpoJobs", { baseModel: "tiny-chat", inputDatasetVersion: dpoVersion, config: { outputModelId: "fz-dpo-model" } });
+  const sft = await call(caller, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftVersion, config: { outputModelId: "fz-sft-model" } });
+  const dpo = await call(caller, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoVersion, config: { outputModelId: "fz-dpo-model" } });
   if (sft.status !== 201 || dpo.status !== 201) throw new Error(`fixture jobs: ${sft.text} ${dpo.text}`);
   const jobId = (name: string) => name.split("/").at(-1) as string;
   return {

@@ -64,7 +64,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: POSTGRES_SKIP,
     const answers = await Promise.all(
       Array.from({ length: 200 }, (_, i) => {
         const k = i % 50;
-        const body = { baseModel: "tiny-chat", inputDatasetVersion: data, config: { outputModelId: `m-${k}`, epochs: 1 } };
+        const body = { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: `m-${k}`, epochs: 1 } };
         return call(caller(i), "POST", "/supervisedFineTuningJobs", body, { "idempotency-key": `key-${k}` }).then((r) => ({ k, ...r }));
       }),
     );
@@ -93,7 +93,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: POSTGRES_SKIP,
   });
 
   test("a cancel sent to a server stops the worker training the job within a step or so", async () => {
-    const created = await call(caller(0), "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: data, config: { outputModelId: "long-one", epochs: 100 } });
+    const created = await call(caller(0), "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "long-one", epochs: 100 } });
     assert.equal(created.status, 201, created.text);
     const name = created.body.name as string;
     await waitFor(async () => (events().some((e) => e.type === "claimed" && e.job === name) ? true : undefined), 30_000);
@@ -118,7 +118,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: POSTGRES_SKIP,
 
   test("a worker killed mid-training: the other resumes from the checkpoint once its lease ran out, and the job succeeds once", async () => {
     const rows = await readyDataset(caller(0), "ahoy-big", ahoyRows(60));
-    const created = await call(caller(1), "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: rows, config: { outputModelId: "survivor", epochs: 8 } });
+    const created = await call(caller(1), "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: rows, config: { outputModelId: "survivor", epochs: 8 } });
     assert.equal(created.status, 201, created.text);
     const name = created.body.name as string;
     const jobPath = `/supervisedFineTuningJobs/${created.body.jobId}`;

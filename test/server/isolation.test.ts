@@ -52,12 +52,12 @@ before(async () => {
   acme = { server, account: "acme", key: server.keys.acme as string };
   const version = await readyDataset(globex, "secret-data", ahoyRows(12));
   // B's first job is made to succeed straight in the store (no runner here), with its model.
-  const first = await call(globex, "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: version, config: { outputModelId: "secret-model" } });
+  const first = await call(globex, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: version, config: { outputModelId: "secret-model" } });
   assert.equal(first.status, 201, first.text);
   const claimed = await server.store.fineTuning.claimJob("test", new Date(), 60_000);
   assert.equal(claimed?.job.jobId, first.body.jobId);
-  await server.store.fineTuning.completeJob("globex", first.body.jobId, { accountId: "globex", modelId: "secret-model", baseModel: "tiny-chat", jobName: first.body.name, adapterPath: "models/globex/secret-model.lora", createTime: new Date() }, {});
-  const second = await call(globex, "POST", "/supervisedFineTuningJobs", { baseModel: "tiny-chat", inputDatasetVersion: version, config: { outputModelId: "secret-model-2" } });
+  await server.store.fineTuning.completeJob("globex", first.body.jobId, { accountId: "globex", modelId: "secret-model", baseModel: "accounts/maas/models/tiny-chat", jobName: first.body.name, adapterPath: "models/globex/secret-model.lora", createTime: new Date() }, {});
+  const second = await call(globex, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: version, config: { outputModelId: "secret-model-2" } });
   assert.equal(second.status, 201, second.text);
   queuedJob = second.body.jobId;
   real = { account: "globex", dataset: "secret-data", job: first.body.jobId, version: "1" };
@@ -95,7 +95,7 @@ function request(op: Operation, names: typeof absent): { url: string; init: Requ
       id === "createDataset"
         ? { datasetId: "intruder", dataset: {} }
         : /Job$|JobCost$/.test(id)
-          ? { baseModel: "tiny-chat", inputDatasetVersion, config: { outputModelId: "intruder" } }
+          ? { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion, config: { outputModelId: "intruder" } }
           : {},
     );
     if (/create.*Job$/.test(id)) headers["idempotency-key"] = "intruder";
@@ -153,7 +153,7 @@ describe("account A naming B's things in its own requests", () => {
 
   test("a job or estimate on B's dataset version: the answer for a dataset that does not exist", async () => {
     for (const path of ["/supervisedFineTuningJobs", "/supervisedFineTuningJobs:estimateCost", "/dpoJobs:estimateCost"]) {
-      const on = (dataset: string) => call(acme, "POST", path, { baseModel: "tiny-chat", inputDatasetVersion: `accounts/globex/datasets/${dataset}/versions/1`, config: { outputModelId: `probe-${dataset}` } });
+      const on = (dataset: string) => call(acme, "POST", path, { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: `accounts/globex/datasets/${dataset}/versions/1`, config: { outputModelId: `probe-${dataset}` } });
       const [realOne, absentOne] = [await on("secret-data"), await on("absent-data")];
       assert.ok(realOne.status >= 400, `${path} accepted B's dataset: ${realOne.text}`);
       assert.equal(realOne.status, absentOne.status, path);
