@@ -2519,8 +2519,8 @@ export interface components {
              * @description The epoch of the step, from 1.
              */
             epoch: number;
-            /** @description Loss as decimal text. */
-            loss: components["schemas"]["DecimalText"];
+            /** @description Loss as decimal text with no exponent, such as `"2.302585"` or `"0.0000000032"`. */
+            loss: components["schemas"]["DecimalString"];
             /**
              * Format: double
              * @description Learning rate at the step.

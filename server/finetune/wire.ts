@@ -63,7 +63,23 @@ export function toCurve(job: JobRecord, training: CurvePoint[], evaluation: Curv
   };
 }
 
-/** Loss as decimal text without an exponent, 6 significant decimals. */
-function lossText(loss: number): string {
-  return loss.toFixed(6);
+const LOSS_PLACES = 6;
+const LOSS_SIGNIFICANT = 6;
+
+/**
+ * Loss as a `DecimalString`: decimal text with no exponent. Six decimals; a loss too small
+ * to show in six decimals keeps six significant digits instead (`0.0000000032`, not
+ * `0.000000`); a loss of 1e21 or more is written out in full (toFixed would switch to
+ * `1e+21`); minus zero is `0`. A loss that is not a finite number is never recorded (the
+ * trainer fails the job first), so it is a bug here.
+ */
+export function lossText(loss: number): string {
+  if (!Number.isFinite(loss)) throw new RangeError(`a loss of ${loss} cannot be written as decimal text`);
+  const size = Math.abs(loss);
+  if (size >= 1e21) return `${BigInt(loss)}.${"0".repeat(LOSS_PLACES)}`; // doubles this large are whole numbers
+  if (size === 0 || size >= 0.5 * 10 ** -LOSS_PLACES) return (size === 0 ? 0 : loss).toFixed(LOSS_PLACES);
+  // toPrecision writes a number this small as `d.ddddde-N`: spell it out.
+  const [mantissa = "", exponent = ""] = size.toPrecision(LOSS_SIGNIFICANT).split("e-");
+  const digits = mantissa.replace(".", "").replace(/0+$/, "");
+  return `${loss < 0 ? "-" : ""}0.${"0".repeat(Number(exponent) - 1)}${digits}`;
 }
