@@ -16,7 +16,7 @@ import { answerClientError } from "./http/malformed.ts";
 import type { Provider } from "./inference/engine.ts";
 import { InferenceEngine, LOCAL_PROVIDER, type EngineSettings } from "./inference/generation.ts";
 import { LocalProvider } from "./inference/local/provider.ts";
-import { CatalogResolver, registerModelRoutes } from "./inference/models.ts";
+import { CatalogResolver, registerModelRoutes, unknownModelProblems } from "./inference/models.ts";
 import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
 import { registerInferenceRoutes } from "./inference/routes.ts";
 import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
@@ -94,13 +94,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     background.push(fineTuning);
     const models = new CatalogResolver(fineTuning.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
+    const tenantFor = storeTenant.bind(null, store);
     const app = createApp({
       store,
       validateResponses: options.validateResponses,
       maxBodyBytes: options.maxBodyBytes ?? 8 * 1024 * 1024,
       publicRoutes: docsRouter(),
+      requestProblems: unknownModelProblems(models, tenantFor),
       registerRoutes: (router: Router) => {
-        const tenantFor = storeTenant.bind(null, store);
         registerInferenceRoutes(router, { engine, tenantFor });
         registerModelRoutes(router, { models, tenantFor, isListed, requireReadable });
         datasets.register(router);

@@ -5,8 +5,8 @@
  *   request id → a client that hangs up is logged (cancelled.ts) → Host required (malformed.ts) → public routes (docs) → operation lookup →
  *   authentication and tenant checks (headers only: no byte of a body is read before the
  *   key is known) → JSON body (a declared length over the limit refused unread; forms
- *   left to stream) → contract validation (requests; responses when asked) →
- *   not-supported fields → the handlers' router at /v1 → 404 → error envelope.
+ *   left to stream) → contract validation (requests; responses when asked; a refused
+ *   request's 400 names all its problems, request-problems.ts) → not-supported fields → the handlers' router at /v1 → 404 → error envelope.
  */
 import express from "express";
 import type { Router } from "express";
@@ -21,6 +21,7 @@ import { requireHost } from "./malformed.ts";
 import { rejectNotSupported } from "./not-supported.ts";
 import { OperationTable, matchOperation } from "./operations.ts";
 import { requestId } from "./request-id.ts";
+import { explainRefusedRequests, type RequestProblems } from "./request-problems.ts";
 import { contractValidator } from "./validation.ts";
 
 export interface AppOptions {
@@ -33,6 +34,8 @@ export interface AppOptions {
   registerRoutes: (router: Router) => void;
   /** Routes outside the contract (the docs page): no authentication, no validation. */
   publicRoutes?: Router;
+  /** The service's own problems with a request the contract refused (a model that does not exist), named in its 400 too. */
+  requestProblems?: RequestProblems;
 }
 
 export function createApp(options: AppOptions): express.Express {
@@ -49,6 +52,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(jsonBody(options.maxBodyBytes));
   app.use(streamedForms);
   app.use(contractValidator(options.validateResponses));
+  app.use(explainRefusedRequests(options.requestProblems));
   app.use(rejectNotSupported);
   app.use(BASE_PATH, handlersRouter(options.registerRoutes));
   app.use(notFound);

@@ -75,7 +75,8 @@ function contractValidatorMiddleware(validateResponses: boolean): RequestHandler
 const { BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge, UnsupportedMediaType, InternalServerError, NotAcceptable } =
   OpenApiValidator.error;
 
-interface ValidatorItem {
+/** One failure as the validator reports it: `path` is a JSON pointer into the request (`/body/input/2`). */
+export interface ValidatorItem {
   path?: string;
   message?: string;
 }
@@ -100,14 +101,35 @@ export function fromValidatorError(error: unknown): { apiError: ApiError; detail
   return undefined;
 }
 
-/** One 400 for the most specific failure: the one deepest in the request. */
-function invalidRequest(items: ValidatorItem[]): ApiError {
-  const deepest = items.reduce<ValidatorItem | undefined>((best, item) => (depth(item) > depth(best) ? item : best), undefined);
-  const path = deepest?.path ?? "";
-  const messages = [...new Set(items.filter((i) => i.path === path).map((i) => readable(i.message)))];
+/** Whether `error` is the validator's 400 (the request breaks the contract). */
+export function isInvalidRequest(error: unknown): error is InstanceType<typeof BadRequest> {
+  return error instanceof BadRequest;
+}
+
+/** What else to say in a 400's message: why a rule is so, and the request's other problems. */
+export interface MoreProblems {
+  /** Why the first problem's rule is so (said after it). */
+  hint?: string;
+  /** The request's other problems, each `param: what` (`temperature: must be <= 2`). */
+  others?: string[];
+}
+
+/** One 400 for the most specific failure (the one deepest in the request) with its param; the message may name more. */
+export function invalidRequest(items: ValidatorItem[], more: MoreProblems = {}): ApiError {
+  const { path, text } = mostSpecific(items) ?? { path: "", text: "is invalid" };
   const param = paramOf(path);
   const where = param === null ? "The request body" : param;
-  return new ApiError("INVALID_REQUEST", `${where}: ${messages.join("; ") || "is invalid"}.`, { param });
+  const others = more.others?.length ? ` Also: ${more.others.map((o) => o.replace(/\.$/, "")).join("; ")}.` : "";
+  return new ApiError("INVALID_REQUEST", `${where}: ${text}${more.hint ? ` (${more.hint})` : ""}.${others}`, { param });
+}
+
+/** The deepest failure among `items` (the first of equals), with all that is said of its place. */
+export function mostSpecific(items: ValidatorItem[]): { path: string; text: string } | undefined {
+  const deepest = items.reduce<ValidatorItem | undefined>((best, item) => (depth(item) > depth(best) ? item : best), undefined);
+  if (deepest === undefined) return undefined;
+  const path = deepest.path ?? "";
+  const messages = [...new Set(items.filter((i) => i.path === path).map((i) => readable(i.message)))];
+  return { path, text: messages.join("; ") || "is invalid" };
 }
 
 /** Ajv says "must have required property 'store'" of a field whose path already names it. */

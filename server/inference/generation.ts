@@ -8,6 +8,7 @@ import { ApiError } from "../http/errors.ts";
 import type { PlatformModel } from "./catalog.ts";
 import type { FunctionTool, GenerationEvent, GenerationRequest, Provider, ToolChoice, Usage } from "./engine.ts";
 import { checkMedia, type MediaSettings } from "./media.ts";
+import { modelNotFoundText } from "./models.ts";
 import { ProviderFailure } from "./providers/failure.ts";
 import type { ContentPolicy, RoutingConfig } from "./routing.ts";
 import { countInputTokens, turnText } from "./tokenizer.ts";
@@ -99,7 +100,7 @@ export class InferenceEngine {
     // The deadline bounds the whole call: the checks below (a media fetch) count too.
     const deadlineAt = Date.now() + Math.min(this.#settings.deadlineMs, call.deadlineMs ?? Number.POSITIVE_INFINITY);
     const model = await this.#models.resolve(input.model, tenant.accountId);
-    if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${input.model}\` does not exist or you do not have access to it.`, { param: "model" });
+    if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", modelNotFoundText(input.model), { param: "model" });
     await tenant.authorizeModel(model);
     checkCapabilities(model.spec, input);
     checkToolChoice(input.tools, input.toolChoice);

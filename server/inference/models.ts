@@ -7,6 +7,7 @@
  */
 import type { Request, Response, Router } from "express";
 import { ApiError } from "../http/errors.ts";
+import type { RequestProblems } from "../http/request-problems.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
 import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
 
@@ -48,6 +49,23 @@ export class CatalogResolver implements ModelResolver {
   }
 }
 
+/** The message of MODEL_NOT_FOUND, for the model a request named. */
+export function modelNotFoundText(name: string): string {
+  return `The model \`${name}\` does not exist or you do not have access to it.`;
+}
+
+/**
+ * A request the contract refused that also names a model the caller cannot name: said in
+ * the same 400, so that both are fixed at once (the 404 would only come after).
+ */
+export function unknownModelProblems(models: ModelResolver, tenantFor: (res: Response) => Tenant): RequestProblems {
+  return async (req, res) => {
+    const model = (req.body as { model?: unknown } | undefined)?.model;
+    if (typeof model !== "string" || model === "") return [];
+    return (await models.resolve(model, tenantFor(res).accountId)) === undefined ? [`model: ${modelNotFoundText(model)}`] : [];
+  };
+}
+
 export interface ModelRouteDeps {
   models: ModelResolver;
   tenantFor(res: Response): Tenant;
@@ -66,7 +84,7 @@ export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void 
   router.get("/models/:model", async (req: Request, res: Response) => {
     const name = String(req.params.model);
     const model = await deps.models.resolve(name, deps.tenantFor(res).accountId);
-    if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "model" });
+    if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", modelNotFoundText(name), { param: "model" });
     deps.requireReadable(res, model);
     res.json({ ...model.listing, object: "model" });
   });
