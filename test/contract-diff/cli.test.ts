@@ -69,9 +69,39 @@ test("only compatible changes: exit 0", async () => {
   assert.match(out, /INFO request-optional-property-added/);
 });
 
-test("--fail-on WARN also fails on WARN changes; the default does not", async () => {
-  assert.equal((await cli("--head-openapi", warnOnly)).code, 0);
+test("by default every breaking change fails, WARN included; --fail-on ERR is the looser oasdiff-style policy", async () => {
+  assert.equal((await cli("--head-openapi", warnOnly)).code, 1);
   assert.equal((await cli("--head-openapi", warnOnly, "--fail-on", "WARN")).code, 1);
+  assert.equal((await cli("--head-openapi", warnOnly, "--fail-on", "ERR")).code, 0);
+  assert.equal((await cli("--head-openapi", breaking, "--fail-on", "ERR")).code, 1);
+});
+
+test("a response enum value removed (a job state, say) is breaking for clients and implementations: exit 1 by default", async () => {
+  const removed = headFile((d) => {
+    schemas(d).ThingStatus.enum = schemas(d).ThingStatus.enum.slice(1);
+  });
+  const { code, out } = await cli("--head-openapi", removed);
+  assert.match(out, /WARN response-enum-value-removed\s+\(breaking for clients and implementations\)/);
+  assert.equal(code, 1, out);
+  assert.match(out, /Fails: \d+ at or above WARN/);
+});
+
+test("a stream event's type constant renamed is its own ERR, and fails even the looser policy", async () => {
+  const base = join(dir, "typed-base.yaml");
+  const typed = (type: string) => (d: Parameters<Edit>[0]) => {
+    schemas(d).DeltaEvent.properties.type = { type: "string", const: type };
+    schemas(d).DeltaEvent.required.push("type");
+  };
+  writeFileSync(base, stringify(edited(loadBase(), typed("delta"))));
+  const head = join(dir, "typed-head.yaml");
+  writeFileSync(head, stringify(edited(loadBase(), typed("text.delta"))));
+  const captured = { out: "" };
+  const io: Io = { stdout: (t) => void (captured.out += t), stderr: () => {} };
+  const code = await run(["--base-openapi", base, "--head-openapi", head, "--ignore-file", noIgnores, "--fail-on", "ERR"], io);
+  assert.equal(code, 1, captured.out);
+  assert.match(captured.out, /ERR\s+sse-event-type-changed/);
+  assert.match(captured.out, /`delta` → `text\.delta`/);
+  assert.doesNotMatch(captured.out, /response-enum-value/, "reported once, as the event's own rule");
 });
 
 test("--fail-for clients ignores changes that only break implementations", async () => {

@@ -32,6 +32,11 @@ const createStream = (d: Doc) => d.paths["/streams"].post;
 const param = (d: Doc, name: string) => getThing(d).parameters.find((p: { name?: string }) => p.name === name);
 const events = (d: Doc) => createStream(d).responses["200"].content["text/event-stream"].itemSchema.oneOf;
 const codeOf = (d: Doc, envelope: string) => schemas(d)[envelope].properties.error.properties.code;
+/** Gives the delta event's payload a `type` constant, as every event of this API has. */
+const withDeltaType = (type: string) => (d: Doc) => {
+  schemas(d).DeltaEvent.properties.type = { type: "string", const: type };
+  schemas(d).DeltaEvent.required.push("type");
+};
 
 const cases: Case[] = [
   // --- Nothing on the wire changed -------------------------------------------------
@@ -260,6 +265,10 @@ const cases: Case[] = [
       schemas(d).DeltaEvent.required = ["text"];
     }, expect: ["ERR clients response-required-property-removed"] },
   { name: "SSE terminal sentinel changed", head: (d) => (events(d)[3].properties.data.const = "[END]"), expect: ["ERR both sse-event-removed", "WARN clients sse-event-added"] },
+  // BC: clients switch on the payload's `type`; renaming it under the same event name breaks them (and base implementations send the old one).
+  { name: "SSE event payload type constant renamed", base: withDeltaType("delta"), head: (d) => (schemas(d).DeltaEvent.properties.type.const = "text.delta"),
+    expect: ["ERR both sse-event-type-changed"], reverse: ["ERR both sse-event-type-changed"] },
+  { name: "SSE event payload type constant added: a required field added, not a rename", head: withDeltaType("delta"), expect: ["ERR implementations response-required-property-added"] },
 
   // --- Security and servers ------------------------------------------------------------
   { name: "security scheme swapped", head: (d) => (getThing(d).security = [{ ApiKeyAuth: [] }]),

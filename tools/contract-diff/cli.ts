@@ -3,7 +3,8 @@
  * both revisions (head defaults to the working tree), compares the generated OpenAPI
  * documents and reports every change with its rule, level and class.
  *
- * Exit status: 0 nothing fails, 1 a breaking change at or above --fail-on (not ignored),
+ * Exit status: 0 nothing fails, 1 a breaking change at or above --fail-on (not ignored;
+ * by default every change breaking for clients or implementations, WARN included),
  * 2 a revision does not build, or the arguments or the ignore file are invalid.
  * See docs/contract-review.md.
  */
@@ -35,7 +36,8 @@ and compares the generated OpenAPI documents.
   --base-openapi <file>   compare this OpenAPI document as the base instead of building
   --head-openapi <file>   compare this OpenAPI document as the head instead of building
   --format <f>            text (default), markdown (a PR comment) or json
-  --fail-on <level>       ERR (default) or WARN: exit 1 on a breaking change at or above it
+  --fail-on <level>       WARN (default: every breaking change fails) or ERR (oasdiff's looser
+                          policy: only definite breaks fail, WARN ones are reported)
   --fail-for <who>        any (default), clients or implementations
   --ignore-file <file>    reviewed exceptions (default: contract-diff-ignore.yaml at the repo root)
   --document <v>          3.2 (default: carries the SSE events) or 3.1
@@ -46,7 +48,8 @@ and compares the generated OpenAPI documents.
   --list-rules            print the rules (with --format) and exit
   -h, --help              this text
 
-Exit status: 0 no failing change, 1 breaking changes found, 2 build failure or bad input.
+Exit status: 0 no failing change, 1 breaking changes found (by default any change breaking
+for clients or implementations), 2 build failure or bad input.
 `;
 
 export interface Io {
@@ -116,7 +119,8 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   const at = (file: string) => (isAbsolute(file) ? file : resolve(cwd, file));
   const options: Options = {
     format: oneOf("format", values.format, ["text", "markdown", "json"], "text"),
-    failOn: oneOf("fail-on", values["fail-on"], ["ERR", "WARN"], "ERR"),
+    // Every change the report calls breaking fails by default; ERR alone is oasdiff's policy.
+    failOn: oneOf("fail-on", values["fail-on"], ["ERR", "WARN"], "WARN"),
     failFor: oneOf("fail-for", values["fail-for"], ["any", "clients", "implementations"], "any"),
     ignoreFile: values["ignore-file"] !== undefined ? at(values["ignore-file"]) : join(repo, "contract-diff-ignore.yaml"),
     document: oneOf("document", values.document, ["3.2", "3.1"], "3.2"),
