@@ -3,7 +3,7 @@
  * by Vega-Lite (compiled to Vega, rendered headless to SVG, no canvas needed). PNG is the
  * SVG drawn by headless Chromium.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as vega from "vega";
 import { compile, type TopLevelSpec } from "vega-lite";
@@ -99,6 +99,8 @@ export async function writeChart(file: string, spec: TopLevelSpec, env: NodeJS.P
   const ext = path.extname(file).toLowerCase();
   if (ext !== ".svg" && ext !== ".png") throw usageError(`--plot writes .svg or .png, not ${ext || "a file without extension"}: ${file}`);
   const svg = await renderSvg(spec);
+  // `--plot reports/loss.svg` in a fresh checkout: the folder is made, as a user expects.
+  mkdirSync(path.dirname(file), { recursive: true });
   if (ext === ".svg") {
     writeFileSync(file, svg);
     return "svg";

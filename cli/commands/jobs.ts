@@ -144,23 +144,51 @@ export function estimateText(type: JobType, body: TrainingJobRequest, result: Co
   ].join("\n");
 }
 
-/** The account's newest job (of the type, when given). */
-async function latestJob(ctx: Context, type: JobType | undefined): Promise<TrainingJob> {
-  const params = { path: { account: ctx.account }, query: { pageSize: 1 } };
-  const candidates: TrainingJob[] = [];
-  if (type !== "JOB_TYPE_DPO") candidates.push(...(await ok(ctx.client.GET("/accounts/{account}/supervisedFineTuningJobs", { params }))).supervisedFineTuningJobs);
-  if (type !== "JOB_TYPE_SFT") candidates.push(...(await ok(ctx.client.GET("/accounts/{account}/dpoJobs", { params }))).dpoJobs);
-  const newest = candidates.sort((a, b) => b.createTime.localeCompare(a.createTime))[0];
-  if (!newest) throw new CliError(`account ${ctx.account} has no ${type === "JOB_TYPE_DPO" ? "DPO " : type === "JOB_TYPE_SFT" ? "SFT " : ""}jobs yet`, EXIT.NOT_FOUND);
-  return newest;
+/** The account's jobs (of the type, when given; in a state, when given), newest first. */
+async function listJobs(ctx: Context, type: JobType | undefined, filter?: string): Promise<TrainingJob[]> {
+  const params = { path: { account: ctx.account }, query: { pageSize: 200, ...(filter ? { filter } : {}) } };
+  const all: TrainingJob[] = [];
+  if (type !== "JOB_TYPE_DPO") for await (const j of paginate(ctx.client, "/accounts/{account}/supervisedFineTuningJobs", { params })) all.push(j);
+  if (type !== "JOB_TYPE_SFT") for await (const j of paginate(ctx.client, "/accounts/{account}/dpoJobs", { params })) all.push(j);
+  return all.sort((a, b) => b.createTime.localeCompare(a.createTime));
+}
+
+/** States in which a job has certainly trained no step yet. */
+const NO_STEPS_YET: ReadonlySet<string> = new Set(["JOB_STATE_QUEUED", "JOB_STATE_EXPIRED"]);
+
+/**
+ * `latest`: the account's newest job (of the type, when given), or with `withSteps` the
+ * newest that has training steps (a conformance run leaves newer jobs it cancelled before
+ * they trained). Says on stderr which job it picked.
+ */
+async function latestJob(ctx: Context, type: JobType | undefined, withSteps = false): Promise<TrainingJob> {
+  const kind = type === "JOB_TYPE_DPO" ? "DPO " : type === "JOB_TYPE_SFT" ? "SFT " : "";
+  const jobs = await listJobs(ctx, type);
+  if (jobs.length === 0) throw new CliError(`account ${ctx.account} has no ${kind}jobs yet`, EXIT.NOT_FOUND);
+  const describe = (job: TrainingJob) => `latest: job ${job.jobId} (${state(job.jobType)}, ${state(job.state)}, created ${time(job.createTime)})`;
+  if (!withSteps) {
+    const newest = jobs[0] as TrainingJob;
+    ctx.note(describe(newest));
+    return newest;
+  }
+  const skipped: string[] = [];
+  for (const job of jobs) {
+    if (!NO_STEPS_YET.has(job.state) && (await getCurve(ctx.client, job, 0)).totalPoints !== "0") {
+      ctx.note(`${describe(job)}, the newest job with training steps${skipped.length ? `; newer without steps: ${skipped.join(", ")}` : ""}`);
+      return job;
+    }
+    skipped.push(job.jobId);
+  }
+  throw new CliError(`none of the ${jobs.length} ${kind}jobs of account ${ctx.account} has training steps yet`, EXIT.NOT_FOUND);
 }
 
 /**
  * A job by id (sft-…, dpo-…), by name (accounts/acme/trainingJobs/…), or `latest` (the
- * newest); of the type given, or found by trying both collections.
+ * newest, or the newest with training steps); of the type given, or found by trying both
+ * collections.
  */
-export async function findJob(ctx: Context, ref: string, type: JobType | undefined): Promise<TrainingJob> {
-  if (ref === "latest") return latestJob(ctx, type);
+export async function findJob(ctx: Context, ref: string, type: JobType | undefined, latest: { withSteps?: boolean } = {}): Promise<TrainingJob> {
+  if (ref === "latest") return latestJob(ctx, type, latest.withSteps === true);
   const named = /^accounts\/([^/]+)\/trainingJobs\/([^/]+)$/.exec(ref);
   const account = named ? (named[1] as string) : ctx.account;
   const jobId = named ? (named[2] as string) : ref;
@@ -289,13 +317,7 @@ export function jobsCommand(signal?: AbortSignal): Command {
     )
     .action(
       act<[], TypeOptions & { state?: string }>(async (ctx, options) => {
-        const type = typeOf(options);
-        const query = { pageSize: 200, ...(options.state ? { filter: `state:${options.state}` } : {}) };
-        const params = { path: { account: ctx.account }, query };
-        const all: TrainingJob[] = [];
-        if (type !== "JOB_TYPE_DPO") for await (const j of paginate(ctx.client, "/accounts/{account}/supervisedFineTuningJobs", { params })) all.push(j);
-        if (type !== "JOB_TYPE_SFT") for await (const j of paginate(ctx.client, "/accounts/{account}/dpoJobs", { params })) all.push(j);
-        all.sort((a, b) => b.createTime.localeCompare(a.createTime));
+        const all = await listJobs(ctx, typeOf(options), options.state ? `state:${options.state}` : undefined);
         if (ctx.json) return ctx.printJson(all);
         if (all.length === 0) return ctx.print("No jobs.");
         ctx.print(
@@ -344,13 +366,13 @@ export function jobsCommand(signal?: AbortSignal): Command {
   );
 
   addTypeOptions(jobs.command("metrics").description("The training and evaluation loss curves: a table, JSON, or a chart file (--plot out.svg or out.png)."), "it is")
-    .argument("<job>", "the job id, its name, or latest (the newest job)")
+    .argument("<job>", "the job id, its name, or latest (the newest job with training steps)")
     .option("--plot <file>", "write the chart to this .svg or .png file (PNG needs Chromium)")
     .option("--log", "with --plot: a logarithmic loss axis")
     .option("--max-points <n>", "at most this many points per curve (default 1000; longer curves are thinned)", integer(1, 10000))
     .action(
       act<[string], TypeOptions & { plot?: string; log?: boolean; maxPoints?: number }>(async (ctx, options, ref) => {
-        const job = await findJob(ctx, ref, typeOf(options));
+        const job = await findJob(ctx, ref, typeOf(options), { withSteps: true });
         const curve = await getCurve(ctx.client, job, options.maxPoints ?? 1000);
         if (options.plot) {
           if (curve.points.length === 0) throw new CliError(`job ${job.jobId} has no training steps yet (${state(job.state)}): nothing to plot`, EXIT.FAILED);

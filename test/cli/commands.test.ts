@@ -275,6 +275,29 @@ describe("jobs, models, chat", () => {
     assert.equal(wrong.code, EXIT.USAGE);
   });
 
+  test("metrics latest skips newer jobs without training steps (a failed one here; the conformance kit leaves a cancelled one) and says which job it picked", async () => {
+    // The newest job now has no step at all: every example is longer than its context, so it fails before training.
+    const empty = json(await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "no-steps", "--max-context-length", "1"], { env }));
+    const ended = await cli(["jobs", "watch", empty.jobId, "--interval", "0.2", "--no-chart"], { env });
+    assert.equal(ended.code, EXIT.FAILED, ended.stderr);
+    assert.equal(json(await cli(["--json", "jobs", "metrics", empty.jobId], { env })).totalPoints, "0");
+
+    const picked = await cli(["jobs", "metrics", "latest"], { env });
+    assert.equal(picked.code, 0, picked.stderr);
+    assert.match(picked.stderr, new RegExp(`latest: job ${jobId} \\(SFT, SUCCEEDED, created [^)]+\\), the newest job with training steps; newer without steps: ${empty.jobId}`));
+    assert.match(picked.stdout, /training points, 2 of 2 evaluation points; complete/);
+    // get and cancel take the newest job of all, and say so too.
+    const got = await cli(["jobs", "get", "latest"], { env });
+    assert.match(got.stderr, new RegExp(`latest: job ${empty.jobId} \\(SFT, FAILED`));
+  });
+
+  test("metrics --plot writes into a folder that does not exist yet", async () => {
+    const target = file(path.join("reports", "nested", "loss.svg"));
+    const result = await cli(["jobs", "metrics", "latest", "--plot", target], { env });
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(readFileSync(target, "utf8"), /^<svg/);
+  });
+
   test("DPO: --dpo estimates, creates and watches a preference job", async () => {
     await cli(["datasets", "upload", "prefs", file("prefs.jsonl"), "--create"], { env });
     const estimate = await cli(["jobs", "estimate", "--dpo", "--base-model", "tiny-chat", "--dataset", "prefs", "--output-model", "prefs-chat"], { env });
