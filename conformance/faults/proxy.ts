@@ -215,7 +215,13 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
       req.on("error", reject);
       if (body === undefined) req.end();
       else if (Buffer.isBuffer(body)) req.end(body);
-      else body.pipe(req);
+      else {
+        // The head goes upstream at once, as a proxy must: a server may answer before the
+        // body (a key refused, a declared length over its limit), and a client may wait
+        // for that answer before sending the body, or never send it.
+        req.flushHeaders();
+        body.pipe(req);
+      }
     });
   }
 

@@ -11,11 +11,13 @@
  *   so the client sees a cut-off answer rather than one that looks complete.
  * - An answer given before the request's body was read (401 before the body, 413 on a
  *   declared length, a refused upload) closes the connection (`Connection: close`): the
- *   body, which may be gigabytes or may never come, is not drained.
+ *   body, which may be gigabytes or may never come, is not drained; what the client is
+ *   still sending is read for a moment so that it gets the answer (linger.ts).
  */
 import type { NextFunction, Request, Response } from "express";
 import { log } from "../log.ts";
 import { fromBodyParserError } from "./body.ts";
+import { closeWhenAnswered } from "./linger.ts";
 import { BASE_PATH } from "./contract.ts";
 import { ApiError } from "./errors.ts";
 import { fromValidatorError } from "./validation.ts";
@@ -35,7 +37,7 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
     return;
   }
   res.status(apiError.status);
-  if (!req.complete) res.setHeader("connection", "close");
+  if (!req.complete) closeWhenAnswered(res);
   if (apiError.status === 429 || apiError.status === 503) {
     res.setHeader("retry-after", String(Math.max(0, Math.ceil(apiError.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS))));
   }

@@ -9,6 +9,7 @@
 import type { Duplex } from "node:stream";
 import type { NextFunction, Request, Response } from "express";
 import { ApiError } from "./errors.ts";
+import { closeAfterLinger } from "./linger.ts";
 import { newRequestId } from "./request-id.ts";
 
 /** Messages by Node's error code; anything else the parser refuses is "not valid HTTP". */
@@ -18,8 +19,6 @@ const MESSAGES: Record<string, string> = {
   ERR_HTTP_REQUEST_TIMEOUT: "The request did not arrive in time.",
 };
 
-/** How long a refused connection is still read from, so that the client gets the answer. */
-const LINGER_MS = 2_000;
 
 const answered = new WeakSet<Duplex>();
 
@@ -49,7 +48,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     "connection: close\r\n\r\n" +
     body;
   socket.end(response);
-  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  closeAfterLinger(socket);
 }
 
 /**

@@ -33,7 +33,8 @@ interface RawAnswer {
 /**
  * Sends only the head of a request that declares `declared` bytes of body, and none of
  * the body: the answer must come without it. Resolves with the answer, and whether the
- * server then closed the connection (within a second); rejects after `timeoutMs`.
+ * server then closed the connection (within a second of this client ending its side);
+ * rejects after `timeoutMs`.
  */
 function declareOnly(path: string, declared: number, headers: Record<string, string>, timeoutMs = 5_000): Promise<RawAnswer> {
   const { hostname, port } = new URL(server.origin);
@@ -61,7 +62,9 @@ function declareOnly(path: string, declared: number, headers: Record<string, str
       const length = Number(parsed["content-length"]);
       if (data.length < end + 4 + length) return;
       answer = { status: Number(statusLine?.split(" ")[1]), headers: parsed, body: JSON.parse(data.subarray(end + 4, end + 4 + length).toString("utf8")), ms: performance.now() - started };
-      // Give the server a moment to close; an open connection is reported as such.
+      // This client sends nothing more: once it says so, the server closes the connection
+      // (it lingers for a client still sending); one still open a second later is reported.
+      socket.end();
       setTimeout(() => finish(false), 1_000).unref();
     });
     socket.on("close", () => finish(true));
