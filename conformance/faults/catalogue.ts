@@ -2305,6 +2305,97 @@ export const FAULTS: Fault[] = [
       return response;
     },
   },
+  // ---------------------------------------------------------------- issue 15: order of checks, models, limits, messages
+  {
+    id: "auth.body-parsed-before-key",
+    areas: ["auth"],
+    transcripts: ["auth/key-before-body"],
+    rule: "Decisions, order of checks: the key (401) comes before anything about the body",
+    description: "A malformed JSON body is 400 INVALID_REQUEST even when the request has no key.",
+    // Asked before the body is read: leave declared bodies that never come alone.
+    match: (request) => request.method === "POST" && request.headers.authorization === undefined && request.headers["x-api-key"] === undefined && Number(request.headers["content-length"] ?? 0) < 1_000_000,
+    respond(request) {
+      if (request.json !== undefined || request.body.length === 0) return;
+      return jsonResponse(400, { error: { message: "The request body is not valid JSON.", type: "invalid_request_error", code: "INVALID_REQUEST", param: null } });
+    },
+  },
+  {
+    id: "models.unaccepted-licence-listed",
+    areas: ["tenant", "inference"],
+    transcripts: ["tenant/agreement"],
+    rule: "Endpoints 2 / Decisions, Models: GET /models lists the models this key can call now (not one whose licence the account has not accepted)",
+    description: "Every platform model is listed to every account, licensed or not.",
+    match: (request) => is(request, "GET", /\/models$/),
+    async onResponse(response, request, ctx) {
+      if (response.status !== 200 || !Array.isArray(response.json?.data)) return;
+      const seen = new Set(response.json.data.map((m: any) => m.id));
+      const before = seen.size;
+      for (const key of Object.values(ctx.keys())) {
+        const theirs = await resend(ctx, withKey(request, key));
+        for (const model of theirs.json?.data ?? []) {
+          if (seen.has(model.id) || String(model.id).startsWith("accounts/")) continue;
+          seen.add(model.id);
+          response.json.data.push(model);
+        }
+      }
+      return seen.size > before ? response : undefined;
+    },
+  },
+  {
+    id: "errors.first-problem-only",
+    areas: ["responses", "errors"],
+    transcripts: ["responses/store-required"],
+    rule: "Decisions, Errors: a refused request's message names its other problems too",
+    description: "A 400 names only its first problem; the others (a model that does not exist, a value out of range) come one call at a time.",
+    match: postResponses,
+    onResponse(response) {
+      const message = response.json?.error?.message;
+      if (response.status !== 400 || typeof message !== "string" || !message.includes(" Also: ")) return;
+      response.json.error.message = message.slice(0, message.indexOf(" Also: "));
+      return response;
+    },
+  },
+  {
+    id: "inference.deadline-ignored-by-a-local-model",
+    areas: ["responses"],
+    transcripts: ["responses/request-timeout-header"],
+    rule: "Decisions: x-request-timeout-ms bounds the whole call, local generation included",
+    description: "A deadline shorter than a model's answer is not held: the answer comes, late.",
+    match: inferenceSuccess,
+    onRequest(request) {
+      if (request.headers["x-request-timeout-ms"] !== "1") return;
+      delete request.headers["x-request-timeout-ms"];
+      return request;
+    },
+  },
+  {
+    id: "finetune.bare-base-model-accepted",
+    areas: ["finetune"],
+    transcripts: ["finetune/create-errors"],
+    rule: "Endpoints 3: baseModel is the full resource name accounts/maas/models/{model}",
+    description: "A bare model id (tiny-chat) is taken as the platform model's full name.",
+    // The estimate only, so that no job is started.
+    match: (request) => request.method === "POST" && ESTIMATE.test(request.path),
+    onRequest(request) {
+      const baseModel = request.json?.baseModel;
+      if (typeof baseModel !== "string" || baseModel.includes("/")) return;
+      request.json.baseModel = `accounts/maas/models/${baseModel}`;
+      return request;
+    },
+  },
+  {
+    id: "finetune.loss-with-exponent",
+    areas: ["finetune"],
+    transcripts: ["finetune/metrics"],
+    rule: "Training curve: loss is a decimal string (no exponent)",
+    description: "Losses are written as JavaScript prints numbers: 2.3e-7, 1e+21.",
+    match: (request) => is(request, "GET", METRICS),
+    onResponse(response) {
+      if (response.status !== 200 || !Array.isArray(response.json?.points) || response.json.points.length === 0) return;
+      for (const point of response.json.points) point.loss = Number(point.loss).toExponential();
+      return response;
+    },
+  },
 ];
 
 export function faultById(id: string): Fault {
