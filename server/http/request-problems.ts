@@ -19,8 +19,14 @@ import { invalidRequest, isInvalidRequest, mostSpecific, paramOf, type Validator
 
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
 
-/** The service's own problems with a refused request, each `param: what`; [] when none. */
-export type RequestProblems = (req: Request, res: Response) => Promise<string[]>;
+/** One problem of a request: where (`temperature`, `config.epochs`) and what (`must be <= 2`). */
+export interface Problem {
+  param: string;
+  text: string;
+}
+
+/** The service's own problems with a refused request; [] when none. */
+export type RequestProblems = (req: Request, res: Response) => Promise<Problem[]>;
 
 /** Bodies larger than this are refused with their first problem only. */
 const MAX_EXPLAINED_BYTES = 64 * 1024;
@@ -44,23 +50,15 @@ export function explainRefusedRequests(serviceProblems?: RequestProblems) {
     const withHint = (param: string | null, text: string) => (param !== null && hints[param] ? `${text} (${hints[param]})` : text);
     const others = [...otherBodyProblems(req, operation, firstPath), ...(await serviceProblemsOf(serviceProblems, req, res))]
       .slice(0, MAX_OTHERS)
-      .map(({ param, text }) => `${withHint(param, `${param}: ${text}`)}`);
+      .map(({ param, text }) => withHint(param, `${param}: ${text}`));
     next(invalidRequest(items, { ...(first !== null && hints[first] ? { hint: hints[first] } : {}), others }));
   };
-}
-
-interface Problem {
-  param: string;
-  text: string;
 }
 
 async function serviceProblemsOf(serviceProblems: RequestProblems | undefined, req: Request, res: Response): Promise<Problem[]> {
   if (serviceProblems === undefined || res.locals.caller === undefined) return [];
   try {
-    return (await serviceProblems(req, res)).map((line) => {
-      const colon = line.indexOf(": ");
-      return { param: line.slice(0, colon), text: line.slice(colon + 2) };
-    });
+    return await serviceProblems(req, res);
   } catch {
     return []; // the first problem is the answer; the rest is a courtesy
   }
@@ -82,7 +80,9 @@ function otherBodyProblems(req: Request, operation: Operation | undefined, first
   for (const item of (validate.errors ?? []).map(toItem)) {
     const field = item.path.split("/")[2];
     if (field === undefined || field === "") continue; // the body as a whole: the first problem says it
-    byField.set(field, [...(byField.get(field) ?? []), item]);
+    const same = byField.get(field);
+    if (same) same.push(item);
+    else byField.set(field, [item]);
   }
   const related = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
   const problems: Problem[] = [];

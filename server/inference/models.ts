@@ -62,7 +62,7 @@ export function unknownModelProblems(models: ModelResolver, tenantFor: (res: Res
   return async (req, res) => {
     const model = (req.body as { model?: unknown } | undefined)?.model;
     if (typeof model !== "string" || model === "") return [];
-    return (await models.resolve(model, tenantFor(res).accountId)) === undefined ? [`model: ${modelNotFoundText(model)}`] : [];
+    return (await models.resolve(model, tenantFor(res).accountId)) === undefined ? [{ param: "model", text: modelNotFoundText(model) }] : [];
   };
 }
 
