@@ -2,11 +2,13 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → a client that hangs up is logged (cancelled.ts) → Host required (malformed.ts) → public routes (docs) → operation lookup →
- *   authentication and tenant checks (headers only: no byte of a body is read before the
- *   key is known) → JSON body (a declared length over the limit refused unread; forms
- *   left to stream) → contract validation (requests; responses when asked; a refused
- *   request's 400 names all its problems, request-problems.ts) → not-supported fields → the handlers' router at /v1 → 404 → error envelope.
+ *   request id → a client that hangs up is logged (cancelled.ts) → Host required
+ *   (malformed.ts) → public routes (docs) → operation lookup → authentication and tenant
+ *   checks (headers only: no byte of a body is read before the key is known) → JSON body
+ *   (a declared length over the limit refused unread; forms left to stream) → contract
+ *   validation (requests; responses when asked; a refused request's 400 names all its
+ *   problems, request-problems.ts) → not-supported fields → the handlers' router at /v1 →
+ *   404 → error envelope.
  */
 import express from "express";
 import type { Router } from "express";
