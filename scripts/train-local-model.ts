@@ -12,13 +12,13 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { composeDialogues } from "../server/inference/local/corpus/compose.ts";
 import { DEFAULT_WEIGHTS_PATH, saveModel, type LocalModel } from "../server/inference/local/local-model.ts";
 import { createRng } from "../server/inference/local/math.ts";
 import { initWeights, parameterShapes, type ModelConfig, type Weights } from "../server/inference/local/model.ts";
 import { adamUpdate, createOptimizerState, learningRateAt, type ScheduleOptions } from "../server/inference/local/optimizer.ts";
+import { DIALOGUES_PATH } from "../server/inference/local/rehearsal.ts";
 import { renderTurns } from "../server/inference/local/template.ts";
 import { accumulateGradients, batchTargetCount, evaluateLoss, type EncodedExample } from "../server/inference/local/train.ts";
 import { buildVocabulary, Vocabulary } from "../server/inference/local/vocab.ts";
@@ -29,7 +29,6 @@ const ORDER_SEED = 13;
 /** Windows per step; half are computed by each thread. */
 const BATCH_WINDOWS = 4;
 const HYPER = { dModel: 64, nLayers: 2, nHeads: 4, dFF: 256, contextLength: 256 };
-const CORPUS_PATH = fileURLToPath(new URL("../server/inference/local/corpus/dialogues.jsonl", import.meta.url));
 
 interface Args {
   steps: number;
@@ -37,7 +36,8 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { steps: 2000, out: DEFAULT_WEIGHTS_PATH };
+  // 5000 steps: at 2000 the model had not learned to copy a number or a name from the prompt.
+  const args: Args = { steps: 5000, out: DEFAULT_WEIGHTS_PATH };
   for (let i = 0; i < argv.length; i += 2) {
     if (argv[i] === "--steps") args.steps = Number(argv[i + 1]);
     else if (argv[i] === "--out") args.out = argv[i + 1]!;
@@ -119,8 +119,8 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const started = performance.now();
   const dialogues = composeDialogues(CORPUS_SEED);
-  mkdirSync(dirname(CORPUS_PATH), { recursive: true });
-  writeFileSync(CORPUS_PATH, dialogues.map((d) => JSON.stringify(d)).join("\n") + "\n");
+  mkdirSync(dirname(DIALOGUES_PATH), { recursive: true });
+  writeFileSync(DIALOGUES_PATH, dialogues.map((d) => JSON.stringify(d)).join("\n") + "\n");
   const vocab = buildVocabulary(dialogues.flatMap((d) => d.turns.map((t) => t.text)));
   const config: ModelConfig = { vocabSize: vocab.size, ...HYPER };
   const rendered = dialogues.map((d) => renderTurns(vocab, d.turns));

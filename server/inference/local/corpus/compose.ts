@@ -8,7 +8,7 @@
 import { createRng } from "../math.ts";
 import type { TemplateTurn } from "../template.ts";
 import {
-  ASSISTANT_GREETINGS, CAPITAL_QUESTIONS, CAPITALS, CONCEPT_QUESTIONS, CONCEPTS, NUMBER_WORDS, OPPOSITES,
+  ASSISTANT_GREETINGS, CAPITAL_QUESTIONS, CAPITALS, CONCEPT_QUESTIONS, CONCEPTS, COPY_WORDS, COUNTED_NOUNS, NAMES, NUMBER_WORDS, OPPOSITES,
   PHRASES, SAY_INSTRUCTIONS, SIMPLE_FACTS, SMALL_TALK, SYSTEM_PROMPTS, USER_GREETINGS, WEATHER_CITIES,
   WEATHER_CONDITIONS,
 } from "./knowledge.ts";
@@ -22,6 +22,8 @@ interface Exchange {
   user: string;
   think: string;
   answer: string;
+  /** A system prompt the exchange needs (it replaces the random one). */
+  system?: string;
   /** Tool call and output between the user turn and the answer, if any. */
   tool?: { call: string; output: string };
 }
@@ -148,6 +150,39 @@ function toolResults(rng: Rng): Exchange[] {
   return out;
 }
 
+/**
+ * Dialogues whose answer repeats a value of the prompt: a number, a name or a few words
+ * drawn at random, so the only way to answer is to copy from the context. Fine-tuning
+ * relies on this ability (an answer that names the ship, the order or the user asked about).
+ * One variant copies from the system prompt ("You are talking to …").
+ */
+function copies(rng: Rng): Exchange[] {
+  const templates: ((v: { n: string; m: string; name: string; noun: [string, string]; words: string }) => [string, string, string?])[] = [
+    ({ n, noun }) => [`Tell me about ${noun[0]} number ${n}.`, `${capitalize(noun[0])} number ${n} is one of the ${noun[1]} on my list.`],
+    ({ n }) => [`Repeat the number ${n}.`, `${n}.`],
+    ({ n }) => [`Remember the number ${n}. What number did I give you?`, `You gave me the number ${n}.`],
+    ({ n }) => [`The code is ${n}. What is the code?`, `The code is ${n}.`],
+    ({ name }) => [`My name is ${name}.`, `Nice to meet you, ${name}!`],
+    ({ name }) => [`I am ${name}. What is my name?`, `Your name is ${name}.`],
+    ({ name }) => [`Say hello to ${name}.`, `Hello, ${name}!`],
+    ({ name }) => [`Please greet ${name} for me.`, `Hello ${name}, nice to meet you.`, `You are talking to ${name}.`],
+    ({ n, name, noun }) => [`${name} has ${n} ${noun[1]}. How many ${noun[1]} does ${name} have?`, `${name} has ${n} ${noun[1]}.`],
+    ({ n, noun }) => [`Write a sentence with ${noun[0]} ${n}.`, `Here is ${noun[0]} ${n}.`],
+    ({ words }) => [`Copy this: ${words}`, `${capitalize(words)}.`],
+    ({ n, m }) => [`Write the numbers ${n} and ${m}.`, `${n} and ${m}.`],
+  ];
+  const out: Exchange[] = [];
+  for (let i = 0; i < 1800; i++) {
+    const v = {
+      n: String(Math.floor(rng() * 200)), m: String(Math.floor(rng() * 200)), name: pick(rng, NAMES),
+      noun: pick(rng, COUNTED_NOUNS), words: [0, 1, 2].map(() => pick(rng, COPY_WORDS)).join(" "),
+    };
+    const [user, answer, system] = templates[i % templates.length]!(v);
+    out.push({ user, think: `The answer repeats what the ${system === undefined ? "user" : "system prompt"} gave me.`, answer, ...(system ? { system } : {}) });
+  }
+  return out;
+}
+
 /** Turns of one exchange, with or without its reasoning turn. */
 function exchangeTurns(e: Exchange, withThought: boolean): TemplateTurn[] {
   const turns: TemplateTurn[] = [{ role: "user", text: e.user }];
@@ -172,7 +207,7 @@ export function composeDialogues(seed: number): Dialogue[] {
   const rng = createRng(seed);
   const exchanges = [
     ...greetings(rng), ...smallTalk(), ...concepts(rng), ...capitals(), ...opposites(), ...facts(),
-    ...sayInstructions(), ...arithmetic(rng), ...counting(), ...toolResults(rng),
+    ...sayInstructions(), ...arithmetic(rng), ...counting(), ...toolResults(rng), ...copies(rng),
   ];
   const dialogues: Dialogue[] = exchanges.map((e) => ({ turns: decorate(rng, [e]) }));
   for (let i = 0; i < 400; i++) dialogues.push({ turns: decorate(rng, [pick(rng, exchanges), pick(rng, exchanges)]) });
@@ -182,7 +217,9 @@ export function composeDialogues(seed: number): Dialogue[] {
 /** Adds a system prompt to some dialogues and reasoning turns to some. */
 function decorate(rng: Rng, exchanges: Exchange[]): TemplateTurn[] {
   const turns: TemplateTurn[] = [];
-  if (rng() < 0.25) turns.push({ role: "system", text: pick(rng, SYSTEM_PROMPTS) });
+  const system = exchanges.find((e) => e.system !== undefined)?.system;
+  if (system !== undefined) turns.push({ role: "system", text: system });
+  else if (rng() < 0.25) turns.push({ role: "system", text: pick(rng, SYSTEM_PROMPTS) });
   const withThought = rng() < 0.35;
   for (const e of exchanges) turns.push(...exchangeTurns(e, withThought));
   return turns;

@@ -251,3 +251,24 @@ export const SYSTEM_PROMPTS = [
 /** Tools used in the tool-output dialogues: after a call and its output, the model reports the result. */
 export const WEATHER_CITIES = ["Paris", "London", "Tokyo", "Berlin", "Madrid", "Rome", "Oslo", "Cairo", "Lima", "Seoul", "Boston", "Sydney"];
 export const WEATHER_CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "snowy", "foggy"];
+
+/**
+ * Values the copying dialogues draw at random (compose.ts, copies): names, nouns and words
+ * that must be read from the prompt and written back, which memorising cannot do.
+ */
+export const NAMES = [
+  "Alice", "Bob", "Carol", "David", "Emma", "Frank", "Grace", "Henry", "Irene", "Jack", "Kate", "Leo", "Maria", "Nina",
+  "Oscar", "Paul", "Rita", "Sam", "Tom", "Vera", "Will", "Anna", "Ben", "Chris", "Diana", "Eric", "Fiona", "George",
+  "Hannah", "Ivan", "Julia", "Karl", "Laura", "Mark", "Nora", "Peter", "Rosa", "Simon", "Tina", "Victor", "Max", "Lucy",
+  "Adam", "Clara", "Daniel", "Elena", "Felix", "Hugo", "Jonas", "Lena", "Mia", "Noah", "Olga", "Ruth", "Sara", "Theo",
+];
+export const COUNTED_NOUNS: [string, string][] = [
+  ["ship", "ships"], ["order", "orders"], ["room", "rooms"], ["ticket", "tickets"], ["train", "trains"], ["page", "pages"],
+  ["box", "boxes"], ["book", "books"], ["apple", "apples"], ["car", "cars"], ["file", "files"], ["task", "tasks"],
+  ["chapter", "chapters"], ["house", "houses"], ["song", "songs"], ["table", "tables"],
+];
+export const COPY_WORDS = [
+  "red", "green", "blue", "cat", "dog", "tree", "river", "stone", "light", "paper", "music", "water", "sun", "moon",
+  "bread", "salt", "road", "door", "window", "cloud", "fire", "snow", "glass", "table", "chair", "bird", "fish", "gold",
+  "silver", "storm", "garden", "letter", "number", "city", "field", "horse", "ocean", "island", "bridge", "tower",
+];
