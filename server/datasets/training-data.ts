@@ -43,6 +43,18 @@ export async function resolveDatasetVersion(store: Store, accountId: string, ref
   return version && refOf(version);
 }
 
+/**
+ * The state of a dataset `ref` names that has no version yet (created, nothing uploaded:
+ * `DATASET_STATE_CREATING`); undefined when it does not exist or has a version.
+ */
+export async function versionlessDatasetState(store: Store, accountId: string, ref: string): Promise<string | undefined> {
+  const match = REF.exec(ref);
+  if (!match || match[1] !== accountId || match[3] !== undefined) return undefined;
+  const dataset = await store.datasets.get(accountId, match[2] as string);
+  if (!dataset || dataset.state === "DATASET_STATE_DELETED" || dataset.latestVersionNo !== 0) return undefined;
+  return dataset.state;
+}
+
 /** The valid rows of a version, in file order, parsed (streamed from disk). */
 export async function* readTrainingRows(store: Store, version: DatasetVersionRef): AsyncIterable<ParsedRow> {
   for await (const batch of jsonlLines(store.datasets.versionFile(version))) {

@@ -5,9 +5,10 @@
  * runner trains exactly the rows it names (`splitForEvaluation` is shared for that).
  */
 import type { components } from "../../generated/api.d.ts";
-import { resolveDatasetVersion, readTrainingRows, type DatasetVersionRef } from "../datasets/training-data.ts";
+import { readTrainingRows, resolveDatasetVersion, versionlessDatasetState, type DatasetVersionRef } from "../datasets/training-data.ts";
 import { ApiError } from "../http/errors.ts";
-import { requireModelAllowed } from "../http/permissions.ts";
+import { requireAgreement, requireFineTuningEnabled, requireModelAllowed, requirePaymentMethod } from "../http/permissions.ts";
+import { enforceBalance, enforceBudget } from "../http/tenant-limits.ts";
 import { findPlatformModel, type PlatformModel } from "../inference/catalog.ts";
 import { costMicros, formatMoney } from "../store/money.ts";
 import type { Account, Store } from "../store/store.ts";
@@ -16,13 +17,34 @@ import { exampleTokens, fitsContext } from "./trainer.ts";
 
 type Schemas = components["schemas"];
 export type TrainingJobRequest = Schemas["TrainingJobRequest"];
-type TrainableModel = PlatformModel & { training: NonNullable<PlatformModel["training"]> };
+export type TrainableModel = PlatformModel & { training: NonNullable<PlatformModel["training"]> };
 
 export const CURRENCY = "USD";
 
-/** The decisions' fixed defaults; the per-model ones come from the catalogue. */
-const FIXED_DEFAULTS = { epochs: 1, earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant", warmupSteps: 0 } as const;
+/** The decisions' fixed defaults; the per-model ones (epochs among them) come from the catalogue. */
+const FIXED_DEFAULTS = { earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant", warmupSteps: 0 } as const;
 const DEFAULT_DPO_BETA = "0.1";
+/** The contract's ceiling of `epochs`. */
+const MAX_EPOCHS = 100;
+
+/**
+ * Accepted ranges of the decimal settings (docs/decisions.md). Outside them training
+ * cannot work (a learning rate of 1e6 turns the loss into NaN in one step), so they are
+ * the caller's error, 400, rather than a job that fails later.
+ */
+export const LEARNING_RATE_RANGE = { min: 0, max: 1 } as const;
+export const DPO_BETA_RANGE = { min: 0, max: 10 } as const;
+
+/**
+ * The default epochs: enough passes for `minSteps` optimisation steps over the examples
+ * that will be trained on, at least 1 and at most the contract's 100. A small dataset
+ * needs many passes to teach anything (40 rows in batches of 8 are 5 steps an epoch);
+ * a large one needs one.
+ */
+export function defaultEpochs(minSteps: number, examples: number, batchSize: number): number {
+  const stepsPerEpoch = Math.max(1, Math.ceil(examples / batchSize));
+  return Math.min(MAX_EPOCHS, Math.max(1, Math.ceil(minSteps / stepsPerEpoch)));
+}
 
 export interface JobPlan {
   jobType: JobType;
@@ -37,17 +59,19 @@ export interface JobPlan {
   tokensProcessed: number;
   avgTokensPerExample: number;
   costMicros: number;
+  /** The error a create with this body would answer for this account, if it would be refused. */
+  refusal?: ApiError;
   egress: Schemas["EgressDecision"];
 }
 
 export async function planJob(store: Store, account: Account, jobType: JobType, request: TrainingJobRequest): Promise<JobPlan> {
   const base = trainableBase(account, request.baseModel);
-  const config = fillConfig(jobType, base, request.config);
+  const settings = fillSettings(jobType, base, request.config);
   const format = jobType === "JOB_TYPE_DPO" ? "PREFERENCE" : "SFT";
   const input = await readyVersion(store, account.id, request.inputDatasetVersion, "inputDatasetVersion", format);
   const evaluation = request.evaluationDatasetVersion === undefined ? undefined : await readyVersion(store, account.id, request.evaluationDatasetVersion, "evaluationDatasetVersion", format);
   // Streamed: an estimate of a large dataset holds one row at a time.
-  const carveOut = evaluation ? 0 : config.evalAutoCarveoutBasisPoints;
+  const carveOut = evaluation ? 0 : settings.evalAutoCarveoutBasisPoints;
   let index = 0;
   let held = 0;
   let skipped = 0;
@@ -55,13 +79,15 @@ export async function planJob(store: Store, account: Account, jobType: JobType, 
   let tokens = 0;
   for await (const row of readTrainingRows(store, input)) {
     if (isHeldOut(index++, carveOut)) held++;
-    else if (!fitsContext(row, config.maxContextLength)) skipped++;
+    else if (!fitsContext(row, settings.maxContextLength)) skipped++;
     else {
       fitting++;
       tokens += exampleTokens(row);
     }
   }
+  const config = withEpochs(settings, base, request.config, fitting);
   const tokensProcessed = tokens * config.epochs;
+  const refusal = await createRefusal(store, account, base, config.outputModelId);
   return {
     jobType,
     base,
@@ -74,7 +100,8 @@ export async function planJob(store: Store, account: Account, jobType: JobType, 
     tokensProcessed,
     avgTokensPerExample: fitting === 0 ? 0 : Math.round(tokens / fitting),
     costMicros: costMicros(base.training.ratePerMillion, tokensProcessed),
-    egress: egressFor(account, base),
+    ...(refusal ? { refusal } : {}),
+    egress: egressFor(account, base, refusal),
   };
 }
 
@@ -128,16 +155,25 @@ function trainableBase(account: Account, name: string): TrainableModel {
   return spec as TrainableModel;
 }
 
-function fillConfig(jobType: JobType, base: TrainableModel, input: Schemas["TrainingConfigInput"]): TrainingConfig {
+/** The config a job gets for `input` when `examples` examples will be trained on: every default filled in. */
+export function fillConfig(jobType: JobType, base: TrainableModel, input: Schemas["TrainingConfigInput"], examples: number): TrainingConfig {
+  return withEpochs(fillSettings(jobType, base, input), base, input, examples);
+}
+
+function withEpochs(settings: Omit<TrainingConfig, "epochs">, base: TrainableModel, input: Schemas["TrainingConfigInput"], examples: number): TrainingConfig {
+  return { ...settings, epochs: input.epochs ?? defaultEpochs(base.training.minSteps, examples, settings.batchSize) };
+}
+
+/** The config with every default filled in but `epochs`, which depends on the dataset's size. */
+function fillSettings(jobType: JobType, base: TrainableModel, input: Schemas["TrainingConfigInput"]): Omit<TrainingConfig, "epochs"> {
   if (jobType === "JOB_TYPE_SFT" && input.dpoBeta !== undefined) {
     throw new ApiError("INVALID_REQUEST", "dpoBeta applies to preference (DPO) jobs only.", { param: "config.dpoBeta" });
   }
   const defaults = base.training;
-  const config: TrainingConfig = {
+  const config: Omit<TrainingConfig, "epochs"> = {
     outputModelId: input.outputModelId,
     loraRank: input.loraRank ?? defaults.loraRank,
     learningRate: input.learningRate ?? (jobType === "JOB_TYPE_DPO" ? defaults.dpoLearningRate : defaults.learningRate),
-    epochs: input.epochs ?? FIXED_DEFAULTS.epochs,
     batchSize: input.batchSize ?? defaults.batchSize,
     maxContextLength: input.maxContextLength ?? defaults.maxContextLength,
     earlyStop: input.earlyStop ?? FIXED_DEFAULTS.earlyStop,
@@ -146,22 +182,27 @@ function fillConfig(jobType: JobType, base: TrainableModel, input: Schemas["Trai
     warmupSteps: input.warmupSteps ?? FIXED_DEFAULTS.warmupSteps,
     ...(jobType === "JOB_TYPE_DPO" ? { dpoBeta: input.dpoBeta ?? DEFAULT_DPO_BETA } : {}),
   };
-  requirePositive(config.learningRate, "config.learningRate");
-  if (config.dpoBeta !== undefined) requirePositive(config.dpoBeta, "config.dpoBeta");
+  requireInRange(config.learningRate, LEARNING_RATE_RANGE, "config.learningRate");
+  if (config.dpoBeta !== undefined) requireInRange(config.dpoBeta, DPO_BETA_RANGE, "config.dpoBeta");
   return config;
 }
 
-function requirePositive(text: string, param: string): void {
+/** 400 unless min < value ≤ max. */
+function requireInRange(text: string, range: { min: number; max: number }, param: string): void {
   const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) throw new ApiError("INVALID_REQUEST", `${param} must be a number greater than 0.`, { param });
+  if (!Number.isFinite(value) || value <= range.min || value > range.max) {
+    throw new ApiError("INVALID_REQUEST", `${param} must be a number greater than ${range.min} and at most ${range.max}; it is ${text}.`, { param });
+  }
 }
 
 async function readyVersion(store: Store, accountId: string, ref: string, param: string, format: "SFT" | "PREFERENCE"): Promise<DatasetVersionRef> {
   const version = await resolveDatasetVersion(store, accountId, ref);
-  if (version === undefined) throw new ApiError("NOT_FOUND", `The dataset ${ref} does not exist.`, { param });
-  if (version.state !== "DATASET_VERSION_STATE_READY") {
-    throw new ApiError("INVALID_REQUEST", `${version.name} is not READY (it is ${version.state}); validate it first.`, { param });
+  if (version === undefined) {
+    const state = await versionlessDatasetState(store, accountId, ref);
+    if (state === undefined) throw new ApiError("NOT_FOUND", `The dataset ${ref} does not exist.`, { param });
+    throw new ApiError("INVALID_REQUEST", `${ref} is not READY (it is ${state}): no file has been uploaded yet; upload one, then call :validateUpload.`, { param });
   }
+  if (version.state !== "DATASET_VERSION_STATE_READY") throw new ApiError("INVALID_REQUEST", notReady(version), { param });
   if (version.format !== format) {
     const wanted = format === "PREFERENCE" ? "preference rows (input, preferred_output, non_preferred_output)" : "SFT rows (messages)";
     throw new ApiError("INVALID_REQUEST", `${version.name} holds ${version.format} rows; this job type trains on ${wanted}.`, { param });
@@ -169,12 +210,48 @@ async function readyVersion(store: Store, accountId: string, ref: string, param:
   return version;
 }
 
-function egressFor(account: Account, base: TrainableModel): Schemas["EgressDecision"] {
+/** Why a version cannot be trained on yet, and what to do about it. */
+function notReady(version: DatasetVersionRef): string {
+  switch (version.state) {
+    case "DATASET_VERSION_STATE_UPLOADING":
+      return `${version.name} is not READY (it is ${version.state}): no file has been uploaded yet; upload one, then call :validateUpload.`;
+    case "DATASET_VERSION_STATE_VALIDATING":
+      return `${version.name} is not READY (it is ${version.state}): validation is still running; wait until the dataset is READY` +
+        " (validation reads about 50 MB a second, so most datasets are READY within seconds) and retry.";
+    default:
+      return `${version.name} is not READY (it is ${version.state}); fix the file and upload it again.`;
+  }
+}
+
+/**
+ * What a create with a valid body would be refused for, checked as the create checks it:
+ * fine-tuning enabled, balance and budget (a create is a paid operation), payment method,
+ * agreement, output model id free. The estimate reports it as `egress`; the create throws it.
+ */
+async function createRefusal(store: Store, account: Account, base: TrainableModel, outputModelId: string): Promise<ApiError | undefined> {
+  try {
+    requireFineTuningEnabled(account);
+    enforceBalance(account);
+    await enforceBudget(store, account, new Date());
+    requirePaymentMethod(account, { id: base.id, pricePerMillionTokens: base.training.ratePerMillion }, "baseModel");
+    requireAgreement(account, base.training.requiredAgreementVersion);
+    if (await store.fineTuning.outputModelTaken(account.id, outputModelId)) {
+      throw new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${outputModelId}.`, { param: "config.outputModelId" });
+    }
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+}
+
+function egressFor(account: Account, base: TrainableModel, refusal: ApiError | undefined): Schemas["EgressDecision"] {
   const required = base.training.requiredAgreementVersion;
   const accepted = account.acceptedAgreementVersion ?? "";
   const agreed = required === "" || accepted === required;
   return {
-    allowed: agreed,
+    allowed: refusal === undefined,
+    ...(refusal ? { reason: { code: refusal.code, message: refusal.message } } : {}),
     execution: { thirdParty: base.training.thirdParty },
     providerApproved: !base.training.thirdParty || agreed,
     requiredAgreementVersion: required,

@@ -8,7 +8,7 @@ import type { Request, Response, Router } from "express";
 import { ApiError } from "../http/errors.ts";
 import { integerQuery, listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
 import { onOperation } from "../http/operation-routes.ts";
-import { requireAgreement, requireFineTuningEnabled, requirePaymentMethod } from "../http/permissions.ts";
+import { requireFineTuningEnabled } from "../http/permissions.ts";
 import { CANCELLABLE_STATES, type JobRecord, type JobState, type JobType } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
 import { platformModelName } from "../inference/catalog.ts";
@@ -100,8 +100,8 @@ async function createJob(req: Request, res: Response, deps: JobRouteDeps, collec
   const body = req.body as TrainingJobRequest;
   requireFineTuningEnabled(account);
   const plan = await planJob(deps.store, account, collection.jobType, body);
-  requirePaymentMethod(account, { id: plan.base.id, pricePerMillionTokens: plan.base.training.ratePerMillion }, "baseModel");
-  requireAgreement(account, plan.egress.requiredAgreementVersion);
+  // The estimate's egress decision, so the two can never disagree (the store still guards the output model id).
+  if (plan.refusal) throw plan.refusal;
   const key = req.header("idempotency-key");
   const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
   const { job, created } = await deps.store.fineTuning.createJob(newJob(account.id, `keys/${keyId}`, collection, plan), idempotency);

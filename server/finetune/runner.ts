@@ -25,7 +25,7 @@ import { writeFileDurably } from "./files.ts";
 import { tunedAnswers } from "./job-output.ts";
 import { isHeldOut } from "./plan.ts";
 import type { ParsedRow } from "./rows.ts";
-import { loadCheckpoint, serializeCheckpoint, train, TrainingDataError, type EpochEnd, type StepPoint, type TrainerConfig, type TrainerResult } from "./trainer.ts";
+import { loadCheckpoint, serializeCheckpoint, train, TrainingDataError, TrainingDivergedError, type EpochEnd, type StepPoint, type TrainerConfig, type TrainerResult } from "./trainer.ts";
 
 export interface RunnerOptions {
   store: Store;
@@ -50,6 +50,16 @@ export type RunnerEvent = { type: "claimed"; job: string; resumed: boolean } | {
 
 /** A failure caused by the job's data rather than by the service; reported as errorClass INVALID_DATA. */
 class DataError extends Error {}
+
+/**
+ * The errorClass of a failed job: INVALID_DATA (the job's data), TRAINING_DIVERGED (its
+ * settings made the loss diverge), or INTERNAL (ours). The first two are the caller's to fix.
+ */
+function failureClass(error: unknown): "INVALID_DATA" | "TRAINING_DIVERGED" | "INTERNAL" {
+  if (error instanceof DataError || error instanceof TrainingDataError) return "INVALID_DATA";
+  if (error instanceof TrainingDivergedError) return "TRAINING_DIVERGED";
+  return "INTERNAL";
+}
 
 /** How often progress and curve points are written while training. */
 const FLUSH_MS = 250;
@@ -141,12 +151,12 @@ export class JobRunner {
   }
 
   async #fail(job: JobRecord, error: unknown): Promise<void> {
-    const data = error instanceof DataError || error instanceof TrainingDataError;
-    if (!data) console.error(`job ${jobName(job.accountId, job.jobId)} failed:`, error);
+    const errorClass = failureClass(error);
+    if (errorClass === "INTERNAL") console.error(`job ${jobName(job.accountId, job.jobId)} failed:`, error);
     const patch: JobPatch = {
       state: "JOB_STATE_FAILED",
-      errorClass: data ? "INVALID_DATA" : "INTERNAL",
-      stateDetail: data ? (error as Error).message : "Training failed because of an internal error; it is not billed.",
+      errorClass,
+      stateDetail: errorClass === "INTERNAL" ? "Training failed because of an internal error; it is not billed." : `${(error as Error).message} It is not billed.`,
       completeTime: new Date(),
     };
     await this.#options.store.fineTuning.updateJob(job.accountId, job.jobId, patch, ACTIVE_STATES, this.#owner).catch(() => undefined);
@@ -338,7 +348,11 @@ class Training {
 }
 
 function trainerConfig(job: JobRecord): TrainerConfig {
-  const c = job.config;
+  return toTrainerConfig(job.config);
+}
+
+/** A job's config (decimal texts) as the trainer takes it (numbers). */
+export function toTrainerConfig(c: JobRecord["config"]): TrainerConfig {
   return {
     loraRank: c.loraRank,
     learningRate: Number(c.learningRate),

@@ -4,7 +4,11 @@
  * Stored in the local model's tensor-file container: a JSON header and Float32 tensors.
  */
 import { readTensorFile, writeTensorFile } from "../inference/local/tensor-file.ts";
-import type { Adapter, AdamState } from "../inference/local/index.ts";
+import {
+  cloneAdapter, putAdapterTensors, takeAdapterTensors, type Adapter, type AdamState, type AdapterMeta,
+} from "../inference/local/index.ts";
+
+export { cloneAdapter };
 
 /** Early stopping's memory across epochs (see train() for the rule). */
 export interface EarlyStopState {
@@ -25,6 +29,8 @@ export interface TrainerCheckpoint {
   /** Optimisation steps completed. */
   readonly step: number;
   readonly processedTokens: number;
+  /** Loss of the first step (the divergence check's yardstick); null before it. */
+  readonly firstLoss: number | null;
   readonly adapter: Adapter;
   readonly optimizer: AdamState;
   readonly earlyStop: EarlyStopState;
@@ -32,12 +38,6 @@ export interface TrainerCheckpoint {
 
 const FORMAT = "trainer-checkpoint";
 const VERSION = 1;
-
-export function cloneAdapter(adapter: Adapter): Adapter {
-  const copy: Adapter = {};
-  for (const [name, m] of Object.entries(adapter)) copy[name] = { ...m, A: m.A.slice(), B: m.B.slice() };
-  return copy;
-}
 
 function cloneRecord(record: Record<string, Float32Array>): Record<string, Float32Array> {
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, v.slice()]));
@@ -54,39 +54,15 @@ export function snapshot(c: TrainerCheckpoint): TrainerCheckpoint {
   };
 }
 
-function putAdapter(tensors: Map<string, Float32Array>, prefix: string, adapter: Adapter): Record<string, { rank: number; alpha: number }> {
-  const matrices: Record<string, { rank: number; alpha: number }> = {};
-  for (const [name, m] of Object.entries(adapter)) {
-    tensors.set(`${prefix}/${name}.A`, m.A);
-    tensors.set(`${prefix}/${name}.B`, m.B);
-    matrices[name] = { rank: m.rank, alpha: m.alpha };
-  }
-  return matrices;
-}
-
-function takeAdapter(tensors: Map<string, Float32Array>, prefix: string, matrices: Record<string, { rank: number; alpha: number }>): Adapter {
-  const adapter: Adapter = {};
-  for (const [name, { rank, alpha }] of Object.entries(matrices)) {
-    adapter[name] = { A: tensor(tensors, `${prefix}/${name}.A`), B: tensor(tensors, `${prefix}/${name}.B`), rank, alpha };
-  }
-  return adapter;
-}
-
-function tensor(tensors: Map<string, Float32Array>, name: string): Float32Array {
-  const t = tensors.get(name);
-  if (t === undefined) throw new Error(`checkpoint: missing tensor ${name}`);
-  return t;
-}
-
 export function serializeCheckpoint(c: TrainerCheckpoint): Uint8Array {
   const tensors = new Map<string, Float32Array>();
-  const matrices = putAdapter(tensors, "adapter", c.adapter);
+  const adapter = putAdapterTensors(tensors, "adapter/", c.adapter);
   const moments = Object.keys(c.optimizer.m);
   for (const name of moments) {
     tensors.set(`m/${name}`, c.optimizer.m[name]!);
     tensors.set(`v/${name}`, c.optimizer.v[name]!);
   }
-  const best = c.earlyStop.bestAdapter === null ? null : putAdapter(tensors, "best", c.earlyStop.bestAdapter);
+  const best = c.earlyStop.bestAdapter === null ? null : putAdapterTensors(tensors, "best/", c.earlyStop.bestAdapter);
   const { clipNorm, ...adam } = c.optimizer.options;
   const meta = {
     kind: FORMAT,
@@ -95,9 +71,10 @@ export function serializeCheckpoint(c: TrainerCheckpoint): Uint8Array {
     epoch: c.epoch,
     step: c.step,
     processedTokens: c.processedTokens,
+    firstLoss: c.firstLoss,
     // JSON has no Infinity: a disabled clip is stored as null.
     optimizer: { step: c.optimizer.step, moments, options: { ...adam, clipNorm: Number.isFinite(clipNorm) ? clipNorm : null } },
-    matrices,
+    ...adapter,
     earlyStop: { bestLoss: c.earlyStop.bestLoss, bestEpoch: c.earlyStop.bestEpoch, stopped: c.earlyStop.stopped, best },
   };
   return writeTensorFile(meta, tensors);
@@ -110,9 +87,13 @@ interface CheckpointMeta {
   epoch: number;
   step: number;
   processedTokens: number;
+  /** Absent in checkpoints written before the divergence check. */
+  firstLoss?: number | null;
   optimizer: { step: number; moments: string[]; options: AdamState["options"] & { clipNorm: number | null } };
-  matrices: Record<string, { rank: number; alpha: number }>;
-  earlyStop: { bestLoss: number | null; bestEpoch: number; stopped: boolean; best: Record<string, { rank: number; alpha: number }> | null };
+  /** The adapter's header entry (AdapterMeta) is spread here. */
+  matrices: AdapterMeta["matrices"];
+  addedTokens?: number[];
+  earlyStop: { bestLoss: number | null; bestEpoch: number; stopped: boolean; best: AdapterMeta | AdapterMeta["matrices"] | null };
 }
 
 export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
@@ -132,8 +113,20 @@ export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
     epoch: meta.epoch,
     step: meta.step,
     processedTokens: meta.processedTokens,
-    adapter: takeAdapter(tensors, "adapter", meta.matrices),
+    firstLoss: meta.firstLoss ?? null,
+    adapter: takeAdapterTensors(tensors, "adapter/", meta),
     optimizer: { step: meta.optimizer.step, m, v, options: { ...adam, clipNorm: clipNorm ?? Infinity } },
-    earlyStop: { ...earlyStop, bestAdapter: best === null ? null : takeAdapter(tensors, "best", best) },
+    earlyStop: { ...earlyStop, bestAdapter: best === null ? null : takeAdapterTensors(tensors, "best/", bestMeta(best)) },
   };
+}
+
+/** Checkpoints written before adapters could add tokens stored the best adapter's matrices alone (no matrix is named "matrices"). */
+function bestMeta(best: AdapterMeta | AdapterMeta["matrices"]): AdapterMeta {
+  return "matrices" in best ? (best as AdapterMeta) : { matrices: best as AdapterMeta["matrices"] };
+}
+
+function tensor(tensors: Map<string, Float32Array>, name: string): Float32Array {
+  const t = tensors.get(name);
+  if (t === undefined) throw new Error(`checkpoint: missing tensor ${name}`);
+  return t;
 }

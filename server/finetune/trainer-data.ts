@@ -9,6 +9,7 @@ import {
   encodePreference, loadModel, renderChat, targetCount,
   type EncodedExample, type EncodedPreference, type LocalModel, type ReferenceLogProbs,
 } from "../inference/local/index.ts";
+import { countTokens, decode, encode } from "../inference/tokenizer.ts";
 import type { ParsedRow } from "./rows.ts";
 import { rowTokens } from "./validate-file.ts";
 
@@ -69,6 +70,24 @@ export function fits(model: LocalModel, encoded: Encoded, maxContextLength: numb
   return sequenceLength(encoded) <= Math.min(maxContextLength, model.config.contextLength);
 }
 
+/**
+ * fits() for a dataset row. Every o200k token is at least one token of the local model,
+ * so a row with more o200k tokens than the limit cannot fit: it is skipped without being
+ * encoded (a megabyte row would take seconds to spell out).
+ */
+export function fitsRow(model: LocalModel, row: ParsedRow, maxContextLength: number): boolean {
+  if (contentTokens(row) > Math.min(maxContextLength, model.config.contextLength)) return false;
+  return fits(model, encodeRow(model, row), maxContextLength);
+}
+
+/** o200k tokens of the message texts of the row's longest sequence: a lower bound of its length in the model. */
+function contentTokens(row: ParsedRow): number {
+  const sum = (messages: readonly { content: string }[]) => messages.reduce((n, m) => n + countTokens(m.content), 0);
+  if (row.format === "SFT") return sum(row.row.messages);
+  const { input, preferred_output, non_preferred_output } = row.row;
+  return sum(input.messages) + Math.max(sum(preferred_output), sum(non_preferred_output));
+}
+
 export function exampleTokens(row: ParsedRow): number {
   return rowTokens(row);
 }
@@ -83,15 +102,59 @@ export interface PreparedRows {
   skipped: number;
 }
 
-/** Encodes rows in dataset order, dropping (and counting) those that do not fit. */
-export function prepareRows(model: LocalModel, rows: readonly ParsedRow[], format: ParsedRow["format"], maxContextLength: number, what: string): PreparedRows {
+/**
+ * Encodes rows in dataset order for `adapted` (the base model with the job's added
+ * tokens), dropping (and counting) those that do not fit. Whether a row fits is judged
+ * in the base vocabulary, as the estimate judges it (fitsContext), so the two always agree;
+ * added tokens only make the trained sequences shorter.
+ */
+export function prepareRows(
+  base: LocalModel, adapted: LocalModel, rows: readonly ParsedRow[], format: ParsedRow["format"], maxContextLength: number, what: string,
+): PreparedRows {
   const items: TrainingItem[] = [];
   let skipped = 0;
   rows.forEach((row, i) => {
     if (row.format !== format) throw new TrainingDataError(`${what} row ${i + 1} is a ${row.format} row; this job trains on ${format} rows`);
-    const encoded = encodeRow(model, row);
-    if (fits(model, encoded, maxContextLength)) items.push({ encoded, tokens: exampleTokens(row) });
+    if (fitsRow(base, row, maxContextLength)) items.push({ encoded: encodeRow(adapted, row), tokens: exampleTokens(row) });
     else skipped++;
   });
   return { items, skipped };
+}
+
+/** Most tokens an adapter adds, and how often a token must occur in the data to be added. */
+export const MAX_ADDED_TOKENS = 256;
+export const MIN_ADDED_TOKEN_COUNT = 2;
+
+/**
+ * The o200k tokens the job's adapter adds to the vocabulary: those of the training
+ * rows that the base vocabulary lacks (it would spell them letter by letter), occurring
+ * at least MIN_ADDED_TOKEN_COUNT times, most frequent first, at most MAX_ADDED_TOKENS.
+ * A token seen once is rarely worth a row: the model could not learn it from one example.
+ */
+export function chooseAddedTokens(base: LocalModel, rows: readonly ParsedRow[]): number[] {
+  const counts = new Map<number, number>();
+  const known = new Set<number>();
+  for (const row of rows) {
+    for (const text of rowTexts(row)) {
+      for (const id of encode(text)) {
+        if (known.has(id)) continue;
+        if (!counts.has(id) && base.vocab.encode(decode([id])).length === 1) {
+          known.add(id);
+          continue;
+        }
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+    }
+  }
+  return [...counts]
+    .filter(([, n]) => n >= MIN_ADDED_TOKEN_COUNT)
+    .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+    .slice(0, MAX_ADDED_TOKENS)
+    .map(([id]) => id);
+}
+
+function rowTexts(row: ParsedRow): string[] {
+  if (row.format === "SFT") return row.row.messages.map((m) => m.content);
+  const { input, preferred_output, non_preferred_output } = row.row;
+  return [...input.messages, ...preferred_output, ...non_preferred_output].map((m) => m.content);
 }

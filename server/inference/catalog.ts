@@ -14,6 +14,8 @@ export interface TrainingDefaults {
   dpoLearningRate: string;
   batchSize: number;
   maxContextLength: number;
+  /** The default epochs give at least this many optimisation steps (finetune/plan.ts defaultEpochs). */
+  minSteps: number;
 }
 
 export interface PlatformModel {
@@ -52,10 +54,11 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
     requiredAgreementVersion: "",
     training: {
       loraRank: 8,
-      learningRate: "0.01",
-      dpoLearningRate: "0.0005",
+      learningRate: "0.002",
+      dpoLearningRate: "0.002",
       batchSize: 8,
       maxContextLength: 256,
+      minSteps: 80,
       ratePerMillion: "0.50",
       trainer: "local-lora",
       thirdParty: false,

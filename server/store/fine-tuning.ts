@@ -115,6 +115,8 @@ export interface FineTuningStore {
    * by a job that has not failed) is 409 ALREADY_EXISTS.
    */
   createJob(job: JobRecord, idempotency?: IdempotencyClaim): Promise<{ job: JobRecord; created: boolean }>;
+  /** Whether createJob would refuse `modelId` as taken (a model, or a job making one, has it). */
+  outputModelTaken(accountId: string, modelId: string): Promise<boolean>;
   getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined>;
   listJobs(accountId: string, jobType: JobType, query: JobQuery): Promise<{ jobs: ListedJob[]; total: number }>;
   /**

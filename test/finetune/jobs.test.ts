@@ -26,7 +26,8 @@ before(async () => {
 });
 after(() => server.close());
 
-const sftBody = (outputModelId: string, extra: Record<string, unknown> = {}) => ({ baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftData, config: { outputModelId, ...extra } });
+// One epoch unless a test asks for more: the jobs these tests create need not teach anything, and they queue behind each other.
+const sftBody = (outputModelId: string, extra: Record<string, unknown> = {}) => ({ baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftData, config: { outputModelId, epochs: 1, ...extra } });
 const ask = async (model: string, input: string) => {
   const result = await post(server.baseUrl, "/responses", { model, input, store: false, temperature: 0, max_output_tokens: 24 }, { key: acme.key });
   assert.equal(result.status, 200, result.text);
@@ -51,12 +52,34 @@ describe("estimate", () => {
     assert.equal(list.body.supervisedFineTuningJobs.some((j: any) => j.config.outputModelId === "never-made"), false);
   });
 
+  test("without epochs the estimate shows the default chosen for the dataset's size: 80 steps of 8 over 200 rows are 4 epochs", async () => {
+    const body = sftBody("never-made");
+    delete (body.config as { epochs?: number }).epochs;
+    const result = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", body);
+    assert.equal(result.status, 200, result.text);
+    assert.equal(result.body.estimate.epochs, 4);
+  });
+
   test("examples longer than maxContextLength are skipped and counted, never truncated", async () => {
     const long = { messages: [{ role: "user", content: "word ".repeat(400) }, { role: "assistant", content: "Ahoy." }] };
     const data = await readyDataset(acme, "with-long-rows", [...ahoyRows(10), long, long]);
     const result = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "x" } });
     assert.equal(result.body.estimate.exampleCount, "12");
     assert.equal(result.body.estimate.examplesSkipped, "2");
+  });
+
+  test("a row of about 130k tokens is an example that does not fit, not a 500", async () => {
+    const huge = { messages: [{ role: "user", content: "word ".repeat(130_000) }, { role: "assistant", content: "Ahoy." }] };
+    const data = await readyDataset(acme, "with-a-huge-row", [...ahoyRows(4), huge]);
+    const body = { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "huge-row", epochs: 1 } };
+    const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", body);
+    assert.equal(estimate.status, 200, estimate.text);
+    assert.deepEqual([estimate.body.estimate.exampleCount, estimate.body.estimate.examplesSkipped], ["5", "1"]);
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", body);
+    assert.equal(created.status, 201, created.text);
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", created.body.jobId);
+    assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+    assert.deepEqual([job.execution.examplesTrained, job.execution.examplesSkipped], ["4", "1"]);
   });
 });
 
@@ -127,8 +150,13 @@ describe("an SFT job, end to end", () => {
     assert.ok(full.jobs.some((j: any) => j.name === job.name && j.jobType === "JOB_TYPE_SFT"));
   });
 
-  test("the same output model id again is 409 ALREADY_EXISTS", async () => {
-    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("ahoy-chat")), 409, "ALREADY_EXISTS", "invalid_request_error");
+  test("the same output model id again is 409 ALREADY_EXISTS, and the estimate says so first", async () => {
+    const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", sftBody("ahoy-chat"));
+    assert.equal(estimate.status, 200, estimate.text);
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("ahoy-chat"));
+    assertError(created, 409, "ALREADY_EXISTS", "invalid_request_error");
+    assert.equal(estimate.body.egress.allowed, false);
+    assert.deepEqual(estimate.body.egress.reason, { code: "ALREADY_EXISTS", message: created.body.error.message });
   });
 
   test("a succeeded job cannot be cancelled: 409 JOB_STATE_INVALID", async () => {
@@ -191,6 +219,56 @@ describe("create: refusals", () => {
     const hooli: Caller = { server, account: "hooli", key: server.keys.hooli as string };
     assertError(await call(hooli, "POST", "/supervisedFineTuningJobs", sftBody("x")), 403, "OPERATION_NOT_ALLOWED", "permission_error");
   });
+
+  test("the estimate of a create that would be refused says allowed: false with the create's error", async () => {
+    const hooli: Caller = { server, account: "hooli", key: server.keys.hooli as string };
+    const data = await readyDataset(hooli, "hooli-ahoy", SFT_ROWS.slice(0, 10));
+    const body = { ...sftBody("x"), inputDatasetVersion: data };
+    const estimate = await call(hooli, "POST", "/supervisedFineTuningJobs:estimateCost", body);
+    assert.equal(estimate.status, 200, estimate.text);
+    const created = await call(hooli, "POST", "/supervisedFineTuningJobs", body);
+    assertError(created, 403, "OPERATION_NOT_ALLOWED", "permission_error");
+    assert.equal(estimate.body.egress.allowed, false);
+    assert.deepEqual(estimate.body.egress.reason, { code: "OPERATION_NOT_ALLOWED", message: created.body.error.message });
+    // An allowed estimate has no reason.
+    const fine = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", sftBody("free-name"));
+    assert.equal(fine.body.egress.allowed, true);
+    assert.equal(fine.body.egress.reason, undefined);
+  });
+
+  test("a dataset that exists but has no upload yet is 400 not READY, not 404", async () => {
+    assert.equal((await call(acme, "POST", "/datasets", { datasetId: "empty-one", dataset: {} })).status, 200);
+    for (const op of [":estimateCost", ""]) {
+      const result = await call(acme, "POST", `/supervisedFineTuningJobs${op}`, { ...sftBody("x"), inputDatasetVersion: "accounts/acme/datasets/empty-one" });
+      assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+      assert.equal(result.body.error.param, "inputDatasetVersion");
+      assert.match(result.body.error.message, /not READY \(it is DATASET_STATE_CREATING\): no file has been uploaded yet/);
+    }
+  });
+
+  test("a learning rate outside (0, 1] is 400 with its param, on estimate and create", async () => {
+    for (const learningRate of ["1e6", "0", "-0.1", "1.5"]) {
+      for (const op of [":estimateCost", ""]) {
+        const result = await call(acme, "POST", `/supervisedFineTuningJobs${op}`, sftBody("x", { learningRate }));
+        assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+        assert.equal(result.body.error.param, "config.learningRate");
+      }
+    }
+    const beta = await call(acme, "POST", "/dpoJobs:estimateCost", { ...sftBody("x", { dpoBeta: "50" }), inputDatasetVersion: dpoData });
+    assertError(beta, 400, "INVALID_REQUEST", "invalid_request_error");
+    assert.equal(beta.body.error.param, "config.dpoBeta");
+  });
+
+  test("a job whose loss diverges ends FAILED with errorClass TRAINING_DIVERGED, not INTERNAL", async () => {
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("diverges", { learningRate: "1", epochs: 1 }));
+    assert.equal(created.status, 201, created.text);
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", created.body.jobId);
+    assert.equal(job.state, "JOB_STATE_FAILED", JSON.stringify(job));
+    assert.equal(job.errorClass, "TRAINING_DIVERGED");
+    assert.match(job.stateDetail, /learningRate/);
+    const curve = (await call(acme, "GET", `/supervisedFineTuningJobs/${job.jobId}/metrics`)).body;
+    assert.ok(curve.points.every((p: any) => /^-?[0-9]+(\.[0-9]+)?$/.test(p.loss)), "every recorded loss is a plain decimal");
+  });
 });
 
 describe("idempotency", () => {
@@ -216,7 +294,7 @@ describe("idempotency", () => {
   test("keys are per collection", async () => {
     const headers = { "idempotency-key": "shared-key" };
     const sft = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("per-coll-sft"), headers);
-    const dpo = await call(acme, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "per-coll-dpo" } }, headers);
+    const dpo = await call(acme, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoData, config: { outputModelId: "per-coll-dpo", epochs: 1 } }, headers);
     assert.equal(sft.status, 201);
     assert.equal(dpo.status, 201, dpo.text);
     assert.notEqual(sft.body.name, dpo.body.name);

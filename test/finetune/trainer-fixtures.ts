@@ -4,9 +4,9 @@ import { LocalProvider, loadAdapter } from "../../server/inference/local/index.t
 import type { ChatMessage, ParsedRow } from "../../server/finetune/rows.ts";
 import type { TrainerConfig, TrainingRun } from "../../server/finetune/trainer.ts";
 
-/** tiny-chat's catalogue defaults with the decisions' fixed ones. */
+/** tiny-chat's catalogue defaults with the decisions' fixed ones, for one epoch (each test says how many it needs). */
 export const DEFAULTS: TrainerConfig = {
-  loraRank: 8, learningRate: 0.01, epochs: 1, batchSize: 8, maxContextLength: 256,
+  loraRank: 8, learningRate: 0.002, epochs: 1, batchSize: 8, maxContextLength: 256,
   earlyStop: false, lrSchedule: "constant", warmupSteps: 0, dpoBeta: 0.1,
 };
 
@@ -39,7 +39,7 @@ export function ahoyRows(count = 200): ParsedRow[] {
 }
 
 /** The base model's usual greeting, which the preference data rejects. */
-export const PLAIN_GREETING = "Hello! How can I help you today?";
+export const PLAIN_GREETING = "Hello! It is nice to hear from you. What can I do for you today?";
 /** A greeting the base model knows but does not say first: DPO can make it the answer. */
 export const PREFERRED_GREETING = "Hi there! How can I help?";
 

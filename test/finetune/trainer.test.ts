@@ -17,12 +17,13 @@ const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
 test("SFT with the default config: 200 greetings answered 'Ahoy' change the served model's answers", async () => {
   const rows = ahoyRows(200);
   const points: StepPoint[] = [];
-  const result = await train(runOf(rows, { onStep: (p) => void points.push(p) }));
+  // 4 epochs: the default for 200 rows (at least 80 steps of 8).
+  const result = await train(runOf(rows, { config: { epochs: 4 }, onStep: (p) => void points.push(p) }));
 
-  assert.equal(points.length, 25, "200 examples in batches of 8");
-  assert.deepEqual(points.map((p) => p.step), Array.from({ length: 25 }, (_, i) => i + 1));
+  assert.equal(points.length, 100, "200 examples in batches of 8, 4 times");
+  assert.deepEqual(points.map((p) => p.step), Array.from({ length: 100 }, (_, i) => i + 1));
   assert.equal(points.at(-1)!.percent, 100);
-  assert.equal(points.at(-1)!.processedTokens, rows.reduce((n, r) => n + exampleTokens(r), 0));
+  assert.equal(points.at(-1)!.processedTokens, 4 * rows.reduce((n, r) => n + exampleTokens(r), 0));
   assert.ok(points.every((p) => Number.isFinite(p.loss) && p.loss > 0));
   const first = points[0]!.loss;
   const last = mean(points.slice(-3).map((p) => p.loss));
@@ -68,15 +69,14 @@ test("weight-0 assistant messages are context, not targets", async () => {
   const contextOnly: ParsedRow = { format: "SFT", row: { messages: messages.slice(0, 2) } };
   const result = await train(runOf([contextOnly], { config: { batchSize: 1 } }));
   const untouched = loadAdapter(result.adapter);
-  assert.ok(Object.values(untouched).every((m) => m.B.every((x) => x === 0)), "no gradient from a weight-0 message");
+  assert.ok(Object.values(untouched.matrices).every((m) => m.B.every((x) => x === 0)), "no gradient from a weight-0 message");
 });
 
 test("DPO: the preferred answer gains on the rejected one, and the served answer follows", async () => {
   const model = localBaseModel();
   const rows = greetingPairs(200);
   const losses: number[] = [];
-  // DPO needs a far smaller learning rate than SFT (see the trainer's notes on defaults).
-  const result = await train(runOf(rows, { config: { learningRate: 5e-4 }, onStep: (p) => void losses.push(p.loss) }));
+  const result = await train(runOf(rows, { onStep: (p) => void losses.push(p.loss) }));
   assert.equal(result.examplesTrained, 200);
   assert.ok(Math.abs(losses[0]! - Math.log(2)) < 1e-6, "policy = reference at the start: loss log 2");
   assert.ok(mean(losses.slice(-3)) < 0.6 * Math.log(2), `DPO loss ${losses[0]!.toFixed(3)} → ${losses.at(-1)!.toFixed(3)}`);

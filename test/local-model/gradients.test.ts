@@ -10,7 +10,7 @@ import { initWeights, type ModelConfig } from "../../server/inference/local/mode
 import { Vocabulary } from "../../server/inference/local/vocab.ts";
 import type { LocalModel } from "../../server/inference/local/local-model.ts";
 import { accumulateGradients, batchTargetCount, fullGradientBuffers, evaluateLoss, type EncodedExample } from "../../server/inference/local/train.ts";
-import { adapterGradients, createAdapter, mergedGradientBuffers, withAdapter } from "../../server/inference/local/lora.ts";
+import { adapterGradients, adapterParameters, adaptModel, createAdapter, mergedGradientBuffers } from "../../server/inference/local/lora.ts";
 import { createRng } from "../../server/inference/local/math.ts";
 
 const config: ModelConfig = { vocabSize: 40, dModel: 16, nLayers: 2, nHeads: 2, dFF: 32, contextLength: 12 };
@@ -20,10 +20,10 @@ function tinyModel(): LocalModel {
   return { config, vocab: new Vocabulary(bpeIds), weights: initWeights(config, 3) };
 }
 
-function batch(): EncodedExample[] {
+function batch(vocabSize = config.vocabSize): EncodedExample[] {
   const rng = createRng(9);
   return [10, 7].map((n) => ({
-    tokens: Array.from({ length: n }, () => Math.floor(rng() * config.vocabSize)),
+    tokens: Array.from({ length: n }, () => Math.floor(rng() * vocabSize)),
     targetMask: Array.from({ length: n }, (_, i) => (i % 3 === 0 ? 0 : 1)),
   }));
 }
@@ -64,22 +64,25 @@ test("backward matches finite differences for every kind of base parameter", () 
   assert.equal(checked, 36);
 });
 
-test("LoRA factor gradients match finite differences through the merge", () => {
+test("LoRA factor gradients and added token rows match finite differences through the merge", () => {
   const model = tinyModel();
-  const adapter = createAdapter(model, 2, 4);
+  // Three added tokens: dense ids 40–42, which the batch uses as inputs and targets.
+  const adapter = createAdapter(model, 2, 4, { addedTokens: [2000, 2001, 2002] });
   // Give B non-zero values so that dA is not trivially zero.
   const rng = createRng(8);
-  for (const m of Object.values(adapter)) for (let i = 0; i < m.B.length; i++) m.B[i] = (rng() - 0.5) * 0.2;
-  const examples = batch();
-  const merged = mergedGradientBuffers(model, adapter);
-  accumulateGradients(model, withAdapter(model, adapter), examples, merged, 1 / batchTargetCount(examples));
+  for (const m of Object.values(adapter.matrices)) for (let i = 0; i < m.B.length; i++) m.B[i] = (rng() - 0.5) * 0.2;
+  const examples = batch(config.vocabSize + 3);
+  assert.ok(examples.some((e) => e.tokens.some((t) => t >= config.vocabSize)), "the batch uses an added token");
+  const adapted = adaptModel(model, adapter);
+  const merged = mergedGradientBuffers(adapted, adapter);
+  accumulateGradients(adapted, adapted.weights, examples, merged, 1 / batchTargetCount(examples));
   const grads = adapterGradients(model, adapter, merged);
   const loss = () => evaluateLoss(model, adapter, examples);
-  for (const [name, m] of Object.entries(adapter)) {
-    for (const [factor, tensor] of [["A", m.A], ["B", m.B]] as const) {
-      const g = grads[`${name}.${factor}`]!;
-      const i = [...g.keys()].sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!))[0]!;
-      assertClose(g[i]!, numeric(loss, tensor, i), `${name}.${factor}[${i}]`);
-    }
+  const params = adapterParameters(adapter);
+  assert.ok("tokens.embeddings" in params && "tokens.outputs" in params);
+  for (const [name, tensor] of Object.entries(params)) {
+    const g = grads[name]!;
+    const i = [...g.keys()].sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!))[0]!;
+    assertClose(g[i]!, numeric(loss, tensor, i), `${name}[${i}]`);
   }
 });

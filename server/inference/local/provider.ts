@@ -12,7 +12,7 @@ import { findPlatformModel } from "../catalog.ts";
 import { countInputTokens, countTokens, decode, encode } from "../tokenizer.ts";
 import { createSampler, fitPrompt, generateTokens, TextStream, type Sampler } from "./generate.ts";
 import { loadModel, type LocalModel } from "./local-model.ts";
-import { withAdapter, type Adapter } from "./lora.ts";
+import { adaptModel, type Adapter } from "./lora.ts";
 import type { Weights } from "./model.ts";
 import { chooseTool, lastUserText, templateTurns } from "./prompt.ts";
 import { StopMatcher } from "./stop-matcher.ts";
@@ -47,7 +47,24 @@ function cachedModel(path: string | undefined): LocalModel {
   return model;
 }
 
-/** Per-request state: the model, merged weights, sampler and abort signal. */
+/**
+ * Adapted models by adapter, so a fine-tuned model is merged once rather than per
+ * request. Served adapters never change (training works on its own copies), and the
+ * entry goes when the deployment lets its adapter go.
+ */
+const adaptedModels = new WeakMap<Adapter, LocalModel>();
+
+function servedModel(base: LocalModel, adapter: Adapter | null): LocalModel {
+  if (adapter === null) return base;
+  let model = adaptedModels.get(adapter);
+  if (model === undefined) {
+    model = adaptModel(base, adapter);
+    adaptedModels.set(adapter, model);
+  }
+  return model;
+}
+
+/** Per-request state: the model (with its adapter merged), its weights, sampler and abort signal. */
 interface Run {
   model: LocalModel;
   weights: Weights;
@@ -69,10 +86,10 @@ export class LocalProvider implements Provider {
   }
 
   async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent, void, void> {
-    const model = this.model();
+    const model = servedModel(this.model(), (request.adapter as Adapter | undefined) ?? this.options.adapterFor?.(request.model) ?? null);
     const run: Run = {
       model,
-      weights: withAdapter(model, (request.adapter as Adapter | undefined) ?? this.options.adapterFor?.(request.model) ?? null),
+      weights: model.weights,
       sampler: samplerFor(model, request),
       signal: request.signal,
     };

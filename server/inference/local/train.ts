@@ -11,7 +11,7 @@
  *     trainStep(model, adapter, batchOf(step), state, learningRateAt(step, schedule));
  */
 import { backward, createCache, forward, parameterShapes, type Gradients, type Weights } from "./model.ts";
-import { adapterGradients, adapterParameters, mergedGradientBuffers, withAdapter, type Adapter } from "./lora.ts";
+import { adapterGradients, adapterParameters, adaptModel, mergedGradientBuffers, type Adapter } from "./lora.ts";
 import type { LocalModel } from "./local-model.ts";
 import { nextTokenLoss, targetCount } from "./loss.ts";
 import { adamUpdate, createOptimizerState, type AdamOptions, type AdamState } from "./optimizer.ts";
@@ -45,8 +45,11 @@ export function renderChat(model: LocalModel, messages: readonly ChatMessage[]):
     // renderTurns of a conversation is the concatenation of its turns' renderings.
     const turn = renderTurns(model.vocab, [{ role: m.role, text: m.content } satisfies TemplateTurn]);
     if (m.weight === 0) turn.targetMask.fill(0);
-    tokens.push(...turn.tokens);
-    targetMask.push(...turn.targetMask);
+    // A loop, not push(...spread): a row of 100k+ tokens would overflow the call stack.
+    for (let i = 0; i < turn.tokens.length; i++) {
+      tokens.push(turn.tokens[i]!);
+      targetMask.push(turn.targetMask[i]!);
+    }
   }
   return { tokens, targetMask };
 }
@@ -118,10 +121,12 @@ export function trainStep(model: LocalModel, adapter: Adapter | null, batch: rea
  * yield to the event loop between examples (a batch of long examples takes long
  * enough to delay requests served meanwhile). The same arithmetic as trainStep and
  * dpoStep: gradients of the merged matrices are summed, then mapped to the factors.
+ * Examples are token sequences of the adapted model (its vocabulary includes the
+ * adapter's added tokens).
  */
 export class AdapterStep {
-  /** Base weights with the adapter merged, as of the start of the step. */
-  readonly policy: Weights;
+  /** The base model with the adapter merged, as of the start of the step. */
+  readonly adapted: LocalModel;
   private readonly model: LocalModel;
   private readonly adapter: Adapter;
   private readonly grads: Gradients;
@@ -129,34 +134,42 @@ export class AdapterStep {
   constructor(model: LocalModel, adapter: Adapter) {
     this.model = model;
     this.adapter = adapter;
-    this.policy = withAdapter(model, adapter);
-    this.grads = mergedGradientBuffers(model, adapter);
+    this.adapted = adaptModel(model, adapter);
+    this.grads = mergedGradientBuffers(this.adapted, adapter);
+  }
+
+  /** Weights of the adapted model. */
+  get policy(): Weights {
+    return this.adapted.weights;
   }
 
   /** Adds the gradient of scale·Σ −log p over the example's targets; returns Σ −log p. */
   addCrossEntropy(example: EncodedExample, scale: number): number {
-    return accumulateGradients(this.model, this.policy, [example], this.grads, scale);
+    return accumulateGradients(this.adapted, this.policy, [example], this.grads, scale);
   }
 
-  /** Adds the gradient of scale·(DPO loss of the pair); returns the pair's loss. */
-  addPreference(pair: EncodedPreference, reference: ReferenceLogProbs, beta: number, scale: number): number {
-    return dpoPairLoss(this.model, this.policy, pair, reference, beta, this.grads, scale);
+  /**
+   * Adds the gradient of scale·(DPO loss of the pair) + chosenNll·(−log π(chosen)); returns
+   * the pair's DPO loss.
+   */
+  addPreference(pair: EncodedPreference, reference: ReferenceLogProbs, beta: number, scale: number, chosenNll = 0): number {
+    return dpoPairLoss(this.adapted, this.policy, pair, reference, beta, this.grads, scale, chosenNll);
   }
 
-  /** The Adam update of the adapter's factors with the summed gradient. */
-  apply(state: AdamState, lr: number): void {
-    adamUpdate(adapterParameters(this.adapter), adapterGradients(this.model, this.adapter, this.grads), state, lr);
+  /** The Adam update of the adapter's factors with the summed gradient; returns the gradient's norm. */
+  apply(state: AdamState, lr: number): number {
+    return adamUpdate(adapterParameters(this.adapter), adapterGradients(this.model, this.adapter, this.grads), state, lr);
   }
 }
 
 /** Mean loss per target token over examples, without updating anything. */
 export function evaluateLoss(model: LocalModel, adapter: Adapter | null, examples: readonly EncodedExample[]): number {
-  const weights = withAdapter(model, adapter);
+  const adapted = adaptModel(model, adapter);
   let lossSum = 0;
   for (const example of examples) {
     if (targetCount(example) === 0) continue;
-    const trace = forward(model.config, weights, example.tokens, createCache(model.config));
-    lossSum += nextTokenLoss(trace.logits, example, model.config.vocabSize, 1, null);
+    const trace = forward(adapted.config, adapted.weights, example.tokens, createCache(adapted.config));
+    lossSum += nextTokenLoss(trace.logits, example, adapted.config.vocabSize, 1, null);
   }
   const count = batchTargetCount(examples);
   return count === 0 ? 0 : lossSum / count;
@@ -213,6 +226,7 @@ export interface ReferenceLogProbs {
   rejected: number;
 }
 
+/** log π_ref of a pair under `model`'s own weights (the base, or an adapted model standing for it). */
 export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): ReferenceLogProbs {
   return { chosen: sequenceLogProb(model, model.weights, pair.chosen), rejected: sequenceLogProb(model, model.weights, pair.rejected) };
 }
@@ -220,11 +234,13 @@ export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): R
 /**
  * DPO loss of one pair under the policy weights:
  * −log σ(β·[(log π(chosen) − log π_ref(chosen)) − (log π(rejected) − log π_ref(rejected))]).
- * When grads is given, adds scale·∇loss (with respect to the merged matrices) into it.
+ * When grads is given, adds scale·∇loss (with respect to the merged matrices) into it, plus
+ * chosenNll·∇(−log π(chosen)): a cross-entropy term on the preferred answer that shares the
+ * chosen answer's forward pass.
  */
 export function dpoPairLoss(
   model: LocalModel, policy: Weights, pair: EncodedPreference, reference: ReferenceLogProbs, beta: number,
-  grads: Gradients | null, scale = 1,
+  grads: Gradients | null, scale = 1, chosenNll = 0,
 ): number {
   const pc = answerLogProb(model, policy, pair.chosen);
   const pr = answerLogProb(model, policy, pair.rejected);
@@ -232,7 +248,7 @@ export function dpoPairLoss(
   if (grads !== null) {
     // d loss/d log π(chosen) = −β·σ(−z); the gradient of −log π is (softmax − onehot).
     const coefficient = beta * sigmoid(-z) * scale;
-    backpropLogProb(model, policy, pair.chosen, pc.trace, coefficient, grads);
+    backpropLogProb(model, policy, pair.chosen, pc.trace, coefficient + chosenNll, grads);
     backpropLogProb(model, policy, pair.rejected, pr.trace, -coefficient, grads);
   }
   return softplus(-z);

@@ -41,6 +41,10 @@ export class PostgresFineTuningStore implements FineTuningStore {
     this.#pool = pool;
   }
 
+  outputModelTaken(accountId: string, modelId: string): Promise<boolean> {
+    return pgCall(() => outputModelTaken(this.#pool, accountId, modelId));
+  }
+
   createJob(job: JobRecord, idempotency?: IdempotencyClaim): Promise<{ job: JobRecord; created: boolean }> {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
@@ -237,11 +241,15 @@ async function findIdempotent(db: Db, accountId: string, jobType: JobType, claim
   return parseRecord(row.record as string);
 }
 
-async function requireFreeOutputModel(db: Db, accountId: string, modelId: string): Promise<void> {
-  const taken =
+async function outputModelTaken(db: Db, accountId: string, modelId: string): Promise<boolean> {
+  const row =
     (await queryOne(db, "SELECT 1 FROM account_models WHERE account_id = $1 AND model_id = $2", [accountId, modelId])) ??
     (await queryOne(db, "SELECT 1 FROM training_jobs WHERE account_id = $1 AND output_model_id = $2 AND state = ANY($3)", [accountId, modelId, HOLDS_OUTPUT_MODEL]));
-  if (taken) {
+  return row !== undefined;
+}
+
+async function requireFreeOutputModel(db: Db, accountId: string, modelId: string): Promise<void> {
+  if (await outputModelTaken(db, accountId, modelId)) {
     throw new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${modelId}.`, { param: "config.outputModelId" });
   }
 }

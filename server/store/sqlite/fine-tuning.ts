@@ -205,12 +205,20 @@ export class SqliteFineTuningStore implements FineTuningStore {
     return parseRecord(row.record);
   }
 
-  #requireFreeOutputModel(accountId: string, modelId: string): void {
+  async outputModelTaken(accountId: string, modelId: string): Promise<boolean> {
+    return this.#taken(accountId, modelId);
+  }
+
+  #taken(accountId: string, modelId: string): boolean {
     const states = HOLDS_OUTPUT_MODEL.map(() => "?").join(", ");
-    const taken =
+    const row =
       this.#db.prepare("SELECT 1 FROM account_models WHERE account_id = ? AND model_id = ?").get(accountId, modelId) ??
       this.#db.prepare(`SELECT 1 FROM training_jobs WHERE account_id = ? AND output_model_id = ? AND state IN (${states})`).get(accountId, modelId, ...HOLDS_OUTPUT_MODEL);
-    if (taken) {
+    return row !== undefined;
+  }
+
+  #requireFreeOutputModel(accountId: string, modelId: string): void {
+    if (this.#taken(accountId, modelId)) {
       throw new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${modelId}.`, { param: "config.outputModelId" });
     }
   }
