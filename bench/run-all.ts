@@ -30,6 +30,8 @@ step("concurrent streams", ["bench/streams.ts", "--streams", quick ? "300" : "10
 step("mixed load: one and two server processes", ["bench/load.ts", "--seconds", quick ? "4" : "10", "--json", `${results}/load.json`]);
 step("dataset validation", ["bench/dataset-validation.ts", quick ? "256MiB" : "1GiB"]);
 step("training", ["bench/training.ts"]);
+step("fine-tuning quality: small datasets, default config, held-out prompts", ["bench/tuning-quality.ts", "--json", `${results}/tuning-quality.json`]);
+step("single-stream generation speed", ["bench/generation.ts"]);
 const generate = step("contract pipeline: npm run generate (to a temp dir)", ["scripts/generate.ts", "--out", `${results}/generated-check`]);
 if (existsSync(`${root}conformance/cli.ts`)) {
   step("conformance kit against the reference server", ["bench/conformance-time.ts"]);

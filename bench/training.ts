@@ -1,6 +1,6 @@
 /**
  * Trainer benchmark: a 200-example SFT job and a 200-pair DPO job with tiny-chat's
- * default config (rank 8, batch 8, 1 epoch), timed against a baseline measured in the
+ * default config and one epoch (each step also rehearses four corpus dialogues), timed against a baseline measured in the
  * same run: one forward pass over the same sequences with the frozen base model (what
  * serving the examples once would cost). Reports examples/second, the ratio, the
  * longest event-loop stall while training (what a request served meanwhile can wait)
@@ -13,13 +13,17 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { sequenceLogProb } from "../server/inference/local/index.ts";
 import type { ChatMessage, ParsedRow } from "../server/finetune/rows.ts";
+import { fillConfig, type TrainableModel } from "../server/finetune/plan.ts";
+import { toTrainerConfig } from "../server/finetune/runner.ts";
 import { train, type TrainerConfig } from "../server/finetune/trainer.ts";
+import { findPlatformModel } from "../server/inference/catalog.ts";
 import { encodeRow, localBaseModel } from "../server/finetune/trainer-data.ts";
 
-const DEFAULTS: TrainerConfig = {
-  loraRank: 8, learningRate: 0.01, epochs: 1, batchSize: 8, maxContextLength: 256,
-  earlyStop: false, lrSchedule: "constant", warmupSteps: 0, dpoBeta: 0.1,
-};
+/** tiny-chat's catalogue defaults for the job type, with one epoch: the figure is per pass over the data. */
+function defaults(kind: "SFT" | "DPO"): TrainerConfig {
+  const base = findPlatformModel("tiny-chat") as TrainableModel;
+  return toTrainerConfig(fillConfig(kind === "SFT" ? "JOB_TYPE_SFT" : "JOB_TYPE_DPO", base, { outputModelId: "bench", epochs: 1 }, count));
+}
 
 const count = Number(process.argv[2] ?? 200);
 
@@ -72,7 +76,7 @@ async function bench(kind: "SFT" | "DPO", rows: ParsedRow[]): Promise<void> {
   stalls.enable();
   const start = performance.now();
   const result = await train({
-    kind, baseModel: "tiny-chat", config: DEFAULTS, train: rows, evaluation: [], signal: new AbortController().signal,
+    kind, baseModel: "tiny-chat", config: defaults(kind), train: rows, evaluation: [], signal: new AbortController().signal,
     onStep: (p) => void losses.push(p.loss), onEpochEnd: async () => undefined,
   });
   const ms = performance.now() - start;
