@@ -775,7 +775,12 @@ function uploadBody(options: CaseOptions): fc.Arbitrary<BodyChoice> {
     anyJson(3).map((v) => toJsonText(v)),
     fc.string({ maxLength: 40, unit: "binary" }),
   );
-  const line = fc.oneof({ weight: 8, arbitrary: sft }, { weight: 3, arbitrary: dpo }, { weight: 2, arbitrary: badLine });
+  // A valid row of a megabyte (about 200k tokens), for the huge runs: validation counts it, estimates skip it.
+  const megabyteRow = JSON.stringify({ messages: [{ role: "user", content: "word ".repeat(200_000) }, { role: "assistant", content: "Ahoy." }] });
+  const line = fc.oneof(
+    { weight: 8, arbitrary: sft }, { weight: 3, arbitrary: dpo }, { weight: 2, arbitrary: badLine },
+    ...(options.huge ? [{ weight: 1, arbitrary: fc.constant(megabyteRow) }] : []),
+  );
   const jsonl = fc
     .tuple(fc.array(line, { maxLength: 12 }), fc.constantFrom("\n", "\n", "\r\n", "\r"), fc.boolean(), fc.option(fc.constantFrom(...[Buffer.from([0xff, 0xfe]), Buffer.from([0xc3, 0x28])]), { freq: 5 }))
     .map(([lines, eol, finalEol, bad]) => {

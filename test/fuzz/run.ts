@@ -160,21 +160,24 @@ async function makeFixtures(server: TestServer): Promise<FuzzFixtures> {
   const caller: Caller = { server, account, key: server.keys[account] as string };
   const sftVersion = await readyDataset(caller, "fz-sft", ahoyRows(12));
   const dpoVersion = await readyDataset(caller, "fz-dpo", ahoyPreferenceRows(12));
+  // A row of about 200k tokens: estimates and jobs on it must count it as skipped (a 500 once, found by hand).
+  const megabyteRow = { messages: [{ role: "user", content: "word ".repeat(200_000) }, { role: "assistant", content: "Ahoy." }] };
+  const hugeRowVersion = await readyDataset(caller, "fz-huge-row", [...ahoyRows(3), megabyteRow]);
   const scratch = ["fz-scratch-1", "fz-scratch-2", "fz-scratch-3"];
   for (const id of scratch) {
     const created = await call(caller, "POST", "/datasets", { datasetId: id, dataset: { displayName: id } });
     if (created.status !== 200) throw new Error(`fixture dataset ${id}: ${created.text}`);
   }
-  const sft = await call(caller, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftVersion, config: { outputModelId: "fz-sft-model" } });
-  const dpo = await call(caller, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoVersion, config: { outputModelId: "fz-dpo-model" } });
+  const sft = await call(caller, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftVersion, config: { outputModelId: "fz-sft-model", epochs: 1 } });
+  const dpo = await call(caller, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoVersion, config: { outputModelId: "fz-dpo-model", epochs: 1 } });
   if (sft.status !== 201 || dpo.status !== 201) throw new Error(`fixture jobs: ${sft.text} ${dpo.text}`);
   const jobId = (name: string) => name.split("/").at(-1) as string;
   return {
     account,
     keys: server.keys,
-    datasets: ["fz-sft", "fz-dpo"],
+    datasets: ["fz-sft", "fz-dpo", "fz-huge-row"],
     scratchDatasets: scratch,
-    versions: [sftVersion, dpoVersion],
+    versions: [sftVersion, dpoVersion, hugeRowVersion],
     sftJobs: [jobId(sft.body.name)],
     dpoJobs: [jobId(dpo.body.name)],
     models: ["tiny-chat", "tiny-reasoner", "tiny-chat-community"],
