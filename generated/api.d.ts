@@ -1239,7 +1239,9 @@ export interface components {
         };
         /** @description **Decision:** why a create would be refused: the code and message of the error it would answer with. */
         EgressRefusal: {
+            /** @description The stable code of the error the create would answer with. */
             code: components["schemas"]["ErrorCode"];
+            /** @description That error's message. */
             message: string;
         };
         /**
