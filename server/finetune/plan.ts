@@ -141,13 +141,8 @@ export function isHeldOut(index: number, basisPoints: number): boolean {
 
 function trainableBase(account: Account, name: string): TrainableModel {
   const spec = findPlatformModel(name);
-  if (spec === undefined) {
-    // An account's own fine-tuned model is known but not offered; anything else is unknown.
-    if (name.startsWith(`accounts/${account.id}/models/`)) {
-      throw new ApiError("INVALID_REQUEST", `${name} is a fine-tuned model; training starts from a platform base model.`, { param: "baseModel" });
-    }
-    throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "baseModel" });
-  }
+  // The contract's pattern admits platform model names only (accounts/maas/models/…), so an unknown one is unknown.
+  if (spec === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "baseModel" });
   requireModelAllowed(account, spec.id, "baseModel");
   if (spec.training === undefined) {
     throw new ApiError("INVALID_REQUEST", `The model ${spec.id} is not offered for fine-tuning.`, { param: "baseModel" });
@@ -161,7 +156,10 @@ export function fillConfig(jobType: JobType, base: TrainableModel, input: Schema
 }
 
 function withEpochs(settings: Omit<TrainingConfig, "epochs">, base: TrainableModel, input: Schemas["TrainingConfigInput"], examples: number): TrainingConfig {
-  return { ...settings, epochs: input.epochs ?? defaultEpochs(base.training.minSteps, examples, settings.batchSize) };
+  // In the contract's order of fields, which the job's config echoes.
+  const { outputModelId, loraRank, learningRate, ...rest } = settings;
+  const epochs = input.epochs ?? defaultEpochs(base.training.minSteps, examples, settings.batchSize);
+  return { outputModelId, loraRank, learningRate, epochs, ...rest };
 }
 
 /** The config with every default filled in but `epochs`, which depends on the dataset's size. */

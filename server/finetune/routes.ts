@@ -100,8 +100,9 @@ async function createJob(req: Request, res: Response, deps: JobRouteDeps, collec
   const body = req.body as TrainingJobRequest;
   requireFineTuningEnabled(account);
   const plan = await planJob(deps.store, account, collection.jobType, body);
-  // The estimate's egress decision, so the two can never disagree (the store still guards the output model id).
-  if (plan.refusal) throw plan.refusal;
+  // The estimate's egress decision, so the two cannot disagree. A taken output model id is left to the store,
+  // which checks it in one transaction with the Idempotency-Key: a retried create returns the first job.
+  if (plan.refusal && plan.refusal.code !== "ALREADY_EXISTS") throw plan.refusal;
   const key = req.header("idempotency-key");
   const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
   const { job, created } = await deps.store.fineTuning.createJob(newJob(account.id, `keys/${keyId}`, collection, plan), idempotency);

@@ -111,9 +111,9 @@ const SHUFFLE_SEED = 0x5eed;
 
 /**
  * Rehearsal (rehearsal.ts): corpus dialogues per step and their weight against the
- * batch's own loss. Measured with bench/tuning-quality.ts: without it a 40-row dataset
- * turns answers to unrelated prompts into its pattern; with 4 at weight 1 they stay the
- * base model's, for about a third more time per step.
+ * batch's own loss. Without it 40 ship rows turned answers to unrelated prompts into
+ * their pattern; with 4 at weight 1 most stay the base model's (bench/tuning-quality.ts),
+ * for about half again the time per step.
  */
 const REHEARSAL_PER_STEP = 4;
 const REHEARSAL_WEIGHT = 1;
