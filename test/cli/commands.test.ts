@@ -237,7 +237,7 @@ describe("jobs, models, chat", () => {
 
   test("create --yes, then watch to the end: the output model's name", async () => {
     const created = json(
-      await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat", "--epochs", "2", "--batch-size", "4", "--eval-split", "20"], { env }),
+      await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat", "--epochs", "2", "--learning-rate", "0.01", "--batch-size", "4", "--eval-split", "20"], { env }),
     );
     assert.equal(created.jobType, "JOB_TYPE_SFT");
     jobId = created.jobId;

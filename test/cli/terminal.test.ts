@@ -67,7 +67,8 @@ describe("in a terminal", { skip: NO_TMUX }, () => {
     assert.equal(upload.code, 0, upload.stderr);
 
     clear(terminal);
-    terminal.run(commandLine("jobs create --base-model tiny-chat --dataset ahoy --output-model ahoy-chat --epochs 2 --batch-size 4 --eval-split 10 --watch --interval 0.25"));
+    // Two short epochs at a high rate: enough for the chat below to answer in the tuned style, quick for a terminal test.
+    terminal.run(commandLine("jobs create --base-model tiny-chat --dataset ahoy --output-model ahoy-chat --epochs 2 --learning-rate 0.01 --batch-size 4 --eval-split 10 --watch --interval 0.25"));
     const prompt = await terminal.waitFor(/\[y\/N\]\s*$/m, 20_000);
     assert.match(prompt, /estimated cost\s+[\d.]+ USD/, "the working is on the screen before the question");
     assert.match(prompt, /Start this billable job \(estimated [\d.]+ USD\)\? \[y\/N\]/);
