@@ -12,7 +12,7 @@ import { enforceBalance, enforceBudget } from "../http/tenant-limits.ts";
 import { findPlatformModel, type PlatformModel } from "../inference/catalog.ts";
 import { costMicros, formatMoney } from "../store/money.ts";
 import type { Account, Store } from "../store/store.ts";
-import type { JobType, TrainingConfig } from "../store/fine-tuning.ts";
+import { outputModelTakenError, type JobType, type TrainingConfig } from "../store/fine-tuning.ts";
 import { exampleTokens, fitsContext } from "./trainer.ts";
 
 type Schemas = components["schemas"];
@@ -198,9 +198,9 @@ async function readyVersion(store: Store, accountId: string, ref: string, param:
   if (version === undefined) {
     const state = await versionlessDatasetState(store, accountId, ref);
     if (state === undefined) throw new ApiError("NOT_FOUND", `The dataset ${ref} does not exist.`, { param });
-    throw new ApiError("INVALID_REQUEST", `${ref} is not READY (it is ${state}): no file has been uploaded yet; upload one, then call :validateUpload.`, { param });
+    throw new ApiError("INVALID_REQUEST", notReady(ref, state), { param });
   }
-  if (version.state !== "DATASET_VERSION_STATE_READY") throw new ApiError("INVALID_REQUEST", notReady(version), { param });
+  if (version.state !== "DATASET_VERSION_STATE_READY") throw new ApiError("INVALID_REQUEST", notReady(version.name, version.state), { param });
   if (version.format !== format) {
     const wanted = format === "PREFERENCE" ? "preference rows (input, preferred_output, non_preferred_output)" : "SFT rows (messages)";
     throw new ApiError("INVALID_REQUEST", `${version.name} holds ${version.format} rows; this job type trains on ${wanted}.`, { param });
@@ -208,16 +208,19 @@ async function readyVersion(store: Store, accountId: string, ref: string, param:
   return version;
 }
 
-/** Why a version cannot be trained on yet, and what to do about it. */
-function notReady(version: DatasetVersionRef): string {
-  switch (version.state) {
+/** Why a dataset (one without a version yet) or a version cannot be trained on yet, and what to do about it. */
+function notReady(name: string, state: string): string {
+  const is = `${name} is not READY (it is ${state})`;
+  switch (state) {
+    case "DATASET_STATE_CREATING":
+      return `${is}: no file has been uploaded yet; upload one, then call :validateUpload.`;
     case "DATASET_VERSION_STATE_UPLOADING":
-      return `${version.name} is not READY (it is ${version.state}): no file has been uploaded yet; upload one, then call :validateUpload.`;
+      return `${is}: its file is not validated; when the upload has finished, call :validateUpload and wait until it is READY.`;
     case "DATASET_VERSION_STATE_VALIDATING":
-      return `${version.name} is not READY (it is ${version.state}): validation is still running; wait until the dataset is READY` +
+      return `${is}: validation is still running; wait until the dataset is READY` +
         " (validation reads about 50 MB a second, so most datasets are READY within seconds) and retry.";
     default:
-      return `${version.name} is not READY (it is ${version.state}); fix the file and upload it again.`;
+      return `${is}; fix the file and upload it again.`;
   }
 }
 
@@ -233,9 +236,7 @@ async function createRefusal(store: Store, account: Account, base: TrainableMode
     await enforceBudget(store, account, new Date());
     requirePaymentMethod(account, { id: base.id, pricePerMillionTokens: base.training.ratePerMillion }, "baseModel");
     requireAgreement(account, base.training.requiredAgreementVersion);
-    if (await store.fineTuning.outputModelTaken(account.id, outputModelId)) {
-      throw new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${outputModelId}.`, { param: "config.outputModelId" });
-    }
+    if (await store.fineTuning.outputModelTaken(account.id, outputModelId)) throw outputModelTakenError(outputModelId);
     return undefined;
   } catch (error) {
     if (error instanceof ApiError) return error;

@@ -30,6 +30,7 @@ import {
   type JobState,
   type JobType,
   type ListedJob,
+  outputModelTakenError,
 } from "../fine-tuning.ts";
 import { HOLDS_OUTPUT_MODEL, parseRecord, serializeRecord } from "../sqlite/fine-tuning.ts";
 import { inTransaction, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
@@ -250,7 +251,7 @@ async function outputModelTaken(db: Db, accountId: string, modelId: string): Pro
 
 async function requireFreeOutputModel(db: Db, accountId: string, modelId: string): Promise<void> {
   if (await outputModelTaken(db, accountId, modelId)) {
-    throw new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${modelId}.`, { param: "config.outputModelId" });
+    throw outputModelTakenError(modelId);
   }
 }
 

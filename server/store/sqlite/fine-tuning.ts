@@ -19,6 +19,7 @@ import {
   type JobState,
   type JobType,
   type ListedJob,
+  outputModelTakenError,
 } from "../fine-tuning.ts";
 import { inTransaction, storeCall } from "./database.ts";
 
@@ -219,7 +220,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
 
   #requireFreeOutputModel(accountId: string, modelId: string): void {
     if (this.#taken(accountId, modelId)) {
-      throw new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${modelId}.`, { param: "config.outputModelId" });
+      throw outputModelTakenError(modelId);
     }
   }
 
