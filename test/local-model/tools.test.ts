@@ -3,6 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import type { FunctionTool, GenerationRequest } from "../../server/inference/engine.ts";
+import { requestedTool, subjectWords } from "../../server/inference/local/prompt.ts";
 import { buildArguments } from "../../server/inference/local/tool-args.ts";
 import { countTokens } from "../../server/inference/tokenizer.ts";
 import { ask, collect } from "./helpers.ts";
@@ -94,17 +95,33 @@ test("required strings without a value in the message are filled from model text
   assert.ok(typeof args.restaurant === "string" && args.restaurant.length > 0);
 });
 
-test("auto calls a tool only when the last user message names it", async () => {
+test("auto calls a tool the last user message names or asks about, and none otherwise", async () => {
   const named = await callOf(ask("Please use get_weather for London.", { tools: [weather, booking], toolChoice: { mode: "auto" } }));
   assert.equal(named.calls.length, 1);
   const call = named.calls[0]!;
   assert.ok(call.type === "tool_call");
   assert.equal(assertValidCall(call, weather).city, "London");
 
-  const plain = await callOf(ask("What is the weather like?", { tools: [weather], toolChoice: { mode: "auto" } }));
-  assert.equal(plain.calls.length, 0);
-  assert.equal(plain.r.done?.finishReason, "stop");
-  assert.ok(plain.r.text.length > 0);
+  // The Open Responses compliance suite's question: the subject of get_weather, not its name.
+  const asked = await callOf(ask("What's the weather like in Paris?", { tools: [booking, weather], toolChoice: { mode: "auto" } }));
+  assert.equal(asked.calls.length, 1);
+  const askedCall = asked.calls[0]!;
+  assert.ok(askedCall.type === "tool_call");
+  assert.equal(askedCall.name, "get_weather");
+  assert.equal(assertValidCall(askedCall, weather).city, "Paris");
+
+  const unrelated = await callOf(ask("What is two plus two?", { tools: [weather, booking], toolChoice: { mode: "auto" } }));
+  assert.equal(unrelated.calls.length, 0);
+  assert.equal(unrelated.r.done?.finishReason, "stop");
+  assert.ok(unrelated.r.text.length > 0);
+});
+
+test("a tool's subject is its name less the verb, in any case style, singular", () => {
+  assert.deepEqual(subjectWords("get_weather"), ["weather"]);
+  assert.deepEqual(subjectWords("searchFlights"), ["flight"]);
+  assert.deepEqual(subjectWords("list-open-tickets"), ["open", "ticket"]);
+  assert.equal(requestedTool([weather, booking], "Any cheap flights to Rome?"), null);
+  assert.equal(requestedTool([weather, booking], "Can you book a table for two?")?.name, "book_table");
 });
 
 test("none never calls, even when the tool is named", async () => {
