@@ -94,6 +94,8 @@ const VOLATILE: Record<string, unknown> = {
   item_id: "$string",
   call_id: "$string",
   created_at: "$integer",
+  // The response object's compatibility fields: null while in progress, then the finishing second.
+  completed_at: "$any",
   created: "$integer",
   sequence_number: "$integer",
   delta: "$any",
@@ -102,6 +104,7 @@ const VOLATILE: Record<string, unknown> = {
   input_tokens: "$integer",
   output_tokens: "$integer",
   total_tokens: "$integer",
+  reasoning_tokens: "$integer",
   prompt_tokens: "$integer",
   completion_tokens: "$integer",
   finish_reason: "$any",

@@ -1444,6 +1444,14 @@ export interface components {
             /** @description The text. */
             text: string;
         };
+        /** @description **Decision** (compatibility field): a breakdown of the input tokens. */
+        InputTokensDetails: {
+            /**
+             * @description Always `0`: the service keeps no prompt cache.
+             * @enum {number}
+             */
+            cached_tokens: 0;
+        };
         /**
          * @description A non-negative 64-bit integer carried as a decimal string (JSON numbers lose
          *     precision above 2^53), for example `"1234"`.
@@ -1875,6 +1883,16 @@ export interface components {
             text: string;
             /** @description **Decision:** always present; empty, since this service makes no citations. */
             annotations: unknown[];
+            /** @description **Decision** (compatibility field): always present; empty, since this service returns no log probabilities. */
+            logprobs: unknown[];
+        };
+        /** @description **Decision** (compatibility field): a breakdown of the output tokens. */
+        OutputTokensDetails: {
+            /**
+             * Format: int32
+             * @description Tokens of the reasoning summary, included in `output_tokens`; `0` for a model that does not reason.
+             */
+            reasoning_tokens: number;
         };
         /** @description The body of a 413 response. */
         PayloadTooLargeError: {
@@ -2139,6 +2157,22 @@ export interface components {
             /** @description The complete arguments as a JSON text: the `delta` fragments joined. */
             arguments: string;
         };
+        /** @description **Decision** (compatibility field): a function tool as the response lists it, with the Open Responses fields. */
+        ResponseFunctionTool: {
+            /**
+             * @description Always `function`.
+             * @enum {string}
+             */
+            type: "function";
+            /** @description The function's name. */
+            name: string;
+            /** @description The request's description, or `null` when it sent none. */
+            description: string | null;
+            /** @description The request's JSON Schema for the arguments, or `null` when it sent none. */
+            parameters: Record<string, unknown> | null;
+            /** @description Always `null`: the service does not take a `strict` setting. */
+            strict: null;
+        };
         /** @description **Decision** (OpenAI compatibility): right after `response.created`, the same response. */
         ResponseInProgressEvent: {
             /**
@@ -2186,6 +2220,97 @@ export interface components {
             store: false;
             /** @description Why the response is incomplete; `null` or absent when it is not. */
             incomplete_details?: components["schemas"]["IncompleteDetails"] | null;
+            /**
+             * @description **Decision** (compatibility field): when the response finished, in Unix seconds; `null`
+             *     while it is `in_progress` (the first events of a stream).
+             */
+            completed_at: number | null;
+            /**
+             * @description **Decision** (compatibility field): always `null`. A request that sends
+             *     `previous_response_id` is refused (rule 2), so no response continues another.
+             */
+            previous_response_id: null;
+            /** @description **Decision** (compatibility field): the request's `instructions`, or `null` when it sent none. */
+            instructions: string | null;
+            /**
+             * @description **Decision** (compatibility field): always `null`. A failure is an error response, or an
+             *     `error` event once a stream has started; a response object never carries one.
+             */
+            error: null;
+            /**
+             * @description **Decision** (compatibility field): the function tools the model could call, in the
+             *     request's order; tools of other types were dropped (rule 5) and are not listed.
+             */
+            tools: components["schemas"]["ResponseFunctionTool"][];
+            /**
+             * @description **Decision** (compatibility field): the `tool_choice` that applied: the request's
+             *     `auto`, `none`, `required` or `{type: "function", name}`; `auto` when the request sent
+             *     none or an object of another type (its tool was dropped).
+             */
+            tool_choice: ("auto" | "none" | "required") | components["schemas"]["ResponseToolChoiceFunction"];
+            /**
+             * @description **Decision** (compatibility field): always `disabled`. The service never truncates the
+             *     input; a conversation over the context window is 400 `CONTEXT_LENGTH_EXCEEDED`.
+             * @enum {string}
+             */
+            truncation: "disabled";
+            /**
+             * @description **Decision** (compatibility field): always `true`: the model may call several functions in one response.
+             * @enum {boolean}
+             */
+            parallel_tool_calls: true;
+            /** @description **Decision** (compatibility field): always `{format: {type: "text"}}`: the answer is plain text. */
+            text: components["schemas"]["ResponseTextOptions"];
+            /**
+             * Format: double
+             * @description **Decision** (compatibility field): the request's `temperature`, or `1`, the value applied
+             *     when it sent none (the Open Responses object requires a number here).
+             */
+            temperature: number;
+            /**
+             * Format: double
+             * @description **Decision** (compatibility field): the request's `top_p`, or `1`, the value applied when it sent none.
+             */
+            top_p: number;
+            /**
+             * @description **Decision** (compatibility field): always `0`: no presence penalty is applied.
+             * @enum {number}
+             */
+            presence_penalty: 0;
+            /**
+             * @description **Decision** (compatibility field): always `0`: no frequency penalty is applied.
+             * @enum {number}
+             */
+            frequency_penalty: 0;
+            /**
+             * @description **Decision** (compatibility field): always `0`: no log probabilities are returned.
+             * @enum {number}
+             */
+            top_logprobs: 0;
+            /**
+             * @description **Decision** (compatibility field): the reasoning options that applied, or `null` when
+             *     the request sent no `reasoning`. `effort` is the effort used (`minimal` counts as `low`,
+             *     absent as `medium`); `summary` is always `auto` (the model writes its own summary).
+             */
+            reasoning: components["schemas"]["ResponseReasoningOptions"] | null;
+            /** @description **Decision** (compatibility field): the request's `max_output_tokens`, or `null` when it sent none. */
+            max_output_tokens: number | null;
+            /** @description **Decision** (compatibility field): always `null`: the number of function calls is not limited. */
+            max_tool_calls: null;
+            /**
+             * @description **Decision** (compatibility field): always `false`: every response is generated while the caller waits.
+             * @enum {boolean}
+             */
+            background: false;
+            /**
+             * @description **Decision** (compatibility field): always `default`: the service has one tier.
+             * @enum {string}
+             */
+            service_tier: "default";
+            /** @description **Decision** (compatibility field): always `null`: the service does not take a safety identifier. */
+            safety_identifier: null;
+            /** @description **Decision** (compatibility field): always `null`: the service keeps no prompt cache. */
+            prompt_cache_key: null;
         };
         /** @description An output item starts: `item` has its id, type, role and status `in_progress`. */
         ResponseOutputItemAddedEvent: {
@@ -2253,6 +2378,8 @@ export interface components {
             content_index: number;
             /** @description Text to append to the part's text. */
             delta: string;
+            /** @description **Decision** (compatibility field): always present; empty, since this service returns no log probabilities. */
+            logprobs: unknown[];
         };
         /** @description The full text of a content part. */
         ResponseOutputTextDoneEvent: {
@@ -2280,6 +2407,21 @@ export interface components {
             content_index: number;
             /** @description The part's full text: its `response.output_text.delta` fragments joined. */
             text: string;
+            /** @description **Decision** (compatibility field): always present; empty, since this service returns no log probabilities. */
+            logprobs: unknown[];
+        };
+        /** @description **Decision** (compatibility field): the reasoning options that applied to a response. */
+        ResponseReasoningOptions: {
+            /**
+             * @description The effort used: `low`, `medium` or `high` (`minimal` counts as `low`).
+             * @enum {string}
+             */
+            effort: "low" | "medium" | "high";
+            /**
+             * @description Always `auto`: the model writes its own summary.
+             * @enum {string}
+             */
+            summary: "auto";
         };
         /**
          * @description Status of a response.
@@ -2297,6 +2439,29 @@ export interface components {
          *     Each event's `event:` line equals its data's `type`.
          */
         ResponseStreamEvent: components["schemas"]["ResponseCreatedEvent"] | components["schemas"]["ResponseInProgressEvent"] | components["schemas"]["ResponseOutputItemAddedEvent"] | components["schemas"]["ResponseContentPartAddedEvent"] | components["schemas"]["ResponseOutputTextDeltaEvent"] | components["schemas"]["ResponseOutputTextDoneEvent"] | components["schemas"]["ResponseContentPartDoneEvent"] | components["schemas"]["ResponseFunctionCallArgumentsDeltaEvent"] | components["schemas"]["ResponseFunctionCallArgumentsDoneEvent"] | components["schemas"]["ResponseOutputItemDoneEvent"] | components["schemas"]["ResponseCompletedEvent"] | components["schemas"]["ResponseErrorEvent"];
+        /** @description **Decision** (compatibility field): the format of the answer's text. */
+        ResponseTextFormat: {
+            /**
+             * @description Always `text`.
+             * @enum {string}
+             */
+            type: "text";
+        };
+        /** @description **Decision** (compatibility field): the text options of the response. */
+        ResponseTextOptions: {
+            /** @description Always `{type: "text"}`. */
+            format: components["schemas"]["ResponseTextFormat"];
+        };
+        /** @description **Decision** (compatibility field): the function a `tool_choice` forced. */
+        ResponseToolChoiceFunction: {
+            /**
+             * @description Always `function`.
+             * @enum {string}
+             */
+            type: "function";
+            /** @description The name of the function the model had to call. */
+            name: string;
+        };
         /** @description Carried by 429 and 503 responses. */
         RetryAfterHeader: Record<string, never>;
         /** @description The body of a 503 response. */
@@ -2689,6 +2854,10 @@ export interface components {
              * @description `input_tokens + output_tokens`.
              */
             total_tokens: number;
+            /** @description **Decision** (compatibility field): a breakdown of `input_tokens`. */
+            input_tokens_details: components["schemas"]["InputTokensDetails"];
+            /** @description **Decision** (compatibility field): a breakdown of `output_tokens`. */
+            output_tokens_details: components["schemas"]["OutputTokensDetails"];
         };
         /** @description **Decision:** validateUpload takes an empty object; unknown fields are ignored. */
         ValidateUploadRequest: Record<string, unknown>;

@@ -499,7 +499,7 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const usage = response.json?.usage;
       if (isStream(response) || response.status !== 200 || !usage || usage.total_tokens === 0) return;
-      response.json.usage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+      response.json.usage = { ...usage, input_tokens: 0, output_tokens: 0, total_tokens: 0 };
       return response;
     },
   },
@@ -840,9 +840,10 @@ export const FAULTS: Fault[] = [
       if (!events || error < 0 || !created) return;
       const text = events.filter((e) => e.event === "response.output_text.delta").map((e) => e.json?.delta ?? "").join("");
       const item = events.find((e) => e.event === "response.output_item.added")?.json?.item;
-      const output = item ? [{ ...item, status: "completed", content: [{ type: "output_text", text, annotations: [] }] }] : [];
+      const output = item ? [{ ...item, status: "completed", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }] : [];
       const outputTokens = events.filter((e) => e.event === "response.output_text.delta").length;
-      const final = { ...created, status: "completed", output, usage: { input_tokens: 1, output_tokens: outputTokens, total_tokens: 1 + outputTokens } };
+      const usage = { ...created.usage, input_tokens: 1, output_tokens: outputTokens, total_tokens: 1 + outputTokens };
+      const final = { ...created, status: "completed", completed_at: Math.floor(Date.now() / 1000), output, usage };
       events.splice(error, 1, { event: "response.completed", data: "{}", json: { type: "response.completed", response: final, sequence_number: events[error]?.json?.sequence_number ?? error } });
       return response;
     },

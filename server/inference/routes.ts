@@ -114,7 +114,7 @@ function responsesFormat(body: Schemas["CreateResponseRequest"]) {
     let builder: ResponseBuilder | undefined;
     let sequence = 0;
     const numbered = (events: { type: string }[]): WireEvent[] => events.map((e) => [e.type, { ...e, sequence_number: sequence++ }]);
-    const get = () => (builder ??= new ResponseBuilder(body.model));
+    const get = () => (builder ??= new ResponseBuilder(body));
     return {
       input: responsesInput(body),
       stream: body.stream === true,

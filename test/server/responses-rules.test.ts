@@ -96,8 +96,32 @@ describe("the events of a streamed call", () => {
     const { response } = events[0]?.json;
     assert.equal(response.status, "in_progress");
     assert.deepEqual(response.output, []);
-    assert.deepEqual(response.usage, { input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+    assert.deepEqual(response.usage, {
+      input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    });
     assert.equal(response.store, false);
+    assert.equal(response.completed_at, null);
+  });
+
+  test("response.in_progress and response.completed carry the same compatibility fields as response.created", () => {
+    const compatibility = (response: Record<string, unknown>) => {
+      const { status, output, usage, completed_at, incomplete_details, ...rest } = response;
+      return rest;
+    };
+    const created = compatibility(events[0]?.json.response);
+    assert.deepEqual(compatibility(events[1]?.json.response), created);
+    assert.deepEqual(compatibility(events.at(-1)?.json.response), created);
+    assert.equal(typeof events.at(-1)?.json.response.completed_at, "number");
+  });
+
+  test("text parts and text events carry an empty logprobs list", () => {
+    for (const e of events.filter((e) => ["response.output_text.delta", "response.output_text.done"].includes(e.event ?? ""))) assert.deepEqual(e.json.logprobs, []);
+    for (const e of events.filter((e) => e.event?.startsWith("response.content_part."))) assert.deepEqual(e.json.part.logprobs, []);
+    assert.deepEqual(events.at(-1)?.json.response.output[0].content[0].logprobs, []);
   });
 
   test("the deltas add up to the done text, the item and the final response; equal to the call without stream", () => {
@@ -117,6 +141,68 @@ describe("the events of a streamed call", () => {
     assert.equal(final.store, false);
     assert.deepEqual(final.usage, plain.usage);
     assert.ok(final.usage.output_tokens > 0);
+  });
+});
+
+describe("compatibility fields of the response object (Open Responses superset)", () => {
+  test("absent from the request: the values applied, or null", async () => {
+    const result = await call({ input: "Hello!", max_output_tokens: undefined });
+    assert.equal(result.status, 200, result.text);
+    const r = result.body;
+    assert.equal(typeof r.completed_at, "number");
+    assert.ok(r.completed_at >= r.created_at);
+    assert.deepEqual(
+      { previous_response_id: r.previous_response_id, instructions: r.instructions, error: r.error, tools: r.tools, tool_choice: r.tool_choice, truncation: r.truncation },
+      { previous_response_id: null, instructions: null, error: null, tools: [], tool_choice: "auto", truncation: "disabled" },
+    );
+    assert.deepEqual(
+      { parallel_tool_calls: r.parallel_tool_calls, text: r.text, temperature: r.temperature, top_p: r.top_p, presence_penalty: r.presence_penalty, frequency_penalty: r.frequency_penalty },
+      { parallel_tool_calls: true, text: { format: { type: "text" } }, temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0 },
+    );
+    assert.deepEqual(
+      { top_logprobs: r.top_logprobs, reasoning: r.reasoning, max_output_tokens: r.max_output_tokens, max_tool_calls: r.max_tool_calls, background: r.background },
+      { top_logprobs: 0, reasoning: null, max_output_tokens: null, max_tool_calls: null, background: false },
+    );
+    assert.deepEqual(
+      { service_tier: r.service_tier, safety_identifier: r.safety_identifier, prompt_cache_key: r.prompt_cache_key },
+      { service_tier: "default", safety_identifier: null, prompt_cache_key: null },
+    );
+    assert.deepEqual(r.usage.input_tokens_details, { cached_tokens: 0 });
+    assert.deepEqual(r.usage.output_tokens_details, { reasoning_tokens: 0 });
+    assert.deepEqual(r.output[0].content[0].logprobs, []);
+  });
+
+  test("sent in the request: echoed; dropped tools are not listed and their tool_choice reads auto", async () => {
+    const result = await call({
+      input: "Weather in Paris?",
+      instructions: "Be brief.",
+      temperature: 0,
+      top_p: 0.5,
+      max_output_tokens: 12,
+      tools: [{ type: "web_search_preview" }, weather, { type: "function", name: "noop" }],
+      tool_choice: { type: "web_search_preview" },
+    });
+    assert.equal(result.status, 200, result.text);
+    const r = result.body;
+    assert.equal(r.instructions, "Be brief.");
+    assert.equal(r.temperature, 0);
+    assert.equal(r.top_p, 0.5);
+    assert.equal(r.max_output_tokens, 12);
+    assert.equal(r.tool_choice, "auto");
+    assert.deepEqual(r.tools, [
+      { type: "function", name: "get_weather", description: weather.description, parameters: weather.parameters, strict: null },
+      { type: "function", name: "noop", description: null, parameters: null, strict: null },
+    ]);
+    const forced = await call({ input: "Weather in Paris?", tools: [weather], tool_choice: { type: "function", name: "get_weather" } });
+    assert.deepEqual(forced.body.tool_choice, { type: "function", name: "get_weather" });
+  });
+
+  test("a reasoning model: the effort applied and its summary tokens in output_tokens_details", async () => {
+    const result = await call({ model: "tiny-reasoner", input: "What is 2 plus 2?", reasoning: { effort: "minimal" }, max_output_tokens: 200 });
+    assert.equal(result.status, 200, result.text);
+    assert.deepEqual(result.body.reasoning, { effort: "low", summary: "auto" });
+    const details = result.body.usage.output_tokens_details;
+    assert.ok(details.reasoning_tokens > 0 && details.reasoning_tokens <= result.body.usage.output_tokens, JSON.stringify(result.body.usage));
   });
 });
 

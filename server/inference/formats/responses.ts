@@ -93,16 +93,17 @@ export class ResponseBuilder {
   #message: (OutputItem & { type: "message" }) | undefined;
   #messageIndex = -1;
 
-  constructor(model: string) {
+  constructor(request: Request) {
     this.response = {
       id: newId("resp"),
       object: "response",
       created_at: unixSeconds(),
       status: "in_progress",
-      model,
+      model: request.model,
       output: [],
-      usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+      usage: usage(0, 0, 0),
       store: false,
+      ...compatibilityFields(request),
     };
   }
 
@@ -125,8 +126,9 @@ export class ResponseBuilder {
         return [...this.#closeMessage(), ...this.#toolCall(event.callId, event.name, event.arguments)];
       case "done": {
         const closing = this.#closeMessage();
-        const { inputTokens, outputTokens } = event.usage;
-        this.response.usage = { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
+        const { inputTokens, outputTokens, reasoningTokens } = event.usage;
+        this.response.usage = usage(inputTokens, outputTokens, reasoningTokens);
+        this.response.completed_at = unixSeconds();
         if (event.finishReason === "length") {
           this.response.status = "incomplete";
           this.response.incomplete_details = { reason: "max_output_tokens" };
@@ -152,7 +154,7 @@ export class ResponseBuilder {
     const message = { id: newId("msg"), type: "message" as const, role: "assistant" as const, status: "in_progress" as const, content: [] as OutputTextPart[] };
     this.#message = message;
     this.#messageIndex = this.response.output.push(message) - 1;
-    const part: OutputTextPart = { type: "output_text", text: "", annotations: [] };
+    const part: OutputTextPart = { type: "output_text", text: "", annotations: [], logprobs: [] };
     const added = { type: "response.output_item.added", output_index: this.#messageIndex, item: structuredClone(message) };
     message.content.push(part);
     return [added, { type: "response.content_part.added", ...this.#where(), part: structuredClone(part) }];
@@ -162,7 +164,7 @@ export class ResponseBuilder {
     const part = this.#message?.content[0];
     if (part === undefined || delta === "") return [];
     part.text += delta;
-    return [{ type: "response.output_text.delta", ...this.#where(), delta }];
+    return [{ type: "response.output_text.delta", ...this.#where(), delta, logprobs: [] }];
   }
 
   #closeMessage(): ResponseStreamEvent[] {
@@ -173,7 +175,7 @@ export class ResponseBuilder {
     const where = this.#where(message.id);
     message.status = "completed";
     return [
-      { type: "response.output_text.done", ...where, text: part.text },
+      { type: "response.output_text.done", ...where, text: part.text, logprobs: [] },
       { type: "response.content_part.done", ...where, part: structuredClone(part) },
       { type: "response.output_item.done", output_index: where.output_index, item: structuredClone(message) },
     ];
@@ -196,4 +198,64 @@ export class ResponseBuilder {
       { type: "response.output_item.done", output_index: index, item: structuredClone(item) },
     ];
   }
+}
+
+// ---------------------------------------------------------------------------
+// Compatibility fields: the Open Responses / OpenAI Responses object (decisions)
+// ---------------------------------------------------------------------------
+
+type CompatibilityFields = Omit<ResponseObject, "id" | "object" | "created_at" | "status" | "model" | "output" | "usage" | "store" | "incomplete_details">;
+
+/** The sampling values the embedded model applies when a request sends none (local/provider.ts). */
+const DEFAULT_TEMPERATURE = 1;
+const DEFAULT_TOP_P = 1;
+
+/** The fields a client of the Open Responses format expects, echoing the request or the value applied. */
+function compatibilityFields(request: Request): CompatibilityFields {
+  return {
+    completed_at: null,
+    previous_response_id: null,
+    instructions: request.instructions ?? null,
+    error: null,
+    tools: (request.tools ?? []).flatMap(echoedTool),
+    tool_choice: echoedToolChoice(request.tool_choice),
+    truncation: "disabled",
+    parallel_tool_calls: true,
+    text: { format: { type: "text" } },
+    temperature: request.temperature ?? DEFAULT_TEMPERATURE,
+    top_p: request.top_p ?? DEFAULT_TOP_P,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    top_logprobs: 0,
+    reasoning: request.reasoning === undefined ? null : { effort: effort(request.reasoning.effort), summary: "auto" },
+    max_output_tokens: request.max_output_tokens ?? null,
+    max_tool_calls: null,
+    background: false,
+    service_tier: "default",
+    safety_identifier: null,
+    prompt_cache_key: null,
+  };
+}
+
+/** Only function tools reached the model (seed rule 5), so only they are listed. */
+function echoedTool(tool: Schemas["ToolDefinition"]): Schemas["ResponseFunctionTool"][] {
+  if (tool.type !== "function") return [];
+  const fn = tool as Schemas["FunctionTool"];
+  return [{ type: "function", name: fn.name, description: fn.description ?? null, parameters: fn.parameters ?? null, strict: null }];
+}
+
+/** The choice that applied: an object of a dropped tool type counts as `auto`, like toolChoice() above. */
+function echoedToolChoice(choice: Request["tool_choice"]): ResponseObject["tool_choice"] {
+  if (choice === undefined || typeof choice === "string") return choice ?? "auto";
+  return choice.type === "function" ? { type: "function", name: (choice as Schemas["ToolChoiceFunction"]).name } : "auto";
+}
+
+function usage(inputTokens: number, outputTokens: number, reasoningTokens: number): Schemas["Usage"] {
+  return {
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    total_tokens: inputTokens + outputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
+  };
 }
