@@ -6,6 +6,9 @@
  * Authentication runs before the validator, so it cannot use the validator's own match.
  * A path that several templates match (`/datasets/{dataset}` and `/datasets/{dataset}:upload`)
  * is resolved like express does: the template that has the request's method wins.
+ *
+ * The templates are kept as a tree of path segments, so a lookup is one map hit per
+ * literal segment (`accounts`, `datasets`) rather than a regular expression per template.
  */
 import type { RequestHandler } from "express";
 import { BASE_PATH, contractDocument, isObject, resolveRef } from "./contract.ts";
@@ -41,16 +44,29 @@ export interface PathMatch {
 
 interface PathEntry {
   template: string;
-  pattern: RegExp;
   paramNames: string[];
   operations: Map<string, Operation>;
 }
 
+/**
+ * One segment position of the templates: the literal segments that may follow (`datasets`,
+ * `dpoJobs:estimateCost`), and the parameter segments, each with the literal text after its
+ * parameter (`{job}:cancel` has `:cancel`, `{job}` has ``), longest first.
+ */
+interface SegmentNode {
+  literals: Map<string, SegmentNode>;
+  params: { suffix: string; next: SegmentNode }[];
+  /** The template that ends here. */
+  entry?: PathEntry;
+}
+
 export class OperationTable {
   readonly #paths: PathEntry[];
+  readonly #root: SegmentNode;
 
   constructor(doc: JsonObject = contractDocument()) {
     this.#paths = readPaths(doc);
+    this.#root = segmentTree(this.#paths);
   }
 
   /** All operations, for checks over the whole contract. */
@@ -61,17 +77,76 @@ export class OperationTable {
   /** Matches a full request path (`/v1/...`); undefined when no path of the contract matches. */
   match(method: string, requestPath: string): PathMatch | undefined {
     if (!requestPath.startsWith(`${BASE_PATH}/`)) return undefined;
-    const path = requestPath.slice(BASE_PATH.length);
-    const candidates = this.#paths.filter((p) => p.pattern.test(path));
-    const chosen = candidates.find((p) => p.operations.has(method.toLowerCase())) ?? candidates[0];
+    // A trailing slash is allowed, as express (non-strict routing) and the validator allow it.
+    const path = requestPath.endsWith("/") ? requestPath.slice(BASE_PATH.length, -1) : requestPath.slice(BASE_PATH.length);
+    const candidates: Candidate[] = [];
+    collectMatches(this.#root, path.split("/").slice(1), 0, [], candidates);
+    const lower = method.toLowerCase();
+    // Most literal characters first, so `/x/{id}:cancel` is preferred to `/x/{id}`.
+    candidates.sort((a, b) => literalLength(b.entry.template) - literalLength(a.entry.template));
+    const chosen = candidates.find((c) => c.entry.operations.has(lower)) ?? candidates[0];
     if (!chosen) return undefined;
+    const { entry, values } = chosen;
     return {
-      template: chosen.template,
-      params: paramsOf(chosen, path),
-      operation: chosen.operations.get(method.toLowerCase()),
-      allowedMethods: [...chosen.operations.keys()].map((m) => m.toUpperCase()),
+      template: entry.template,
+      params: Object.fromEntries(entry.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? "")])),
+      operation: entry.operations.get(lower),
+      allowedMethods: [...entry.operations.keys()].map((m) => m.toUpperCase()),
     };
   }
+}
+
+interface Candidate {
+  entry: PathEntry;
+  /** The raw (still encoded) parameter values, in template order. */
+  values: string[];
+}
+
+/** Every template that matches `segments` from `index` on (a literal and a parameter may both fit one segment). */
+function collectMatches(node: SegmentNode, segments: string[], index: number, values: string[], found: Candidate[]): void {
+  if (index === segments.length) {
+    if (node.entry) found.push({ entry: node.entry, values });
+    return;
+  }
+  const segment = segments[index] as string;
+  const literal = node.literals.get(segment);
+  if (literal) collectMatches(literal, segments, index + 1, values, found);
+  for (const { suffix, next } of node.params) {
+    // A parameter takes at least one character, as `[^/]+` did.
+    if (segment.length > suffix.length && segment.endsWith(suffix)) {
+      collectMatches(next, segments, index + 1, [...values, segment.slice(0, segment.length - suffix.length)], found);
+    }
+  }
+}
+
+function segmentTree(paths: PathEntry[]): SegmentNode {
+  const root: SegmentNode = { literals: new Map(), params: [] };
+  for (const entry of paths) {
+    let node = root;
+    for (const segment of entry.template.split("/").slice(1)) node = childFor(node, segment);
+    node.entry = entry;
+  }
+  return root;
+}
+
+/** `{job}:cancel` is a parameter segment with the suffix `:cancel`; a text before a parameter is not used by the contract. */
+function childFor(node: SegmentNode, segment: string): SegmentNode {
+  const param = /^\{[^}]+\}(.*)$/.exec(segment);
+  if (param === null) {
+    if (segment.includes("{")) throw new Error(`Unsupported path segment in the contract: ${segment}`);
+    let next = node.literals.get(segment);
+    if (next === undefined) node.literals.set(segment, (next = { literals: new Map(), params: [] }));
+    return next;
+  }
+  const suffix = param[1] as string;
+  if (suffix.includes("{")) throw new Error(`Unsupported path segment in the contract: ${segment}`);
+  let child = node.params.find((p) => p.suffix === suffix);
+  if (child === undefined) {
+    child = { suffix, next: { literals: new Map(), params: [] } };
+    node.params.push(child);
+    node.params.sort((a, b) => b.suffix.length - a.suffix.length);
+  }
+  return child.next;
 }
 
 /** Middleware: leaves the request's match in `res.locals.pathMatch` for the layers after it. */
@@ -90,23 +165,13 @@ function readPaths(doc: JsonObject): PathEntry[] {
 }
 
 function pathEntry(doc: JsonObject, template: string, item: unknown): PathEntry {
-  const paramNames: string[] = [];
-  const source = template
-    .split(/(\{[^}]+\})/)
-    .map((part) => {
-      const name = /^\{([^}]+)\}$/.exec(part)?.[1];
-      if (name === undefined) return escapeRegExp(part);
-      paramNames.push(name);
-      return "([^/]+)";
-    })
-    .join("");
+  const paramNames = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
   const operations = new Map<string, Operation>();
   for (const method of METHODS) {
     const op = isObject(item) ? item[method] : undefined;
     if (isObject(op)) operations.set(method, readOperation(doc, template, method, op));
   }
-  // A trailing slash is allowed, as express (non-strict routing) and the validator allow it.
-  return { template, pattern: new RegExp(`^${source}/?$`), paramNames, operations };
+  return { template, paramNames, operations };
 }
 
 function readOperation(doc: JsonObject, template: string, method: string, op: JsonObject): Operation {
@@ -146,11 +211,6 @@ function notSupportedFieldsOf(doc: JsonObject, op: JsonObject): string[] {
     .map(([name]) => name);
 }
 
-function paramsOf(entry: PathEntry, path: string): Record<string, string> {
-  const values = entry.pattern.exec(path)?.slice(1) ?? [];
-  return Object.fromEntries(entry.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? "")]));
-}
-
 /** A malformed escape (`%zz`) is kept as sent rather than failing the request here. */
 function decodeSegment(segment: string): string {
   try {
@@ -162,8 +222,4 @@ function decodeSegment(segment: string): string {
 
 function literalLength(template: string): number {
   return template.replace(/\{[^}]+\}/g, "").length;
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -67,4 +67,34 @@ describe("operation table", () => {
   it("matches case-sensitively, as routing does", () => {
     assert.equal(table.match("GET", "/v1/Models"), undefined);
   });
+
+  it("one trailing slash is allowed; an empty segment or a second slash matches nothing", () => {
+    assert.equal(table.match("GET", "/v1/models/")?.operation?.operationId, "listModels");
+    assert.equal(table.match("GET", "/v1/accounts/acme/datasets/")?.params.account, "acme");
+    assert.equal(table.match("GET", "/v1/models//"), undefined);
+    assert.equal(table.match("GET", "/v1/accounts//datasets"), undefined);
+    // A custom method with an empty parameter is the plain template's, whose methods do not include POST.
+    assert.equal(table.match("POST", "/v1/accounts/acme/dpoJobs/:cancel")?.template, "/accounts/{account}/dpoJobs/{job}");
+  });
+
+  it("agrees with a regular expression per template on every template filled in", () => {
+    const doc = contractDocument() as { paths: Record<string, Record<string, { operationId: string }>> };
+    const templates = Object.keys(doc.paths);
+    const reference = (method: string, path: string) => {
+      const fits = templates.filter((t) => new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "([^/]+)")}/?$`).test(path));
+      fits.sort((a, b) => b.replace(/\{[^}]+\}/g, "").length - a.replace(/\{[^}]+\}/g, "").length);
+      const chosen = fits.find((t) => doc.paths[t]?.[method] !== undefined) ?? fits[0];
+      return chosen === undefined ? undefined : doc.paths[chosen]?.[method]?.operationId ?? `405 ${chosen}`;
+    };
+    for (const template of templates) {
+      for (const fill of ["x", "a:b", "a%2Fb", "x:cancel", "x:upload"]) {
+        const path = template.replace(/\{[^}]+\}/g, fill);
+        for (const method of ["get", "post", "delete"]) {
+          const match = table.match(method.toUpperCase(), `/v1${path}`);
+          const got = match === undefined ? undefined : match.operation?.operationId ?? `405 ${match.template}`;
+          assert.equal(got, reference(method, path), `${method} ${path}`);
+        }
+      }
+    }
+  });
 });
