@@ -27,7 +27,9 @@ export class SseWriter {
     res.flushHeaders();
     res.on("close", () => {
       this.#open = false;
-      this.#abort.abort(new Error("client closed the stream"));
+      // A stream that ended (the happy path) closes too: nothing runs for it any more, and
+      // an Error built there would build a stack on every request.
+      if (!res.writableFinished) this.#abort.abort(new Error("client closed the stream"));
     });
   }
 

@@ -151,24 +151,53 @@ function readUsage(raw: NonNullable<UpstreamChunk["usage"]>): Usage {
   };
 }
 
-/** Yields the JSON chunks of the upstream's event stream until `[DONE]` or the end of the body. */
+/**
+ * Yields the JSON chunks of the upstream's event stream until `[DONE]` or the end of the body.
+ *
+ * At `[DONE]` the rest of the body (its end, as a rule) is read in the background rather
+ * than the body destroyed: a body destroyed before its end builds an AbortError and an
+ * undici RequestAbortedError, two stack traces on every request in profiles, and gives up
+ * the keep-alive connection. A body left early for any other reason is destroyed as before.
+ */
 async function* parseChunks(body: AsyncIterable<Buffer | string>, signal: AbortSignal): AsyncIterable<UpstreamChunk> {
   const pending: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => pending.push(event) });
   const decoder = new TextDecoder();
+  const reader = body[Symbol.asyncIterator]();
+  let released = false;
   try {
-    for await (const bytes of body) {
+    for (let read = await reader.next(); !read.done; read = await reader.next()) {
+      const bytes = read.value;
       parser.feed(typeof bytes === "string" ? bytes : decoder.decode(bytes, { stream: true }));
       while (pending.length > 0) {
         const event = pending.shift() as EventSourceMessage;
-        if (event.data === "[DONE]") return;
+        if (event.data === "[DONE]") {
+          released = true;
+          drainQuietly(reader);
+          return;
+        }
         yield JSON.parse(event.data) as UpstreamChunk;
       }
     }
+    released = true;
   } catch (error) {
     if (error instanceof SyntaxError) throw new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream sent a malformed stream", { retryable: true });
     throw connectionFailure(error, signal);
+  } finally {
+    // Left before the end (the consumer stopped, a malformed chunk, a failed read): the body is destroyed.
+    if (!released) void reader.return?.();
   }
+}
+
+/** Reads what follows `[DONE]` to the body's end; a failure there no longer concerns anyone. */
+function drainQuietly(reader: AsyncIterator<Buffer | string>): void {
+  void (async () => {
+    try {
+      while (!(await reader.next()).done);
+    } catch {
+      // The answer is complete; the connection is undici's to discard.
+    }
+  })();
 }
 
 function connectionFailure(error: unknown, signal: AbortSignal): unknown {
