@@ -103,6 +103,7 @@ export class ResponseBuilder {
       output: [],
       usage: usage(0, 0, 0),
       store: false,
+      incomplete_details: null,
       ...compatibilityFields(request),
     };
   }
