@@ -6,33 +6,12 @@
  * `/query/pageSize`); `param` is that field as the path the contract documents
  * (`input[2].content`, `pageSize`).
  */
-import { createRequire } from "node:module";
 import type { RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { OpenApiValidatorOpts } from "express-openapi-validator/dist/openapi.validator.js";
 import { contractDocument } from "./contract.ts";
 import { ApiError } from "./errors.ts";
-
-/**
- * express-openapi-validator 5.6 compiles every route's path pattern again on every
- * request (openapi.metadata.js, lookupRoute): about 6% of the request path's CPU in
- * bench/gateway.ts profiles. The patterns are the contract's, a fixed set, so the
- * compiled form is cached on the module instance the validator calls through.
- */
-function cachePathPatterns(): void {
-  const require = createRequire(createRequire(import.meta.url).resolve("express-openapi-validator"));
-  const patterns = require("path-to-regexp") as { pathToRegexp: (path: string, options?: Record<string, unknown>) => unknown; cached?: true };
-  if (patterns.cached) return;
-  const compile = patterns.pathToRegexp;
-  const cache = new Map<string, unknown>();
-  patterns.pathToRegexp = (path, options = {}) => {
-    const key = `${path}\u0000${JSON.stringify(options)}`;
-    let compiled = cache.get(key);
-    if (compiled === undefined) cache.set(key, (compiled = compile(path, options)));
-    return compiled;
-  };
-  patterns.cached = true;
-}
+import { validatorByOperation } from "./validator-by-operation.ts";
 
 /**
  * express-openapi-validator 5.6 throws a TypeError (a 500) on a query parameter written
@@ -53,12 +32,16 @@ const bareQueryParameters: RequestHandler = (req, _res, next) => {
 };
 
 export function contractValidator(validateResponses: boolean): RequestHandler[] {
-  cachePathPatterns();
-  return [bareQueryParameters, ...contractValidatorMiddleware(validateResponses)];
+  return [bareQueryParameters, validatorByOperation(contractValidatorOptions(validateResponses))];
 }
 
-function contractValidatorMiddleware(validateResponses: boolean): RequestHandler[] {
-  return OpenApiValidator.middleware({
+/**
+ * The validator's options. It is entered through the operation lookup
+ * (validator-by-operation.ts: its own route lookup and middleware chain repeated work on
+ * every request); the options are the same ones its own `middleware(options)` takes.
+ */
+export function contractValidatorOptions(validateResponses: boolean): OpenApiValidatorOpts {
+  return {
     apiSpec: contractDocument() as unknown as OpenApiValidatorOpts["apiSpec"],
     // Unknown parameters are ignored by rule, query parameters included.
     validateRequests: { allowUnknownQueryParameters: true },
@@ -69,7 +52,7 @@ function contractValidatorMiddleware(validateResponses: boolean): RequestHandler
     // and its handler reads the parts as they arrive (busboy). Raw JSONL uploads pass unread
     // to their handler too.
     fileUploader: false,
-  }) as unknown as RequestHandler[];
+  };
 }
 
 const { BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge, UnsupportedMediaType, InternalServerError, NotAcceptable } =
