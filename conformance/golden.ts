@@ -275,8 +275,8 @@ class Normaliser {
       if (request && value.length > LONG) return longMarker(value);
       return this.text(value, request);
     }
-    // Unix times of creation (created_at, created) are the same instant in every golden.
-    if (!request && typeof value === "number" && (key === "created_at" || key === "created") && value > 1e9) return FIXED_UNIX_TIME;
+    // Unix times of creation (created_at, created) and of a response's completion (completed_at) are the same instant in every golden.
+    if (!request && typeof value === "number" && (key === "created_at" || key === "created" || key === "completed_at") && value > 1e9) return FIXED_UNIX_TIME;
     if (Array.isArray(value)) return value.map((v) => this.normaliseValue(v, request));
     if (isPlainObject(value)) {
       const out: Record<string, unknown> = {};
