@@ -2,7 +2,7 @@
  * `npm run bench`: every benchmark in turn, each in its own process, with its output as
  * it prints (each one reports its own ratios against a baseline measured in its own run),
  * then the wall time of the contract pipeline and of the conformance kit. Writes the
- * gateway and streams figures as JSON to bench/results/ for the README.
+ * request-path, gateway and streams figures as JSON to bench/results/ for the README.
  *
  *   npm run bench [-- --quick]     --quick: shorter runs and a 256 MiB dataset
  */
@@ -25,6 +25,7 @@ function step(title: string, args: string[]): number {
 }
 
 const started = performance.now();
+step("request path: GET /v1/models and POST /v1/responses against express + validator alone and bare node:http", ["bench/request-path.ts", "--seconds", quick ? "2" : "5", "--rounds", quick ? "1" : "3", "--json", `${results}/request-path.json`]);
 step("gateway overhead and framework ceiling", ["bench/gateway.ts", "--seconds", quick ? "3" : "10", "--json", `${results}/gateway.json`]);
 step("concurrent streams", ["bench/streams.ts", "--streams", quick ? "300" : "1000", "--json", `${results}/streams.json`]);
 step("mixed load: one and two server processes", ["bench/load.ts", "--seconds", quick ? "4" : "10", "--json", `${results}/load.json`]);

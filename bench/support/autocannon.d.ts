@@ -13,6 +13,8 @@ declare module "autocannon" {
     average: number;
     p50: number;
     p99: number;
+    /** How many in all (requests) over the run. */
+    total: number;
   }
   interface Result {
     requests: Histogram;

@@ -1,0 +1,110 @@
+/**
+ * The request path against its baselines (issue 20), all measured in this run on this
+ * machine, most requests per second each can serve (autocannon, 16 connections):
+ *
+ *  - `GET /v1/models` through the server (response validation off, as production runs)
+ *    against express + express-openapi-validator alone on the same document with its
+ *    route patterns cached (target ≥ 0.95: the server's own work costs next to nothing),
+ *    and against bare node:http answering the same bytes (target ≥ 0.40);
+ *  - `POST /v1/responses` through the server to an OpenAI-compatible upstream on loopback
+ *    that answers at once, against bare node:http parsing the same body (target ≥ 0.25:
+ *    the server also makes the upstream call).
+ *
+ * Each baseline is a child process like the server (bench/support/baseline-server.ts); the
+ * load generator runs here. The machine is shared, so every measurement is taken in
+ * `--rounds` interleaved rounds and the median round is used.
+ *
+ *   node bench/request-path.ts [--seconds 5] [--rounds 3] [--json out.json]
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
+import { startInstantUpstream } from "./support/upstream.ts";
+
+const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" }, rounds: { type: "string", default: "3" }, json: { type: "string" } } });
+const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+const BASELINE = fileURLToPath(new URL("./support/baseline-server.ts", import.meta.url));
+const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
+const RESPONSES_BODY = JSON.stringify({ model: "tiny-chat", input: "Hello!", store: false, max_output_tokens: 16 });
+
+interface Target {
+  name: string;
+  get: boolean;
+  url: string;
+}
+
+async function rps(target: Target, seconds: number): Promise<number> {
+  const result = await autocannon({
+    url: target.url,
+    connections: 16,
+    duration: seconds,
+    headers: HEADERS,
+    ...(target.get ? {} : { method: "POST", body: RESPONSES_BODY }),
+  });
+  const failed = result.errors + result.timeouts + result.non2xx;
+  if (failed > 0) throw new Error(`${target.name}: ${failed} of ${result.requests.total} requests failed`);
+  return result.requests.average;
+}
+
+async function startBaseline(kind: string, modelsFile: string): Promise<{ origin: string; close(): void }> {
+  const child = spawn(process.execPath, [BASELINE, kind, modelsFile], { stdio: ["ignore", "pipe", "inherit"] });
+  const origin = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout.on("data", (data: Buffer) => {
+      output += String(data);
+      const found = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
+      if (found) resolve(found);
+    });
+    child.once("exit", (code) => reject(new Error(`baseline ${kind} exited (${code}): ${output}`)));
+  });
+  return { origin, close: () => child.kill("SIGKILL") };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "bench-request-path-"));
+const upstream = await startInstantUpstream({ chunks: 5 });
+const server = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" });
+const modelsFile = path.join(dir, "models.json");
+writeFileSync(modelsFile, await (await fetch(`${server.baseUrl}/models`, { headers: HEADERS })).text());
+const bare = await startBaseline("bare", modelsFile);
+const validator = await startBaseline("express-validator", modelsFile);
+try {
+  const targets: Target[] = [
+    { name: "models: bare node:http", get: true, url: `${bare.origin}/v1/models` },
+    { name: "models: express + validator", get: true, url: `${validator.origin}/v1/models` },
+    { name: "models: this server", get: true, url: `${server.baseUrl}/models` },
+    { name: "responses: bare node:http", get: false, url: `${bare.origin}/v1/responses` },
+    { name: "responses: this server", get: false, url: `${server.baseUrl}/responses` },
+  ];
+  for (const target of targets) await rps(target, 1); // warm up: JIT, the validator's compiled schemas, connections
+  const runs = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of targets) runs.get(target.name)?.push(await rps(target, SECONDS));
+  }
+  const rate = (name: string) => median(runs.get(name) ?? []);
+  const figures = Object.fromEntries(targets.map((t) => [t.name, rate(t.name)]));
+  const ratio = (a: string, b: string) => rate(a) / rate(b);
+  const targetsMet = [
+    { name: "GET /v1/models ≥ 0.95 of express + express-openapi-validator alone", ratio: ratio("models: this server", "models: express + validator"), least: 0.95 },
+    { name: "GET /v1/models ≥ 0.40 of bare node:http", ratio: ratio("models: this server", "models: bare node:http"), least: 0.4 },
+    { name: "POST /v1/responses (instant upstream) ≥ 0.25 of bare node:http", ratio: ratio("responses: this server", "responses: bare node:http"), least: 0.25 },
+  ].map((t) => ({ ...t, met: t.ratio >= t.least }));
+  console.log(`request path, most req/s (autocannon, 16 connections), median of ${ROUNDS} interleaved rounds of ${SECONDS} s`);
+  for (const t of targets) console.log(`  ${t.name.padEnd(30)} ${rate(t.name).toFixed(0).padStart(6)} req/s   rounds: ${(runs.get(t.name) ?? []).map((r) => r.toFixed(0)).join(", ")}`);
+  console.log(`  express + validator alone is ${ratio("models: express + validator", "models: bare node:http").toFixed(2)} of bare node:http on GET /v1/models`);
+  for (const t of targetsMet) console.log(`  target ${t.met ? "MET    " : "NOT MET"} ${t.name}: ${t.ratio.toFixed(2)}`);
+  if (values.json) writeFileSync(values.json, JSON.stringify({ machine: { cpus: os.cpus().length, node: process.version }, seconds: SECONDS, rounds: Object.fromEntries(runs), rps: figures, targets: targetsMet }, null, 2));
+} finally {
+  bare.close();
+  validator.close();
+  await server.close();
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,76 @@
+/**
+ * The baselines of bench/request-path.ts and bench/gateway.ts, each a child process as the
+ * server under test is (its own event loop; the load generator stays in the parent):
+ *
+ *  - `bare`: node:http alone. `GET /v1/models` answers the list the server answered
+ *    (stringified on every request, as a server would); `POST` parses the JSON body and
+ *    answers a small JSON object.
+ *  - `express-validator`: express 5 with `express.json()` and express-openapi-validator as
+ *    its README sets it up (`OpenApiValidator.middleware`), on the same contract document
+ *    with the same options as the server, its route patterns cached (path-to-regexp
+ *    compiled once, not on every request; the issue measured it that way), and the same
+ *    two answers from express routes.
+ *
+ *   node bench/support/baseline-server.ts <bare|express-validator> <models.json>
+ * prints `Listening on http://127.0.0.1:<port>`.
+ */
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createRequire } from "node:module";
+import express from "express";
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import * as OpenApiValidator from "express-openapi-validator";
+import { contractValidatorOptions } from "../../server/http/validation.ts";
+
+const [kind, modelsFile] = process.argv.slice(2);
+const models = JSON.parse(readFileSync(modelsFile as string, "utf8")) as unknown;
+const answer = (model: unknown) => ({ object: "response", model, status: "completed" });
+
+function bare(): http.Server {
+  return http.createServer((req, res) => {
+    if (req.method === "GET") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(models));
+      return;
+    }
+    const parts: Buffer[] = [];
+    req.on("data", (part: Buffer) => parts.push(part));
+    req.on("end", () => {
+      const parsed = JSON.parse(Buffer.concat(parts).toString("utf8")) as { model: string };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer(parsed.model)));
+    });
+  });
+}
+
+/** express-openapi-validator 5.6 builds every route's path-to-regexp pattern on every request; compiled once here. */
+function cachePathPatterns(): void {
+  const require = createRequire(createRequire(import.meta.url).resolve("express-openapi-validator"));
+  const patterns = require("path-to-regexp") as { pathToRegexp: (path: string, options?: Record<string, unknown>) => unknown };
+  const compile = patterns.pathToRegexp;
+  const cache = new Map<string, unknown>();
+  patterns.pathToRegexp = (path, options = {}) => {
+    const key = `${path}\u0000${JSON.stringify(options)}`;
+    let compiled = cache.get(key);
+    if (compiled === undefined) cache.set(key, (compiled = compile(path, options)));
+    return compiled;
+  };
+}
+
+function expressWithValidator(): http.Server {
+  cachePathPatterns();
+  const app = express();
+  app.set("case sensitive routing", true);
+  app.set("x-powered-by", false);
+  app.use(express.json());
+  app.use(OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[]);
+  app.get("/v1/models", (_req, res) => void res.json(models));
+  app.post("/v1/responses", (req, res) => void res.json(answer((req.body as { model: string }).model)));
+  const report: ErrorRequestHandler = (error, _req, res, _next) => void res.status((error as { status?: number }).status ?? 500).json({ error: String(error) });
+  app.use(report);
+  return http.createServer(app);
+}
+
+const server = kind === "bare" ? bare() : kind === "express-validator" ? expressWithValidator() : undefined;
+if (server === undefined) throw new Error(`unknown baseline ${kind}: bare or express-validator`);
+server.keepAliveTimeout = 60_000;
+server.listen(0, "127.0.0.1", () => console.log(`Listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`));
