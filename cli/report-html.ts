@@ -1,22 +1,23 @@
 /**
  * The conformance report as one self-contained HTML page (`conformance run --html`): a
- * compatibility table by area and by rule (pass, fail, skipped, not applicable), every
- * failure with its request, expected and received bodies and request id, and the
- * coverage figures. No script, no external file: it reads the same from a disk, a mail
- * attachment or a CI artefact.
+ * compatibility table by area and by rule, every failure with its filled-in request, the
+ * answer and the events up to the failure, expected and received values and request id,
+ * and the coverage figures. No script, no external file: it reads the same from a disk,
+ * a mail attachment or a CI artefact.
  *
- * Statuses: a transcript the profile could not run because the implementation lacks an
- * optional feature (`the profile lacks …`) is "not applicable"; any other skip (a setup
- * that was skipped, a run stopped early) is "skipped", and so is a rule that no transcript
- * of this run names (an area left out). Neither counts as passed.
+ * Statuses are the kit's outcomes (conformance/runner.ts, `Outcome`), in the same words as
+ * the terminal: passed, failed, skipped (the profile lacks a value the transcript needs, a
+ * setup failed or was skipped, the run stopped early; also a rule no transcript of this
+ * run names), not implemented (outside the profile's `implements`). Only passed is a pass.
  */
 import type { Rule } from "../conformance/coverage.ts";
 import type { RunReport, StepFailure, TranscriptResult } from "../conformance/runner.ts";
 import type { Step, Transcript } from "../conformance/transcript.ts";
 
-export type Status = "pass" | "fail" | "skipped" | "n/a";
+export type Status = "pass" | "fail" | "skipped" | "not-implemented";
 
-const LABEL: Record<Status, string> = { pass: "pass", fail: "fail", skipped: "skipped", "n/a": "not applicable" };
+/** The kit's words for its outcomes (OUTCOME_LABEL in conformance/report.ts; a type import only, so the CLI loads no kit code for this page). */
+const LABEL: Record<Status, string> = { pass: "passed", fail: "failed", skipped: "skipped", "not-implemented": "not implemented" };
 
 /** The request a failure came from, as far as it is known. */
 export interface FailureRequest {
@@ -43,7 +44,7 @@ export interface HtmlReportOptions {
 export function statusOf(result: Pick<TranscriptResult, "status" | "reason">): Status {
   if (result.status === "passed") return "pass";
   if (result.status === "failed") return "fail";
-  return /^the profile lacks\b/.test(result.reason ?? "") ? "n/a" : "skipped";
+  return result.status === "not-implemented" ? "not-implemented" : "skipped";
 }
 
 /** A rule's status over the transcripts that name it: any failure fails it; a pass needs one run that passed. */
@@ -51,7 +52,7 @@ function combine(statuses: Status[]): Status {
   if (statuses.includes("fail")) return "fail";
   if (statuses.includes("pass")) return "pass";
   if (statuses.includes("skipped")) return "skipped";
-  return "n/a";
+  return "not-implemented";
 }
 
 export interface AreaRow {
@@ -77,7 +78,7 @@ export function areaRows(report: RunReport): AreaRow[] {
   return [...byArea]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([area, statuses]) => {
-      const counts: Record<Status, number> = { pass: 0, fail: 0, skipped: 0, "n/a": 0 };
+      const counts: Record<Status, number> = { pass: 0, fail: 0, skipped: 0, "not-implemented": 0 };
       for (const s of statuses) counts[s]++;
       return { area, counts, status: combine(statuses) };
     });
@@ -121,6 +122,8 @@ function naturalCompare(a: string, b: string): number {
 const WIRE = /\[([A-Z]+) (\S+) → (\d{3})\]\s*$/;
 
 export function failureRequest(failure: StepFailure, transcripts: Transcript[] = []): FailureRequest | undefined {
+  const sent = failure.exchange?.request;
+  if (sent) return { method: sent.method, path: sent.url, headers: sent.headers, ...(sent.body !== undefined ? { body: sent.body } : {}) };
   const carried = (failure as StepFailure & { request?: { method?: string; url?: string; path?: string; relativePath?: string; headers?: Record<string, string>; body?: unknown; json?: unknown } }).request;
   if (carried?.method) {
     return {
@@ -180,7 +183,7 @@ function badge(status: Status): string {
 }
 
 function cls(status: Status): string {
-  return status === "n/a" ? "na" : status;
+  return status === "not-implemented" ? "na" : status;
 }
 
 function percent(touched: number, total: number): number {
@@ -204,7 +207,7 @@ export function htmlReport(report: RunReport, options: HtmlReportOptions = {}): 
   const areas = areaRows(report);
   const rules = ruleRows(report, options.rules);
   const statuses = report.details.map(statusOf);
-  const totals: Record<Status, number> = { pass: 0, fail: 0, skipped: 0, "n/a": 0 };
+  const totals: Record<Status, number> = { pass: 0, fail: 0, skipped: 0, "not-implemented": 0 };
   for (const s of statuses) totals[s]++;
   const verdict = report.failed === 0 && report.passed > 0;
   const date = options.date ?? new Date();
@@ -228,6 +231,8 @@ export function htmlReport(report: RunReport, options: HtmlReportOptions = {}): 
     <section class="pane expected"><h4>Expected</h4><pre>${h(pretty(f.expected))}</pre></section>
     <section class="pane received"><h4>Received</h4><pre>${h(pretty(received(f)))}</pre></section>
   </div>
+  ${f.details?.length ? `<details class="also"><summary>${f.details.length} more under this rule</summary><ul>${f.details.map((d) => `<li>${h(d)}</li>`).join("")}</ul></details>` : ""}
+  ${f.exchange?.response.status ? `<details class="response"><summary>Response ${f.exchange.response.status}${f.exchange.events ? `, ${f.exchange.events.length} events up to the failure` : ""}</summary><pre>${h(`${Object.entries(f.exchange.response.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}${f.exchange.response.body !== undefined ? `\n\n${pretty(f.exchange.response.body)}` : ""}${f.exchange.events ? `\n\n${f.exchange.events.map((e) => `event: ${e.event ?? "message"}\ndata: ${typeof e.data === "string" ? e.data : JSON.stringify(e.data)}`).join("\n\n")}` : ""}`)}</pre></details>` : ""}
 </article>`;
     })
     .join("\n");
@@ -305,9 +310,9 @@ ${rows
     <div class="tile pass"><b>${totals.pass}</b>passed</div>
     <div class="tile fail"><b>${totals.fail}</b>failed</div>
     <div class="tile skipped"><b>${totals.skipped}</b>skipped</div>
-    <div class="tile na"><b>${totals["n/a"]}</b>not applicable</div>
+    <div class="tile na"><b>${totals["not-implemented"]}</b>not implemented</div>
   </div>
-  <p class="muted">Skipped and not applicable never count as passed. <em>Not applicable</em>: the profile says the implementation lacks what the transcript needs (an optional feature, a kind of account); <em>skipped</em>: not run for another reason.</p>
+  <p class="muted">Skipped and not implemented never count as passed. <em>Not implemented</em>: the transcript calls an operation outside the profile's <code>implements</code>; <em>skipped</em>: the profile lacks a value the transcript requires (an optional feature, a kind of account), a setup it uses failed or was skipped, or the run stopped first.</p>
 </header>
 
 <h2 id="coverage">Coverage of the interface document</h2>
@@ -320,12 +325,12 @@ ${rows
 
 <h2 id="by-area">Compatibility by area</h2>
 <table class="areas">
-  <thead><tr><th>area</th><th>status</th><th class="n">pass</th><th class="n">fail</th><th class="n">skipped</th><th class="n">not applicable</th><th class="n">transcripts</th></tr></thead>
+  <thead><tr><th>area</th><th>status</th><th class="n">pass</th><th class="n">fail</th><th class="n">skipped</th><th class="n">not implemented</th><th class="n">transcripts</th></tr></thead>
   <tbody>
 ${areas
   .map(
     (a) =>
-      `    <tr data-area="${h(a.area)}" data-status="${a.status}"><td><a href="#area-${slug(a.area)}">${h(a.area)}</a></td><td>${badge(a.status)}</td><td class="n">${a.counts.pass}</td><td class="n">${a.counts.fail}</td><td class="n">${a.counts.skipped}</td><td class="n">${a.counts["n/a"]}</td><td class="n">${a.counts.pass + a.counts.fail + a.counts.skipped + a.counts["n/a"]}</td></tr>`,
+      `    <tr data-area="${h(a.area)}" data-status="${a.status}"><td><a href="#area-${slug(a.area)}">${h(a.area)}</a></td><td>${badge(a.status)}</td><td class="n">${a.counts.pass}</td><td class="n">${a.counts.fail}</td><td class="n">${a.counts.skipped}</td><td class="n">${a.counts["not-implemented"]}</td><td class="n">${a.counts.pass + a.counts.fail + a.counts.skipped + a.counts["not-implemented"]}</td></tr>`,
   )
   .join("\n")}
   </tbody>

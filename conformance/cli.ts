@@ -3,29 +3,37 @@
  * conformance — run the golden transcripts against an implementation of the interface.
  *
  *   conformance [run] --base-url <url> --profile <file> [--area a]… [--transcript t]…
- *               [--junit file] [--json file] [--concurrency n] [--verbose] [--bail]
+ *               [--junit file] [--json-report file] [--concurrency n] [--verbose] [--bail]
+ *   conformance init [--base-url <url>] [--account id] [--out file]  write a starter profile
  *   conformance record [--base-url <url>] [--profile <file>]   rewrite the goldens from the reference server
  *   conformance mock [--profile <file>] [--port n]             serve the transcripts to a client under test
  *   conformance coverage                                       which transcripts cover what (static)
  *   conformance list                                           the transcripts, by area
  *
- * Exit code 0 only when nothing failed (skipped transcripts do not fail a run).
+ * Exit codes (exit.ts, the same as the toolkit CLI's `conformance run`): 0 nothing failed
+ * (skipped and not-implemented transcripts do not fail a run), 8 something failed, 2 a bad
+ * profile, selection or argument (nothing ran), 1 the kit broke, 130 interrupted (Ctrl-C;
+ * what the run made was cleaned up).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { CapabilityError } from "./capabilities.ts";
 import { Contract } from "./contract.ts";
+import { EXIT } from "./exit.ts";
+import { initProfile, InitError } from "./init.ts";
 import { loadRules, staticCoverage } from "./coverage.ts";
 import { GoldenWriter } from "./golden.ts";
 import { startMockServer } from "./mock-server.ts";
 import { loadProfile, ProfileError, type Profile } from "./profile.ts";
 import { jsonReport, junitReport, textReport } from "./report.ts";
-import { runConformance, type RunReport } from "./runner.ts";
+import { runConformance, SelectionError, type RunReport } from "./runner.ts";
 import { kitRoot, loadTranscripts, TranscriptError } from "./transcript.ts";
 
 const USAGE = `Usage:
   conformance [run] --base-url <url> --profile <file> [options]
+  conformance init [--base-url <url>] [--account <id>] [--out <file>] [--force]
   conformance record [--base-url <url>] [--profile <file>]
   conformance mock [--profile <file>] [--port <n>] [--host <h>]
   conformance coverage
@@ -38,7 +46,7 @@ Options of run:
   --area <name>         only this area (repeatable): ${"responses, inference, auth, errors, datasets, finetune, …"}
   --transcript <id>     only this transcript, e.g. responses/stream-events (repeatable)
   --junit <file>        also write a JUnit XML report
-  --json <file>         also write the report as JSON
+  --json-report <file>  also write the report as JSON (--json <file> is the same)
   --concurrency <n>     transcripts at once (default: the profile's, 4)
   --bail                stop after the first failing transcript
   --verbose             list passing transcripts too
@@ -46,7 +54,14 @@ Options of run:
 
 record re-runs every transcript against the reference server (started in-process from
 this repository when --base-url is not given) and rewrites goldens/ for each transcript
-that passed, so a behaviour change shows as a diff in review.`;
+that passed, so a behaviour change shows as a diff in review.
+
+init asks the base URL (and the primary account and a key to probe with, unless given),
+probes GET /models and one harmless request per capability, and writes a starter profile
+(default conformance-profile.json) with implements, models.chat and env: references for keys.
+
+Exit codes: 0 nothing failed, 8 some transcript failed, 2 bad profile, selection or
+argument (nothing ran), 1 the kit broke, 130 interrupted (cleanups ran).`;
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -60,6 +75,11 @@ async function main(argv: string[]): Promise<number> {
       transcript: { type: "string", multiple: true },
       junit: { type: "string" },
       json: { type: "string" },
+      "json-report": { type: "string" },
+      account: { type: "string" },
+      key: { type: "string" },
+      out: { type: "string" },
+      force: { type: "boolean" },
       concurrency: { type: "string" },
       bail: { type: "boolean" },
       verbose: { type: "boolean" },
@@ -71,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
   });
   if (values.help) {
     console.log(USAGE);
-    return 0;
+    return EXIT.OK;
   }
   const command = positionals[0] ?? "run";
   const profileFile = values.profile ?? path.join(kitRoot(), "profiles/reference.json");
@@ -81,8 +101,10 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "run": {
       const profile = loadProfile(profileFile, overrides);
+      const interrupt = interruptOnCtrlC();
       const report = await runConformance({
         profile,
+        signal: interrupt.signal,
         ...(values.area ? { areas: values.area } : {}),
         ...(values.transcript ? { transcripts: values.transcript } : {}),
         ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
@@ -92,10 +114,23 @@ async function main(argv: string[]): Promise<number> {
           process.stderr.write(r.status === "passed" ? "." : r.status === "skipped" ? "s" : "F");
         },
       });
+      interrupt.dispose();
       if (process.stderr.isTTY) process.stderr.write("\n");
-      writeOutputs(report, values.junit, values.json);
-      console.log(textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl }));
-      return report.failed > 0 ? 1 : 0;
+      writeOutputs(report, values.junit, values["json-report"] ?? values.json);
+      console.log(textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl, rules: loadRules() }));
+      return report.interrupted ? EXIT.INTERRUPTED : report.failed > 0 ? EXIT.FAILED : EXIT.OK;
+    }
+    case "init": {
+      const result = await initProfile({
+        out: values.out ?? "conformance-profile.json",
+        force: values.force === true,
+        ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}),
+        ...(values.account !== undefined ? { account: values.account } : {}),
+        ...(values.key !== undefined ? { key: values.key } : {}),
+      });
+      for (const note of result.notes) console.log(`  ${note}`);
+      console.log(`\nWrote ${result.file}. Fill in the secondary account, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  npm run conformance -- --profile ${result.file}`);
+      return EXIT.OK;
     }
     case "record":
       return record(profileFile, overrides, color);
@@ -114,8 +149,30 @@ async function main(argv: string[]): Promise<number> {
     }
     default:
       console.error(`unknown command ${command}\n\n${USAGE}`);
-      return 2;
+      return EXIT.USAGE;
   }
+}
+
+/**
+ * The first Ctrl-C interrupts the run: no new step starts, and the cleanups (cancel the
+ * jobs, delete the datasets the run made) still run. A second one exits at once.
+ */
+function interruptOnCtrlC(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(EXIT.INTERRUPTED);
+    console.error("\nInterrupted: cleaning up what the run made (Ctrl-C again to quit at once)…");
+    controller.abort();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
 }
 
 function writeOutputs(report: RunReport, junit?: string, json?: string): void {
@@ -143,7 +200,7 @@ async function record(profileFile: string, overrides: { baseUrl?: string }, colo
     console.log(`\nWrote ${written.length} goldens under ${path.relative(process.cwd(), path.join(kitRoot(), "goldens")) || "goldens"}/; review them with git diff.`);
     const failed = report.details.filter((r) => r.status === "failed").map((r) => r.transcript);
     if (failed.length) console.log(`Not rewritten (failed against the reference server): ${failed.join(", ")}`);
-    return report.failed > 0 ? 1 : 0;
+    return report.failed > 0 ? EXIT.FAILED : EXIT.OK;
   } finally {
     await stop?.();
   }
@@ -195,9 +252,10 @@ function coverage(): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof ProfileError || error instanceof TranscriptError) console.error(`conformance: ${error.message}`);
+    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError].some((kind) => error instanceof kind);
+    if (usage) console.error(`conformance: ${(error as Error).message}`);
     else console.error(error);
-    process.exit(2);
+    process.exit(usage ? EXIT.USAGE : EXIT.ERROR);
   },
 );
 

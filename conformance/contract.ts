@@ -205,11 +205,10 @@ export class Contract {
   validateAt(pointer: string, value: unknown, at: string): ContractProblem[] {
     const validate = this.#compile(pointer);
     if (validate(value)) return [];
-    return simplifyErrors(validate.errors ?? []).map((e) => ({
-      message: `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ""}`,
-      at: `${at}${e.instancePath.replace(/\//g, ".").replace(/\.(\d+)(?=\.|$)/g, "[$1]")}`,
-      received: pick(value, e.instancePath),
-    }));
+    return simplifyErrors(validate.errors ?? []).map((e) => {
+      const plain = plainSchemaError(e);
+      return { message: plain.message, at: `${at}${pointerToPath(plain.pointer)}`, received: pick(value, plain.pointer) };
+    });
   }
 
   /** Validates against a named component schema. */
@@ -252,6 +251,60 @@ function checkHeaderValue(value: string, schema: Record<string, any>): string | 
   if (Array.isArray(schema.enum) && !schema.enum.includes(value)) return `must be one of ${schema.enum.join(", ")}, got ${JSON.stringify(value)}`;
   if (schema.type === "string" && schema.minLength !== undefined && value.length < schema.minLength) return `must have at least ${schema.minLength} characters`;
   return undefined;
+}
+
+/** `/choices/0/message` → `.choices[0].message`, the kit's path notation. */
+function pointerToPath(pointer: string): string {
+  return pointer.replace(/\//g, ".").replace(/\.(\d+)(?=\.|$)/g, "[$1]");
+}
+
+/**
+ * One ajv error in plain words, at the field it is about: a missing required property is
+ * reported at that property ("missing field `usage`"), an extra one as "unexpected field
+ * `message`" (closed objects say so with `additionalProperties`, `unevaluatedProperties`
+ * or a `not` schema), and the rest as what the value must be.
+ */
+export function plainSchemaError(e: ErrorObject): { message: string; pointer: string } {
+  const params = e.params as Record<string, any>;
+  const last = e.instancePath.split("/").at(-1) ?? "";
+  const field = (name: string) => `\`${name.replace(/~1/g, "/").replace(/~0/g, "~")}\``;
+  switch (e.keyword) {
+    case "required":
+      return { message: `missing field ${field(String(params.missingProperty))}`, pointer: `${e.instancePath}/${String(params.missingProperty)}` };
+    case "additionalProperties":
+      return { message: `unexpected field ${field(String(params.additionalProperty))}`, pointer: `${e.instancePath}/${String(params.additionalProperty)}` };
+    case "unevaluatedProperties":
+      return { message: `unexpected field ${field(String(params.unevaluatedProperty))}`, pointer: `${e.instancePath}/${String(params.unevaluatedProperty)}` };
+    case "not":
+      return { message: last && !/^\d+$/.test(last) ? `unexpected field ${field(last)}` : "a value that is not allowed here", pointer: e.instancePath };
+    case "type":
+      return { message: `must be ${article(String(params.type))}`, pointer: e.instancePath };
+    case "enum":
+      return { message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`, pointer: e.instancePath };
+    case "const":
+      return { message: `must be ${JSON.stringify(params.allowedValue)}`, pointer: e.instancePath };
+    case "format":
+      return { message: `must be a valid ${String(params.format)}`, pointer: e.instancePath };
+    case "pattern":
+      return { message: `must match the pattern ${String(params.pattern)}`, pointer: e.instancePath };
+    case "minLength":
+    case "maxLength":
+      return { message: `must have ${e.keyword === "minLength" ? "at least" : "at most"} ${String(params.limit)} characters`, pointer: e.instancePath };
+    case "minItems":
+    case "maxItems":
+      return { message: `must have ${e.keyword === "minItems" ? "at least" : "at most"} ${String(params.limit)} items`, pointer: e.instancePath };
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return { message: `must be ${String(params.comparison)} ${String(params.limit)}`, pointer: e.instancePath };
+    default:
+      return { message: e.message ?? "is invalid", pointer: e.instancePath };
+  }
+}
+
+function article(type: string): string {
+  return type.split(",").map((t) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)).join(" or ");
 }
 
 /** ajv's anyOf/oneOf failures list every branch; keep the most useful lines. */

@@ -44,14 +44,15 @@ export class TransportError extends Error {
   override name = "TransportError";
 }
 
-export async function send(request: PreparedRequest, timeoutMs: number): Promise<Exchange> {
+/** Sends one request; `signal` (a run interrupted) aborts it like the timeout does. */
+export async function send(request: PreparedRequest, timeoutMs: number, signal?: AbortSignal): Promise<Exchange> {
   const started = performance.now();
   let response: Response;
   try {
     if (request.declaredLength !== undefined) {
       response = await withheldBody(request, request.declaredLength, timeoutMs);
     } else {
-      const init: RequestInit & { duplex?: "half" } = { method: request.method, headers: request.headers, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" };
+      const init: RequestInit & { duplex?: "half" } = { method: request.method, headers: request.headers, signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs), redirect: "manual" };
       if (request.body !== undefined) init.body = request.body as BodyInit;
       response = await fetch(request.url, init);
     }

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { didYouMean } from "./capabilities.ts";
 
 export interface AccountRef {
   /** The account id, as it appears in `/accounts/{account}` paths. */
@@ -82,6 +83,8 @@ export interface ProfileSettings {
   rateLimitedRequestsPerMinute?: number;
   /** The context window of `models.chat` in tokens (CONTEXT_LENGTH_EXCEEDED above it). */
   contextWindow?: number;
+  /** The largest request body in bytes; one byte more is 413 REQUEST_TOO_LARGE. */
+  maxRequestBytes?: number;
   [name: string]: unknown;
 }
 
@@ -140,7 +143,23 @@ export interface Profile {
   timeouts: ProfileTimeouts;
   /** Transcripts running at once (default 4). Transcripts marked `exclusive` always run alone. */
   concurrency: number;
+  /**
+   * What the implementation implements: capabilities (`chat.completions`, `models`,
+   * `datasets`, …; see conformance/README.md) or operation ids. Undefined: everything.
+   * A transcript that calls anything else is reported as not implemented.
+   */
+  implements?: string[];
 }
+
+/** The keys a profile may have, by section: anything else is a typo and an error. */
+export const PROFILE_KEYS = {
+  top: ["name", "baseUrl", "origin", "accounts", "models", "settings", "capabilities", "faults", "timeouts", "concurrency", "implements"],
+  accounts: ["primary", "secondary", "suspended", "zeroBalance", "noPaymentMethod", "restricted", "fineTuningDisabled", "budgetExhausted", "rateLimited", "withoutAgreement"],
+  models: ["chat", "tools", "reasoning", "nonReasoning", "textOnly", "trainableBase", "notTrainable", "agreementRequired", "disallowed", "paid"],
+  settings: ["blockedInputTerm", "mediaMaxBytes", "unfetchableMediaUrl", "rateLimitedRequestsPerMinute", "contextWindow", "maxRequestBytes"],
+  capabilities: ["mediaInput", "deterministicAtTemperatureZero"],
+  faults: ["blockedOutput", "cutStream", "fallback", "internalError", "slowAnswer", "stalledStream", "upstreamContentRejected", "upstreamRateLimited", "upstreamTimeout", "upstreamUnavailable"],
+} as const;
 
 const DEFAULT_TIMEOUTS: ProfileTimeouts = { requestMs: 30_000, pollMs: 30_000, jobMs: 120_000, pollIntervalMs: 100, rateLimitWaitMs: 120_000 };
 
@@ -166,6 +185,8 @@ export function loadProfile(file: string, overrides: { baseUrl?: string; origin?
 /** Builds a profile from an already parsed object (same rules as loadProfile). */
 export function parseProfile(raw: unknown, overrides: { baseUrl?: string; origin?: string } = {}, fallbackName = "profile"): Profile {
   if (!isObject(raw)) throw new ProfileError("a profile is a JSON object");
+  checkKeys(raw, PROFILE_KEYS.top, "");
+  for (const section of ["accounts", "models", "settings", "capabilities", "faults"] as const) if (isObject(raw[section])) checkKeys(raw[section], PROFILE_KEYS[section], `${section}.`);
   const baseUrl = stripSlash(overrides.baseUrl ?? str(raw.baseUrl, "baseUrl"));
   if (!/^https?:\/\//.test(baseUrl)) throw new ProfileError(`baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   const origin = stripSlash(overrides.origin ?? (overrides.baseUrl === undefined && typeof raw.origin === "string" ? raw.origin : deriveOrigin(baseUrl)));
@@ -237,7 +258,16 @@ export function parseProfile(raw: unknown, overrides: { baseUrl?: string; origin
   const concurrency = raw.concurrency === undefined ? 4 : raw.concurrency;
   if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1) throw new ProfileError("concurrency must be a whole number of at least 1");
 
+  let implementsList: string[] | undefined;
+  if (raw.implements !== undefined) {
+    if (!Array.isArray(raw.implements) || raw.implements.length === 0 || !raw.implements.every((x) => typeof x === "string" && x !== "")) {
+      throw new ProfileError('implements must be a non-empty list of capabilities or operation ids, e.g. ["chat.completions", "models"]');
+    }
+    implementsList = raw.implements as string[];
+  }
+
   return {
+    ...(implementsList ? { implements: implementsList } : {}),
     name: typeof raw.name === "string" ? raw.name : fallbackName,
     baseUrl,
     origin,
@@ -259,6 +289,14 @@ export function profileHas(profile: Profile, requirement: string): boolean {
     value = value[part];
   }
   return value !== undefined && value !== null && value !== false && value !== "";
+}
+
+/** Unknown keys are errors (a misspelt role would otherwise skip its transcripts in silence); `$…` keys are comments. */
+function checkKeys(object: Record<string, unknown>, known: readonly string[], prefix: string): void {
+  for (const key of Object.keys(object)) {
+    if (key.startsWith("$") || known.includes(key)) continue;
+    throw new ProfileError(`unknown profile key ${prefix}${key}${didYouMean(key, [...known]) || ` (known: ${known.join(", ")})`}`);
+  }
 }
 
 function deriveOrigin(baseUrl: string): string {

@@ -6,6 +6,8 @@
  */
 import { randomBytes, createHash } from "node:crypto";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { didYouMean, implementedOperations, missingOperations } from "./capabilities.ts";
 import { checkExchange, checkSameAndDistinct, exchangeView, matchExpectation, type Problem } from "./checks.ts";
 import { Contract } from "./contract.ts";
 import { CoverageTracker, loadRules, type CoverageSummary, type Rule } from "./coverage.ts";
@@ -39,22 +41,50 @@ export interface RunOptions {
   recorder?: GoldenRecorder;
   /** Fixed run id (default random): the `{{run}}` variable. */
   runId?: string;
+  /**
+   * Interrupts the run (Ctrl-C): requests in flight are aborted, no further step or
+   * transcript starts, and every cleanup still runs (without the signal).
+   */
+  signal?: AbortSignal;
 }
 
+/**
+ * The outcomes of a transcript, the same words in every report: `passed`; `failed`;
+ * `skipped` (the profile lacks a value it requires, a setup it uses failed or was skipped,
+ * or the run was interrupted first); `not-implemented` (it calls an operation outside the
+ * profile's `implements`).
+ */
+export type Outcome = "passed" | "failed" | "skipped" | "not-implemented";
+export const OUTCOMES: Outcome[] = ["passed", "failed", "skipped", "not-implemented"];
+
+/** What was sent and what came back, as a failure shows it (keys shortened, long bodies cut). */
+export interface FailureExchange {
+  request: { method: string; url: string; headers: Record<string, string>; body?: unknown };
+  response: { status: number; headers: Record<string, string>; body?: unknown };
+  /** The SSE events received up to (and including) the one that broke the rule. */
+  events?: { event?: string; data: unknown }[];
+}
+
+/** One broken rule at one step: several problems under the same rule are one failure, the rest in `details`. */
 export interface StepFailure {
   transcript: string;
   step: number | string;
+  /** The rule (conformance/rules.yaml), `contract:<operation>` for a schema, or `kit.*` for the kit's own limits. */
   rule?: string;
   message: string;
+  /** The other problems under the same rule at this step. */
+  details?: string[];
   expected?: unknown;
   received?: unknown;
   requestId?: string;
+  /** The filled-in request, the answer and its events up to the failure. */
+  exchange?: FailureExchange;
 }
 
 export interface TranscriptResult {
   transcript: string;
   title: string;
-  status: "passed" | "failed" | "skipped";
+  status: Outcome;
   reason?: string;
   durationMs: number;
   rules: string[];
@@ -66,8 +96,11 @@ export interface RunReport {
   passed: number;
   failed: number;
   skipped: number;
+  notImplemented: number;
+  /** Ctrl-C (the signal) ended the run early; cleanups ran. */
+  interrupted: boolean;
   failures: StepFailure[];
-  results: { transcript: string; status: "passed" | "failed" | "skipped"; reason?: string; durationMs: number }[];
+  results: { transcript: string; status: Outcome; reason?: string; durationMs: number }[];
   coverage: CoverageSummary;
   durationMs: number;
   /** Extra detail: per transcript results with titles, rules and request counts. */
@@ -80,6 +113,11 @@ export interface RunReport {
   rateLimitWaitedMs: number;
 }
 
+/** The run was interrupted (the signal): the transcript stops where it is, its cleanup runs. */
+class Interrupted extends Error {
+  override name = "Interrupted";
+}
+
 class StepFailed extends Error {
   readonly failures: StepFailure[];
   constructor(failures: StepFailure[]) {
@@ -89,7 +127,7 @@ class StepFailed extends Error {
 }
 
 interface SetupOutcome {
-  status: "passed" | "failed" | "skipped";
+  status: Outcome;
   reason?: string;
   exports: Record<string, unknown>;
 }
@@ -113,15 +151,25 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     setups: new Map(),
     requests: 0,
     rateLimitWaitedMs: 0,
+    rateLimitWaitingUntil: 0,
+    deferredCleanups: [],
+    ruleIds: new Set(rules.map((r) => r.id)),
     requestIds: new Map(),
     stopped: false,
   };
 
-  const selected = all.filter((t) => !t.setup && selectedBy(t, options));
-  if ((options.transcripts?.length ?? 0) > 0 && selected.length === 0) throw new Error(`no transcript matches ${options.transcripts?.join(", ")}`);
-  const shared = selected.filter((t) => !t.exclusive);
-  const exclusive = selected.filter((t) => t.exclusive);
+  const selected = select(all, options);
+  const implemented = implementedOperations(contract, options.profile.implements);
   const results: TranscriptResult[] = [];
+  const runnable: Transcript[] = [];
+  for (const t of selected) {
+    const missing = implemented ? missingOperations(t, byId, contract, implemented) : [];
+    if (missing.length) results.push({ transcript: t.id, title: t.title, status: "not-implemented", reason: `calls ${missing.join(", ")}, which the profile does not implement`, durationMs: 0, rules: t.rules, requests: 0, failures: [] });
+    else runnable.push(t);
+  }
+  if (runnable.length === 0) throw new SelectionError(`nothing to run: the ${selected.length} selected transcripts all call operations outside the profile's implements (${options.profile.implements?.join(", ")})`);
+  const shared = runnable.filter((t) => !t.exclusive);
+  const exclusive = runnable.filter((t) => t.exclusive);
   const finish = (r: TranscriptResult) => {
     results.push(r);
     if (r.status === "failed" && options.stopOnFirstFailure) ctx.stopped = true;
@@ -131,15 +179,22 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   const concurrency = Math.max(1, options.concurrency ?? options.profile.concurrency);
   let next = 0;
   const worker = async () => {
-    while (!ctx.stopped && next < shared.length) {
+    while (!ctx.stopped && !options.signal?.aborted && next < shared.length) {
       const t = shared[next++] as Transcript;
       finish(await runOne(t, ctx));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, shared.length) }, worker));
   for (const t of exclusive) {
-    if (ctx.stopped) break;
+    if (ctx.stopped || options.signal?.aborted) break;
     finish(await runOne(t, ctx));
+  }
+  // What setups made (datasets, jobs) is removed when everything that used it is done, last made first.
+  for (const cleanup of ctx.deferredCleanups.reverse()) await cleanup();
+  const interrupted = options.signal?.aborted === true;
+  if (interrupted) {
+    const ran = new Set(results.map((r) => r.transcript));
+    for (const t of runnable) if (!ran.has(t.id)) results.push({ transcript: t.id, title: t.title, status: "skipped", reason: "not run: the run was interrupted", durationMs: 0, rules: t.rules, requests: 0, failures: [] });
   }
   // Setups count as transcripts too: a failed setup is a failure of the implementation.
   for (const [id, outcome] of ctx.setups) {
@@ -154,6 +209,8 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     passed: results.filter((r) => r.status === "passed").length,
     failed: results.filter((r) => r.status === "failed").length,
     skipped: results.filter((r) => r.status === "skipped").length,
+    notImplemented: results.filter((r) => r.status === "not-implemented").length,
+    interrupted,
     failures,
     results: results.map((r) => ({ transcript: r.transcript, status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), durationMs: r.durationMs })),
     coverage: coverage.summary(),
@@ -167,10 +224,29 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   };
 }
 
-function selectedBy(t: Transcript, options: RunOptions): boolean {
-  if (options.areas?.length && !options.areas.includes(t.area)) return false;
-  if (options.transcripts?.length && !options.transcripts.some((x) => x === t.id || x === t.name || x === `${t.id}.yaml`)) return false;
-  return true;
+/** A selection (areas, transcripts) that names nothing, or matches nothing: a usage error, never an empty pass. */
+export class SelectionError extends Error {
+  override name = "SelectionError";
+}
+
+/** The transcripts `--area` and `--transcript` select; an unknown name is an error with the closest names. */
+export function select(all: Transcript[], options: Pick<RunOptions, "areas" | "transcripts">): Transcript[] {
+  const candidates = all.filter((t) => !t.setup);
+  const areas = [...new Set(candidates.map((t) => t.area))];
+  for (const area of options.areas ?? []) {
+    if (!areas.includes(area)) throw new SelectionError(`no area ${JSON.stringify(area)}${didYouMean(area, areas) || ` (areas: ${areas.join(", ")}; to run only what an implementation has, list it in the profile's implements)`}`);
+  }
+  const named = (t: Transcript, x: string) => x === t.id || x === t.name || x === `${t.id}.yaml`;
+  for (const x of options.transcripts ?? []) {
+    if (candidates.some((t) => named(t, x))) continue;
+    // Close by id, else by name in another area (responses/stream-text → events/stream-text).
+    const name = x.split("/").at(-1) ?? x;
+    const hint = didYouMean(x, candidates.map((t) => t.id)) || didYouMean(name, candidates.map((t) => t.name)).replace(/did you mean (.*)\?/, (_, names: string) => `did you mean ${names.split(", ").map((n) => candidates.find((t) => t.name === n)?.id ?? n).join(", ")}?`);
+    throw new SelectionError(`no transcript ${JSON.stringify(x)}${hint}`);
+  }
+  const selected = candidates.filter((t) => (!options.areas?.length || options.areas.includes(t.area)) && (!options.transcripts?.length || options.transcripts.some((x) => named(t, x))));
+  if (selected.length === 0) throw new SelectionError(`no transcript matches --area ${options.areas?.join(", ")} and --transcript ${options.transcripts?.join(", ")} together`);
+  return selected;
 }
 
 interface RunContext {
@@ -183,8 +259,14 @@ interface RunContext {
   byId: Map<string, Transcript>;
   setups: Map<string, Promise<SetupOutcome & { result?: TranscriptResult }>>;
   requests: number;
-  /** Time spent honouring Retry-After of unexpected rate limits. */
+  /** Time spent honouring Retry-After of unexpected rate limits (wall time: waits that overlap count once). */
   rateLimitWaitedMs: number;
+  /** When the latest of the waits in progress ends (performance.now()). */
+  rateLimitWaitingUntil: number;
+  /** Rule ids of the catalogue. */
+  ruleIds: Set<string>;
+  /** Cleanups of setups, run at the end of the run. */
+  deferredCleanups: (() => Promise<void>)[];
   /** Every x-request-id seen in the run, with where: an id handles one request, so a repeat is a fault. */
   requestIds: Map<string, { where: string; exchange: Exchange }>;
   stopped: boolean;
@@ -217,11 +299,9 @@ async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string
   const setups: Record<string, Record<string, unknown>> = {};
   for (const [alias, id] of Object.entries(t.uses)) {
     const outcome = await runSetup(id, ctx);
-    if (outcome.status === "skipped") return done("skipped", `setup ${id} was skipped: ${outcome.reason ?? ""}`);
-    if (outcome.status === "failed") {
-      base.failures.push({ transcript: t.id, step: "setup", message: `setup ${id} failed${outcome.reason ? `: ${outcome.reason}` : ""}` });
-      return done("failed", `setup ${id} failed`);
-    }
+    if (outcome.status === "skipped" || outcome.status === "not-implemented") return done("skipped", `setup ${id} was skipped: ${outcome.reason ?? ""}`);
+    // The setup's failure is reported once, as the setup's; what needed it cannot run.
+    if (outcome.status === "failed") return done("skipped", `setup ${id} failed (see its failures)`);
     setups[alias] = outcome.exports;
   }
 
@@ -239,18 +319,20 @@ async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string
     for (const step of t.steps) await runner.step(step);
     if (exportsOut) for (const [name, value] of Object.entries(t.exports)) exportsOut[name] = interpolate(value, scope);
   } catch (error) {
-    status = "failed";
-    if (error instanceof StepFailed) base.failures.push(...error.failures);
-    else base.failures.push({ transcript: t.id, step: runner.currentLabel, message: error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : String(error) });
-    reason = base.failures[0]?.message;
-  } finally {
-    for (const step of t.cleanup) {
-      try {
-        await runner.step(step);
-      } catch {
-        // Cleanup is best effort: it must not turn a pass into a failure, nor hide the first failure.
-      }
+    if (error instanceof Interrupted) {
+      status = "skipped";
+      reason = `interrupted at step ${runner.currentLabel}`;
+    } else {
+      status = "failed";
+      if (error instanceof StepFailed) base.failures.push(...error.failures);
+      else base.failures.push({ transcript: t.id, step: runner.currentLabel, rule: "kit.error", message: error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : String(error) });
+      reason = base.failures[0]?.message;
     }
+  } finally {
+    // A setup's cleanup waits for the end of the run: the transcripts using what it made come first.
+    const cleanup = () => runner.cleanup(t.cleanup);
+    if (t.setup) ctx.deferredCleanups.push(cleanup);
+    else await cleanup();
   }
   const result = done(status, reason);
   ctx.coverage.rules([...t.rules, ...t.steps.flatMap((s) => s.rules), ...runner.rulesChecked], status === "passed");
@@ -302,7 +384,19 @@ class TranscriptRun {
     this.#result = result;
   }
 
+  /** Cleanup is best effort: it must not turn a pass into a failure, nor hide the first failure; it runs even when interrupted. */
+  async cleanup(steps: Step[]): Promise<void> {
+    for (const step of steps) {
+      try {
+        await this.step(step);
+      } catch {
+        // Ignored, as above.
+      }
+    }
+  }
+
   async step(step: Step): Promise<void> {
+    if (this.#ctx.options.signal?.aborted && !step.cleanup) throw new Interrupted();
     this.currentLabel = step.label;
     const expect = step.expect ? (this.#interp(step.expect) as Expectation) : undefined;
     let final: Exchange;
@@ -429,11 +523,14 @@ class TranscriptRun {
     for (let attempt = 0; ; attempt++) {
       this.#ctx.requests++;
       this.#result.requests++;
+      const signal = step.cleanup ? undefined : this.#ctx.options.signal;
+      if (signal?.aborted) throw new Interrupted();
       let ex: Exchange;
       try {
-        ex = await send(request, this.#ctx.options.profile.timeouts.requestMs);
+        ex = await send(request, this.#ctx.options.profile.timeouts.requestMs, signal);
       } catch (error) {
-        if (error instanceof TransportError) throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transport", message: error.message }]);
+        if (signal?.aborted) throw new Interrupted();
+        if (error instanceof TransportError) throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transport", message: error.message, exchange: requestOnly(request) }]);
         throw error;
       }
       const wait = this.#rateLimitWait(step, ex, attempt);
@@ -441,9 +538,25 @@ class TranscriptRun {
       // The answer is still a 429 of the contract: checked like any other.
       const problems = this.#checkQuietly(step, ex, undefined);
       if (problems.length) this.#fail(step, ex, problems);
-      this.#ctx.rateLimitWaitedMs += wait;
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      if (wait === "budget spent") {
+        const budget = this.#ctx.options.profile.timeouts.rateLimitWaitMs;
+        this.#fail(step, ex, [{ kind: "protocol", rule: "kit.rate-limit-budget", message: `gave up after ${Math.round(this.#ctx.rateLimitWaitedMs / 1000)} s of Retry-After: the service rate-limited this run (429 TENANT_RATE_LIMITED, Retry-After ${ex.headers.get("retry-after")}, ${attempt} retries of this request) beyond what the kit waits (3 retries per request, timeouts.rateLimitWaitMs ${Math.round(budget / 1000)} s per run); run again when the account's window has passed, or raise the budget` }]);
+      }
+      this.#noteRateLimitWait(wait);
+      try {
+        await sleep(wait, undefined, signal ? { signal } : {});
+      } catch {
+        throw new Interrupted();
+      }
     }
+  }
+
+  /** Adds a wait to the run's total as wall time: waits of concurrent transcripts that overlap count once. */
+  #noteRateLimitWait(wait: number): void {
+    const now = performance.now();
+    const end = now + wait;
+    this.#ctx.rateLimitWaitedMs += Math.max(0, end - Math.max(now, this.#ctx.rateLimitWaitingUntil));
+    this.#ctx.rateLimitWaitingUntil = Math.max(this.#ctx.rateLimitWaitingUntil, end);
   }
 
   /**
@@ -451,15 +564,15 @@ class TranscriptRun {
    * verdict: the kit honours Retry-After and sends the request again (as a client must),
    * at most 3 times per request and within the profile's timeouts.rateLimitWaitMs per run.
    */
-  #rateLimitWait(step: Step, ex: Exchange, attempt: number): number | undefined {
-    if (ex.status !== 429 || attempt >= 3) return undefined;
+  #rateLimitWait(step: Step, ex: Exchange, attempt: number): number | "budget spent" | undefined {
+    if (ex.status !== 429) return undefined;
     const code = (ex.json as { error?: { code?: unknown } } | undefined)?.error?.code;
     if (code !== "TENANT_RATE_LIMITED") return undefined;
     if (/429|TENANT_RATE_LIMITED/.test(JSON.stringify([step.expect, step.poll]))) return undefined;
     const seconds = Number(ex.headers.get("retry-after"));
     if (!Number.isInteger(seconds) || seconds < 0) return undefined;
     const wait = Math.max(seconds * 1000, 100);
-    if (this.#ctx.rateLimitWaitedMs + wait > this.#ctx.options.profile.timeouts.rateLimitWaitMs) return undefined;
+    if (attempt >= 3 || this.#ctx.rateLimitWaitedMs + wait > this.#ctx.options.profile.timeouts.rateLimitWaitMs) return "budget spent";
     return wait;
   }
 
@@ -494,18 +607,25 @@ class TranscriptRun {
     return [{ kind: "protocol", rule: "headers.x-request-id", message: `x-request-id ${JSON.stringify(id)} was already sent with another answer (${first.where}); each request needs its own` }];
   }
 
+  /**
+   * Fails the step: one failure per broken rule, each naming that one rule (see
+   * `groupByRule`), with the filled-in request, the answer and its events up to the failure.
+   */
   #fail(step: Step, ex: Exchange | undefined, problems: Problem[]): never {
     const requestId = ex?.headers.get("x-request-id") ?? undefined;
-    const rules = step.rules.length ? step.rules : this.#t.rules;
+    const fallbackRule = step.rules[0] ?? this.#t.rules[0] ?? "transcript";
+    const where = (p: Problem) => `${p.at ? `${p.at}: ` : ""}${p.message}`;
     throw new StepFailed(
-      problems.map((p) => ({
+      groupByRule(problems, fallbackRule, this.#ctx.ruleIds).map(({ rule, first, rest }) => ({
         transcript: this.#t.id,
         step: step.label,
-        rule: p.rule ?? rules.join(", "),
-        message: `${step.title}: ${p.at ? `${p.at}: ` : ""}${p.message}${ex ? ` [${ex.request.method} ${ex.request.relativePath} → ${ex.status}]` : ""}`,
-        ...(p.expected !== undefined ? { expected: p.expected } : {}),
-        ...(p.received !== undefined ? { received: p.received } : {}),
+        rule,
+        message: `${step.title}: ${where(first)}${rest.length ? ` (and ${rest.length} more under this rule)` : ""}${ex ? ` [${ex.request.method} ${ex.request.relativePath} → ${ex.status}]` : ""}`,
+        ...(rest.length ? { details: rest.map(where) } : {}),
+        ...(first.expected !== undefined ? { expected: first.expected } : {}),
+        ...(first.received !== undefined ? { received: first.received } : {}),
         ...(requestId ? { requestId } : {}),
+        ...(ex ? { exchange: failureExchange(ex, [first, ...rest]) } : {}),
       })),
     );
   }
@@ -539,7 +659,14 @@ class TranscriptRun {
           },
         ]);
       }
-      if (interval > 0) await new Promise((resolve) => setTimeout(resolve, interval));
+      if (interval > 0) {
+        const signal = step.cleanup ? undefined : this.#ctx.options.signal;
+        try {
+          await sleep(interval, undefined, signal ? { signal } : {});
+        } catch {
+          throw new Interrupted();
+        }
+      }
     }
   }
 
@@ -592,6 +719,72 @@ class TranscriptRun {
     }
     return { exchanges, items };
   }
+}
+
+/**
+ * One entry per broken rule, in the order first seen. A problem's rule is its own, else
+ * the header rule of the header it is about (`headers.x-request-id`, whichever check saw
+ * it), else the step's (or transcript's) first rule. An expectation about a field the
+ * contract or a protocol check already faulted is the same fault seen again, and dropped.
+ */
+export function groupByRule(problems: Problem[], fallbackRule: string, ruleIds: Set<string>): { rule: string; first: Problem; rest: Problem[] }[] {
+  const ruleOf = (p: Problem): string => {
+    const header = /^headers\.([a-z0-9-]+)$/i.exec(p.at ?? "")?.[1]?.toLowerCase();
+    if (header && ruleIds.has(`headers.${header}`) && (p.rule === undefined || p.kind !== "protocol")) return `headers.${header}`;
+    return p.rule ?? fallbackRule;
+  };
+  const faulted = problems.filter((p) => p.kind !== "expectation" && p.at).map((p) => p.at as string);
+  const covered = (at: string | undefined) => at !== undefined && faulted.some((f) => at === f || at.startsWith(`${f}.`) || at.startsWith(`${f}[`));
+  const groups = new Map<string, { rule: string; first: Problem; rest: Problem[] }>();
+  for (const p of problems) {
+    if (p.kind === "expectation" && covered(p.at)) continue;
+    const rule = ruleOf(p);
+    const group = groups.get(rule);
+    // Two checks that saw the same fault (the contract's required header and the protocol's) report it once.
+    if (group && p.at !== undefined && [group.first, ...group.rest].some((q) => q.at === p.at)) continue;
+    if (group) group.rest.push(p);
+    else groups.set(rule, { rule, first: p, rest: [] });
+  }
+  return [...groups.values()];
+}
+
+const SHOWN_BODY_CHARS = 4000;
+
+/** The exchange as a failure shows it: keys shortened to their first characters, long text cut. */
+function failureExchange(ex: Exchange, problems: Problem[]): FailureExchange {
+  const out: FailureExchange = { ...requestOnly(ex.request), response: { status: ex.status, headers: headerObject(ex.headers), ...(ex.isJson ? { body: ex.json } : ex.text && !ex.events ? { body: cut(ex.text) } : {}) } };
+  if (ex.events) {
+    const indexes = problems.map((p) => /^events\[(\d+)\]/.exec(p.at ?? "")?.[1]).filter((i) => i !== undefined).map(Number);
+    const upTo = indexes.length ? Math.min(...indexes) + 1 : ex.events.length;
+    out.events = ex.events.slice(0, Math.min(upTo, 200)).map((e) => ({ ...(e.event !== undefined ? { event: e.event } : {}), data: e.json ?? e.data }));
+  }
+  return out;
+}
+
+function requestOnly(request: PreparedRequest): FailureExchange {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(request.headers)) headers[k] = /^(authorization|x-api-key)$/.test(k) ? redact(v) : v;
+  const body = request.json !== undefined ? request.json : request.bodyLabel !== undefined ? `(${request.bodyKind ?? "body"}: ${request.bodyLabel})` : typeof request.body === "string" ? cut(request.body) : undefined;
+  return { request: { method: request.method, url: request.url, headers, ...(body !== undefined ? { body } : {}) }, response: { status: 0, headers: {} } };
+}
+
+/** `Bearer sk-dev-acme-0000…` → `Bearer sk-dev…(48 chars)`: enough to tell keys apart, not to use one. */
+function redact(value: string): string {
+  const [scheme, key] = value.includes(" ") ? (value.split(" ", 2) as [string, string]) : ["", value];
+  const shown = key.length > 10 ? `${key.slice(0, 6)}…(${key.length} chars)` : "…";
+  return scheme ? `${scheme} ${shown}` : shown;
+}
+
+function headerObject(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+function cut(text: string): string {
+  return text.length > SHOWN_BODY_CHARS ? `${text.slice(0, SHOWN_BODY_CHARS)}… (${text.length} characters)` : text;
 }
 
 function mismatchProblem(m: Mismatch): Problem {

@@ -3,7 +3,9 @@
  *
  * `run` calls the kit's library (loadProfile, runConformance) and prints its terminal
  * report; `--html` also writes the self-contained HTML report (cli/report-html.ts),
- * `--junit` and `--json-report` the kit's own files. `record` is the kit's record mode,
+ * `--junit` and `--json-report` the kit's own files. The flags, the outcomes and the exit
+ * codes are the kit's own command's (0 passed, 8 failed, 2 bad profile or selection, 130
+ * interrupted), so a script reads either the same way. `record` is the kit's record mode,
  * run as the kit's CLI does it (it starts the reference server when no base URL is given
  * and rewrites the goldens). The kit is loaded only when one of these runs.
  */
@@ -73,7 +75,7 @@ export function conformanceCommand(): Command {
     .option("--transcript <id>", "only this transcript, such as responses/stream-events (repeatable)", collect)
     .option("--html <file>", "also write the report as one self-contained HTML page")
     .option("--junit <file>", "also write a JUnit XML report")
-    .option("--json-report <file>", "also write the report as JSON")
+    .option("--json-report <file>", "also write the report as JSON (the kit's own command takes the same flag)")
     .option("--concurrency <n>", "transcripts at once (default: the profile's)", integer(1, 64))
     .option("--bail", "stop after the first failing transcript")
     .option("--verbose", "list passing transcripts too")
@@ -86,12 +88,14 @@ export function conformanceCommand(): Command {
         const profile = kit.loadProfile(profileFile, { ...(baseUrl ? { baseUrl } : {}), ...(flags.origin ? { origin: flags.origin } : {}) });
 
         const all = kit.loadTranscripts();
-        const selected = all.filter(
-          (t) =>
-            !t.setup &&
-            (!flags.area?.length || flags.area.includes(t.area)) &&
-            (!flags.transcript?.length || flags.transcript.some((x) => x === t.id || x === t.name || x === `${t.id}.yaml`)),
-        );
+        let selected;
+        try {
+          selected = kit.select(all, { ...(flags.area ? { areas: flags.area } : {}), ...(flags.transcript ? { transcripts: flags.transcript } : {}) });
+          kit.implementedOperations(kit.Contract.load(), profile.implements);
+        } catch (error) {
+          if (error instanceof kit.SelectionError || error instanceof kit.CapabilityError) throw usageError((error as Error).message);
+          throw error;
+        }
         let bar: cliProgress.SingleBar | undefined;
         const tally = { failed: 0, skipped: 0 };
         if (ctx.live) {
@@ -101,12 +105,17 @@ export function conformanceCommand(): Command {
           );
           bar.start(selected.length, 0, tally);
         } else {
-          ctx.note(`Running ${selected.length} transcripts against ${profile.baseUrl}…`);
+          ctx.note(`Running ${selected.length} transcripts against ${profile.baseUrl} (with the setups they use; outside the profile's implements: reported as not implemented)…`);
         }
+        // Ctrl-C: no new step starts and the run's cleanups (cancel jobs, delete datasets) still run.
+        const interrupt = new AbortController();
+        const onSignal = () => interrupt.abort();
+        process.once("SIGINT", onSignal);
         let report;
         try {
           report = await kit.runConformance({
             profile,
+            signal: interrupt.signal,
             transcriptList: all,
             ...(flags.area ? { areas: flags.area } : {}),
             ...(flags.transcript ? { transcripts: flags.transcript } : {}),
@@ -118,7 +127,11 @@ export function conformanceCommand(): Command {
               bar?.increment(1, tally);
             },
           });
+        } catch (error) {
+          if (error instanceof kit.SelectionError) throw usageError(error.message);
+          throw error;
         } finally {
+          process.off("SIGINT", onSignal);
           bar?.stop();
         }
         const written: string[] = [];
@@ -136,9 +149,10 @@ export function conformanceCommand(): Command {
         }
         if (ctx.json) ctx.printJson(report);
         else {
-          ctx.print(kit.textReport(report, { color: ctx.io.stdout.isTTY === true && ctx.options.color !== false && !ctx.io.env.NO_COLOR, verbose: flags.verbose === true, baseUrl: profile.baseUrl }));
+          ctx.print(kit.textReport(report, { color: ctx.io.stdout.isTTY === true && ctx.options.color !== false && !ctx.io.env.NO_COLOR, verbose: flags.verbose === true, baseUrl: profile.baseUrl, rules: kit.loadRules() }));
           for (const line of written) ctx.print(`Wrote ${line}`);
         }
+        if (report.interrupted) throw new CliError("interrupted; the run's cleanups ran", EXIT.INTERRUPTED);
         if (report.failed > 0) throw new CliError(`${report.failed} transcript${report.failed === 1 ? "" : "s"} failed`, EXIT.FAILED);
       }),
     );

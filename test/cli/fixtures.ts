@@ -1,5 +1,5 @@
 /**
- * A conformance run report with every status in it (pass, fail, skipped, not applicable),
+ * A conformance run report with every status in it (passed, failed, skipped, not implemented),
  * shaped like the kit's RunReport, for the HTML report tests.
  */
 import type { Rule } from "../../conformance/coverage.ts";
@@ -40,7 +40,7 @@ function result(transcript: string, title: string, status: TranscriptResult["sta
 const details: TranscriptResult[] = [
   result("responses/store-and-get", "A stored response is fetched by id", "passed", ["responses-1"]),
   result("responses/stream-events", "The events of a streamed response", "failed", ["stream-order"], { failures: [streamFailure] }),
-  result("responses/reasoning", "A reasoning model thinks first", "skipped", ["reasoning-summary"], { reason: "the profile lacks capabilities.reasoning" }),
+  result("responses/reasoning", "A reasoning model thinks first", "not-implemented", ["reasoning-summary"], { reason: "calls createResponse, which the profile does not implement" }),
   result("errors/unknown-model", "An unknown model is 404 MODEL_NOT_FOUND", "failed", ["errors-2"], { failures: [failure] }),
   result("errors/bad-key", "A bad key is 401", "passed", ["errors-2"]),
   result("datasets/paging", "Paging keeps its parameters", "skipped", ["paging-1"], { reason: "setup _setup/dataset was skipped: the run stopped" }),
@@ -50,7 +50,9 @@ export const FIXTURE_REPORT: RunReport = {
   passed: 2,
   rateLimitWaitedMs: 0,
   failed: 2,
-  skipped: 2,
+  skipped: 1,
+  notImplemented: 1,
+  interrupted: false,
   failures: [streamFailure, failure],
   results: details.map((d) => ({ transcript: d.transcript, status: d.status, ...(d.reason ? { reason: d.reason } : {}), durationMs: d.durationMs })),
   coverage: {

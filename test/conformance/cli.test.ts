@@ -1,7 +1,8 @@
 /**
  * The command line: a run against the reference server writes JUnit and JSON reports and
- * exits 0; a run with failures exits 1 and names the transcript, step, rule and request
- * id; the coverage command passes.
+ * exits 0; a run with failures exits 8 (the toolkit CLI's code for it) and names the
+ * transcript, step, rule and request id; a bad selection exits 2 with the closest names;
+ * `init` writes a starter profile from what the service answers; the coverage command passes.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -39,7 +40,7 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 test("a passing run exits 0 and writes JUnit and JSON", async () => {
   const junit = path.join(dir, "report.xml");
   const json = path.join(dir, "report.json");
-  const run = await cli(["--base-url", ref.server.baseUrl, "--profile", REFERENCE_PROFILE, "--area", "responses", "--area", "auth", "--junit", junit, "--json", json, "--no-color"]);
+  const run = await cli(["--base-url", ref.server.baseUrl, "--profile", REFERENCE_PROFILE, "--area", "responses", "--area", "auth", "--junit", junit, "--json-report", json, "--no-color"]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /\d+ passed, 0 failed, \d+ skipped/);
   assert.match(run.stdout, /operations\s+\d+\/25/);
@@ -53,14 +54,14 @@ test("a passing run exits 0 and writes JUnit and JSON", async () => {
   assert.ok(Array.isArray(report.results) && report.results.every((r: any) => typeof r.durationMs === "number"));
 });
 
-test("a failing run exits 1 and shows transcript, step, rule, expected, received and request id", async () => {
+test("a failing run exits 8 and shows transcript, step, rule, expected, received and request id", async () => {
   const profile = JSON.parse(readFileSync(REFERENCE_PROFILE, "utf8"));
   profile.accounts.primary.key = "sk-not-a-key-000000000000";
   const file = path.join(dir, "broken.json");
   writeFileSync(file, JSON.stringify(profile));
   const junit = path.join(dir, "failed.xml");
   const run = await cli(["--base-url", ref.server.baseUrl, "--profile", file, "--transcript", "responses/store-required", "--junit", junit, "--no-color"]);
-  assert.equal(run.code, 1, run.stdout + run.stderr);
+  assert.equal(run.code, 8, run.stdout + run.stderr);
   assert.match(run.stdout, /responses\/store-required, step 1/);
   assert.match(run.stdout, /rule: +responses\.rule-1/);
   assert.match(run.stdout, /expected: 400/);
