@@ -14,7 +14,15 @@
  *   MAX_UPLOAD_BYTES  the largest dataset upload (default 4 GiB)
  *   RUN_JOBS  `0`: this process serves the API but trains no jobs (default 1)
  *   JOB_LEASE_MS  how long a dead process's job stays claimed before another resumes it (default 30000)
+ *   LOG_LEVEL  debug, info, warn, error or silent (default info); pretty-printed when stderr is a terminal
+ *   METRICS_PORT  serve Prometheus metrics at /metrics on this port (0: any free port; unset: no metrics)
+ *   METRICS_HOST  the metrics listener's address (default: HOST)
+ *   SHUTDOWN_GRACE_MS  on SIGTERM, how long requests, streams and a training job get to finish
+ *             before streams end with an error event and the job stops at its last checkpoint (default 25000)
+ *
+ * SIGTERM or SIGINT drains (RunningServer.drain); a second one stops at once.
  */
+import { isLogLevel, log, LOG_LEVELS } from "./log.ts";
 import { storeConfigFromEnv } from "./store/open.ts";
 import { startServer } from "./server.ts";
 
@@ -29,18 +37,41 @@ function positiveIntegerFromEnv(name: string): number | undefined {
   return number;
 }
 
-function portFromEnv(value: string | undefined): number {
-  if (value === undefined || value === "") return 8080;
+function portFromEnv(name: string, fallback: number): number;
+function portFromEnv(name: string, fallback?: number): number | undefined;
+function portFromEnv(name: string, fallback?: number): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === "") return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number from 0 to 65535, not "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${name} must be a port number from 0 to 65535, not "${value}"`);
   return port;
 }
 
+/** Kubernetes sends SIGKILL 30 s after SIGTERM by default: the drain ends before that. */
+const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
+
+function shutdownGraceFromEnv(): number {
+  const value = env.SHUTDOWN_GRACE_MS;
+  if (value === undefined || value === "") return DEFAULT_SHUTDOWN_GRACE_MS;
+  const ms = Number(value);
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${value}"`);
+  return ms;
+}
+
+function checkLogLevel(): void {
+  const value = env.LOG_LEVEL;
+  if (value !== undefined && value !== "" && !isLogLevel(value)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${value}"`);
+}
+
 try {
+  checkLogLevel();
   const storeConfig = storeConfigFromEnv(env);
+  const graceMs = shutdownGraceFromEnv();
   const server = await startServer({
     ...storeConfig,
-    port: portFromEnv(env.PORT),
+    port: portFromEnv("PORT", 8080),
+    metricsPort: portFromEnv("METRICS_PORT"),
+    metricsHost: env.METRICS_HOST || undefined,
     host: env.HOST || "127.0.0.1",
     validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES !== "0" : !production,
     devSeed: env.DEV_SEED ? env.DEV_SEED !== "0" : !production,
@@ -49,11 +80,20 @@ try {
     fineTuning: { runJobs: env.RUN_JOBS !== "0", leaseMs: positiveIntegerFromEnv("JOB_LEASE_MS") },
   });
   console.log(`Listening on ${server.origin} (API at ${server.baseUrl}, reference at ${server.origin}/docs)`);
-  const stop = () => {
-    server.close().then(() => process.exit(0), () => process.exit(1));
+  if (server.metricsOrigin) console.log(`Metrics at ${server.metricsOrigin}/metrics`);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    const done = (code: number) => () => process.exit(code);
+    if (stopping) {
+      log("warn", "server.stopping_now", { signal });
+      server.close().then(done(0), done(1));
+      return;
+    }
+    stopping = true;
+    server.drain(graceMs).then(done(0), done(1));
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 } catch (error) {
   console.error(`Cannot start: ${(error as Error).message}`);
   process.exit(1);

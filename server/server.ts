@@ -7,7 +7,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import type { Router } from "express";
+import express, { type Router } from "express";
 import { startDatasets } from "./datasets/index.ts";
 import { docsRouter } from "./docs/docs-page.ts";
 import { startFineTuning, type FineTuningOptions } from "./finetune/index.ts";
@@ -21,8 +21,17 @@ import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts
 import { registerInferenceRoutes } from "./inference/routes.ts";
 import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
+import { logs } from "./log.ts";
+import { accessLog } from "./ops/access-log.ts";
+import { drainHttp, InFlight, OpenStreams } from "./ops/drain.ts";
+import { instrumentStore } from "./ops/instrumented-store.ts";
+import { gaugeFromCallback } from "./ops/metrics.ts";
+import { startMetricsServer, type MetricsListener } from "./ops/metrics-server.ts";
+import { probesRouter } from "./ops/probes.ts";
+import { openStoreProbe } from "./ops/store-probe.ts";
 import { assertDevSeedAllowed, loadDevSeed } from "./store/seed.ts";
 import { openStore } from "./store/open.ts";
+import { withCaches } from "./store/cache/cached-store.ts";
 import type { PostgresStoreOptions } from "./store/postgres.ts";
 import type { Store } from "./store/store.ts";
 
@@ -50,6 +59,12 @@ export interface ServerOptions {
   fineTuning?: Omit<FineTuningOptions, "store" | "dataDir">;
   /** Extra providers by name, beside those the routing file configures (tests use this). */
   providers?: Record<string, Provider>;
+  /** Serve Prometheus metrics at /metrics on this port (0: any free port); undefined: no metrics are kept. */
+  metricsPort?: number;
+  /** The address of the metrics listener (default: `host`). */
+  metricsHost?: string;
+  /** Write one log line per request (default true; LOG_LEVEL above info turns it off too). */
+  accessLog?: boolean;
 }
 
 export interface RunningServer {
@@ -58,7 +73,16 @@ export interface RunningServer {
   /** `origin/v1`: the OpenAI SDK's base URL. */
   baseUrl: string;
   store: Store;
+  /** `http://host:port` of the metrics listener, when metrics are on. */
+  metricsOrigin?: string;
+  /** Stops at once: connections are cut, a job in training stops where it is. */
   close(): Promise<void>;
+  /**
+   * Stops gracefully (SIGTERM): no new connections, /readyz 503, requests and streams get
+   * `graceMs` to finish, then streams end with their error event; a job in training gets
+   * the same time to reach its next checkpoint and releases its lease (ops/drain.ts).
+   */
+  drain(graceMs: number): Promise<void>;
 }
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 ** 3;
@@ -78,8 +102,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const routing = loadRoutingConfig(options.routingFile ?? DEFAULT_ROUTING_FILE);
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
-  const store = await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, postgres: options.postgres });
-  const background: { close(): Promise<void> }[] = [];
+  const metricsOn = options.metricsPort !== undefined;
+  // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts).
+  const opened = withCaches(await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, postgres: options.postgres }));
+  // Timed, and job and dataset events logged, unless nobody would see either.
+  const store = metricsOn || logs("info") ? instrumentStore(opened) : opened;
+  const probe = openStoreProbe(options);
+  const background: { close(): Promise<void> }[] = [{ close: () => probe.close() }];
+  let metricsOrigin: string | undefined;
   try {
     if (options.devSeed) await loadDevSeed(store);
     const datasets = await startDatasets({
@@ -95,29 +125,59 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const models = new CatalogResolver(fineTuning.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
     const tenantFor = storeTenant.bind(null, store);
+    const streams = new OpenStreams();
+    let draining = false;
+    const probes = probesRouter({ store, probe, draining: () => draining });
     const app = createApp({
       store,
       validateResponses: options.validateResponses,
       maxBodyBytes: options.maxBodyBytes ?? 8 * 1024 * 1024,
-      publicRoutes: docsRouter(),
+      publicRoutes: publicRoutes(docsRouter(), probes),
       requestProblems: unknownModelProblems(models, tenantFor),
       registerRoutes: (router: Router) => {
-        registerInferenceRoutes(router, { engine, tenantFor });
+        registerInferenceRoutes(router, { engine, tenantFor, streams });
         registerModelRoutes(router, { models, tenantFor, isListed, requireReadable });
         datasets.register(router);
         fineTuning.register(router);
       },
     });
+    if (metricsOn) {
+      gaugeFromCallback("finetune_jobs", "Training jobs not yet ended, by state, across every process sharing the store (QUEUED is the queue depth).", ["state"], async (set) => {
+        for (const [state, count] of Object.entries(await probe.liveJobCounts())) set({ state }, count);
+      });
+      const metrics = await startMetricsServer({ port: options.metricsPort as number, host: options.metricsHost ?? options.host, probes });
+      background.push(metrics);
+      metricsOrigin = metrics.origin;
+    }
+    const requests = new InFlight();
+    const observe = accessLog({ log: options.accessLog !== false, metrics: metricsOn });
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      requests.track(res);
+      // While draining, every answer closes its connection: keep-alive clients reconnect elsewhere.
+      if (draining) res.setHeader("connection", "close");
+      observe?.(req, res);
+      app(req, res);
+    };
     const stop = async () => {
       for (const service of background.reverse()) await service.close();
       await store.close();
     };
     // Node's own answers to malformed requests have no body; these give the error envelope (http/malformed.ts).
-    const server = http.createServer({ requireHostHeader: false }, app);
+    const server = http.createServer({ requireHostHeader: false }, handler);
     server.on("clientError", answerClientError);
     // An Expect other than 100-continue is ignored (RFC 9110 §10.1.1 allows it) instead of a bare 417.
-    server.on("checkExpectation", app);
-    return await listen(server, options, store, stop);
+    server.on("checkExpectation", handler);
+    const running = await listen(server, options, store, stop);
+    return {
+      ...running,
+      metricsOrigin,
+      async drain(graceMs: number) {
+        draining = true;
+        // Jobs and HTTP share the deadline: both run out of time together.
+        await Promise.all([drainHttp(server, requests, streams, graceMs), fineTuning.close(graceMs)]);
+        await stop();
+      },
+    };
   } catch (error) {
     for (const service of background.reverse()) await service.close();
     await store.close();
@@ -142,7 +202,14 @@ function buildProviders(routing: RoutingConfig, settings: EngineSettings, extra:
   return providers;
 }
 
-async function listen(server: http.Server, options: ServerOptions, store: Store, stop: () => Promise<void>): Promise<RunningServer> {
+/** Routes outside the versioned API, before authentication: the docs page and the probes. */
+function publicRoutes(...routers: Router[]): Router {
+  const router = express.Router({ caseSensitive: true });
+  for (const r of routers) router.use(r);
+  return router;
+}
+
+async function listen(server: http.Server, options: ServerOptions, store: Store, stop: () => Promise<void>): Promise<Omit<RunningServer, "drain">> {
   // Node's default of 300 s would cut off a multi-gigabyte dataset upload on a slow link.
   server.requestTimeout = UPLOAD_REQUEST_TIMEOUT_MS;
   server.listen(options.port, options.host);

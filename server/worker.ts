@@ -14,19 +14,35 @@
  *   DATA_DIR      the shared directory of dataset files, checkpoints and adapters
  *   JOB_LEASE_MS  how long a job stays claimed by a worker that stopped renewing it (default 30000)
  *   JOB_POLL_MS   how often an idle worker looks for a queued job (default 1000)
- * and the PG_* settings of store/open.ts. It prints a JSON line each time it takes a job
- * (`claimed`, with `resumed`) and lets one go (`released`: `done` or `stopped`).
+ *   SHUTDOWN_GRACE_MS  on SIGTERM, how long a job in training gets to reach its next checkpoint
+ *                 (the end of its epoch) before it stops (default 25000); either way its lease is
+ *                 released, so another worker resumes it at once
+ *   METRICS_PORT  serve Prometheus metrics (jobs, store, process) at /metrics on this port (unset: none)
+ *   METRICS_HOST  the metrics listener's address (default 127.0.0.1)
+ *   LOG_LEVEL     as for the server (server/log.ts)
+ * and the PG_* settings of store/open.ts. It prints a JSON line on stdout each time it takes a
+ * job (`claimed`, with `resumed`) and lets one go (`released`: `done` or `stopped`); its log
+ * (job events, failures) goes to stderr.
  */
 import { keepOwnersAlive } from "./datasets/owners.ts";
 import { startFineTuning } from "./finetune/index.ts";
+import { isLogLevel, log, logs } from "./log.ts";
+import { instrumentStore } from "./ops/instrumented-store.ts";
+import { startMetricsServer } from "./ops/metrics-server.ts";
 import { openStore, positiveInteger, storeConfigFromEnv } from "./store/open.ts";
 
 const env = process.env;
 
 try {
+  if (env.LOG_LEVEL && !isLogLevel(env.LOG_LEVEL)) throw new Error(`LOG_LEVEL must be debug, info, warn, error or silent, not "${env.LOG_LEVEL}"`);
   const config = storeConfigFromEnv(env);
   const leaseMs = positiveInteger(env, "JOB_LEASE_MS");
-  const store = await openStore(config);
+  const graceMs = env.SHUTDOWN_GRACE_MS ? Number(env.SHUTDOWN_GRACE_MS) : 25_000;
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${env.SHUTDOWN_GRACE_MS}"`);
+  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
+  const opened = await openStore(config);
+  const store = metricsPort !== undefined || logs("info") ? instrumentStore(opened) : opened;
+  const metrics = metricsPort === undefined ? undefined : await startMetricsServer({ port: metricsPort, host: env.METRICS_HOST || "127.0.0.1" });
   // Derived datasets (evaluation carve-outs, job outputs) are written under this process's
   // owner; its heartbeat tells servers on other hosts that the work is not abandoned.
   const owners = await keepOwnersAlive(store, leaseMs);
@@ -40,13 +56,20 @@ try {
     onRunnerEvent: (event) => console.log(JSON.stringify({ worker: process.pid, at: new Date().toISOString(), ...event })),
   });
   console.log(`Worker ${process.pid} is training jobs from ${config.databaseUrl ? "PostgreSQL" : `SQLite in ${config.dataDir}`}`);
+  if (metrics) console.log(`Metrics at ${metrics.origin}/metrics`);
   let stopping = false;
-  const stop = () => {
-    if (stopping) return;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second signal: the job stops where it is now; its lease is released all the same.
+      log("warn", "worker.stopping_now", { signal });
+      void fineTuning.close(0);
+      return;
+    }
     stopping = true;
-    // A job cut short stays claimed until its lease runs out, then another worker resumes it.
+    log("info", "worker.draining", { signal, graceMs });
     fineTuning
-      .close()
+      .close(graceMs)
+      .then(() => metrics?.close())
       .then(() => owners.close())
       .then(() => store.close())
       .then(
@@ -54,8 +77,8 @@ try {
         () => process.exit(1),
       );
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 } catch (error) {
   console.error(`Cannot start: ${(error as Error).message}`);
   process.exit(1);

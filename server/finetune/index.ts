@@ -28,7 +28,8 @@ export interface FineTuningService {
   register(router: Router): void;
   /** The account's fine-tuned models, for the model resolver. */
   models: AccountModels;
-  close(): Promise<void>;
+  /** Stops the runner; a job in training gets up to `graceMs` to reach its next checkpoint, then its lease is released. */
+  close(graceMs?: number): Promise<void>;
 }
 
 export async function startFineTuning(options: FineTuningOptions): Promise<FineTuningService> {
@@ -51,6 +52,6 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
         cancelled: (accountId, jobId) => runner.cancelled(accountId, jobId),
       }),
     models: deployments,
-    close: () => runner.close(),
+    close: (graceMs?: number) => runner.close(graceMs),
   };
 }

@@ -15,6 +15,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createDerivedDataset, readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../datasets/training-data.ts";
 import { ApiError } from "../http/errors.ts";
+import { log } from "../log.ts";
 import { findPlatformModel } from "../inference/catalog.ts";
 import { loadAdapter } from "../inference/local/index.ts";
 import { costMicros } from "../store/money.ts";
@@ -48,6 +49,17 @@ export interface RunnerOptions {
  */
 export type RunnerEvent = { type: "claimed"; job: string; resumed: boolean } | { type: "released"; job: string; outcome: "done" | "stopped" };
 
+/** The job this runner is training. */
+interface CurrentJob {
+  accountId: string;
+  jobId: string;
+  abort: AbortController;
+  /** Set when the process is stopping with time to spare: stop at the next checkpoint. */
+  stopAtCheckpoint: boolean;
+  /** Resolves once the runner has let the job go (lease released when stopping). */
+  released: Promise<void>;
+}
+
 /** A failure caused by the job's data rather than by the service; reported as errorClass INVALID_DATA. */
 class DataError extends Error {}
 
@@ -70,7 +82,7 @@ export class JobRunner {
   #stopped = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
-  #current: { accountId: string; jobId: string; abort: AbortController } | undefined;
+  #current: CurrentJob | undefined;
 
   constructor(options: RunnerOptions) {
     this.#options = options;
@@ -91,10 +103,23 @@ export class JobRunner {
     if (current?.accountId === accountId && current.jobId === jobId) current.abort.abort(new Error("cancelled"));
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops taking jobs. A job in training gets up to `graceMs` to reach its next checkpoint
+   * (the end of its epoch) and stops there; past that it stops at once. Either way its
+   * lease is released, so that another runner resumes it from its last checkpoint at once
+   * rather than after the lease runs out.
+   */
+  async close(graceMs = 0): Promise<void> {
     this.#stopped = true;
-    this.#current?.abort.abort(new Error("the server is stopping"));
     this.#wake?.();
+    const current = this.#current;
+    if (current !== undefined && graceMs > 0) {
+      current.stopAtCheckpoint = true;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([current.released, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+      clearTimeout(timer);
+    }
+    this.#current?.abort.abort(new Error("the server is stopping"));
     await this.#loop;
   }
 
@@ -107,7 +132,7 @@ export class JobRunner {
         else await this.#idle();
       } catch (error) {
         // The store was unavailable or closed: wait and look again, unless stopping.
-        if (!this.#stopped) console.error("job runner:", error);
+        if (!this.#stopped) log("error", "job.runner_failed", { detail: describe(error) });
         await this.#idle();
       }
     }
@@ -126,22 +151,31 @@ export class JobRunner {
   async #train(claimed: ClaimedJob): Promise<void> {
     const { job } = claimed;
     const abort = new AbortController();
-    this.#current = { accountId: job.accountId, jobId: job.jobId, abort };
+    let released!: () => void;
+    const current: CurrentJob = { accountId: job.accountId, jobId: job.jobId, abort, stopAtCheckpoint: false, released: new Promise((resolve) => (released = resolve)) };
+    this.#current = current;
     const heartbeat = setInterval(() => void this.#renew(job, abort), Math.max(50, this.#options.leaseMs / 3));
     const name = jobName(job.accountId, job.jobId);
     this.#options.onEvent?.({ type: "claimed", job: name, resumed: claimed.resumed });
     let outcome: "done" | "stopped" = "done";
     try {
-      await new Training(this.#options, job, abort.signal, this.#owner).run();
+      await new Training(this.#options, job, abort.signal, this.#owner, () => current.stopAtCheckpoint).run();
     } catch (error) {
       // Cancelled, taken over or stopping: the job is no longer this runner's to fail.
       if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
       else outcome = "stopped";
     } finally {
       clearInterval(heartbeat);
+      if (this.#stopped && outcome === "stopped") await this.#releaseLease(job);
       this.#current = undefined;
+      released();
       this.#options.onEvent?.({ type: "released", job: name, outcome });
     }
+  }
+
+  /** Lets another runner claim the job now: a lease that ran out long ago (no change when the job is no longer this runner's). */
+  async #releaseLease(job: JobRecord): Promise<void> {
+    await this.#options.store.fineTuning.renewLease(job.accountId, job.jobId, this.#owner, new Date(0)).catch(() => false);
   }
 
   async #renew(job: JobRecord, abort: AbortController): Promise<void> {
@@ -152,7 +186,7 @@ export class JobRunner {
 
   async #fail(job: JobRecord, error: unknown): Promise<void> {
     const errorClass = failureClass(error);
-    if (errorClass === "INTERNAL") console.error(`job ${jobName(job.accountId, job.jobId)} failed:`, error);
+    if (errorClass === "INTERNAL") log("error", "job.failed", { job: jobName(job.accountId, job.jobId), errorClass, detail: describe(error) });
     const patch: JobPatch = {
       state: "JOB_STATE_FAILED",
       errorClass,
@@ -170,16 +204,19 @@ class Training {
   readonly #signal: AbortSignal;
   /** This runner's lease owner id: every write about the job is fenced by it. */
   readonly #owner: string;
+  /** True once the process is stopping: the job stops after its next checkpoint. */
+  readonly #stopAtCheckpoint: () => boolean;
   #pending: CurvePoint[] = [];
   #lastFlush = 0;
   /** The last optimisation step reported. */
   #step = 0;
 
-  constructor(options: RunnerOptions, job: JobRecord, signal: AbortSignal, owner: string) {
+  constructor(options: RunnerOptions, job: JobRecord, signal: AbortSignal, owner: string, stopAtCheckpoint: () => boolean = () => false) {
     this.#options = options;
     this.#job = job;
     this.#signal = signal;
     this.#owner = owner;
+    this.#stopAtCheckpoint = stopAtCheckpoint;
   }
 
   get #store() {
@@ -284,6 +321,7 @@ class Training {
       await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "evaluation", [point]);
     }
     await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, ["JOB_STATE_CHECKPOINTING"]);
+    if (this.#stopAtCheckpoint()) throw new CancelledError("the process is stopping; the job resumes from this checkpoint");
   }
 
   async #finish(result: TrainerResult, evaluation: ParsedRow[]): Promise<void> {
@@ -368,6 +406,11 @@ export function toTrainerConfig(c: JobRecord["config"]): TrainerConfig {
 
 function abortError(signal: AbortSignal, reason: string): Error {
   return signal.aborted ? (signal.reason as Error) : new CancelledError(reason);
+}
+
+/** An error for the log: its stack when it has one. */
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 /** The job left this runner's hands (cancelled); not a failure. */

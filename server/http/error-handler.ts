@@ -30,6 +30,7 @@ const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
   const { apiError, detail } = toApiError(error);
+  res.locals.errorCode = apiError.code;
   if (apiError.status >= 500) logFailure(req, res, apiError, detail ?? error);
   if (res.headersSent) {
     res.locals.closedByServer = true;

@@ -26,6 +26,10 @@ declare global {
       caller: Caller;
       /** Set when the server itself closes the connection mid-answer (not a client that hung up). */
       closedByServer?: boolean;
+      /** The error.code of an error answer (error-handler.ts), for the access log and metrics. */
+      errorCode?: string;
+      /** What a generation ran on and used (inference/routes.ts), for the access log. */
+      generation?: { model: string; providerClass: string; inputTokens?: number; outputTokens?: number };
     }
   }
 }

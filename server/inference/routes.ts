@@ -7,6 +7,8 @@ import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../http/errors.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
+import type { OpenStreams } from "../ops/drain.ts";
+import { recordGeneration } from "../ops/generation-record.ts";
 import type { GenerationEvent } from "./engine.ts";
 import { ChatBuilder, chatInput } from "./formats/chat.ts";
 import { CompletionBuilder, completionsInput } from "./formats/completions.ts";
@@ -39,6 +41,8 @@ export interface InferenceRouteDeps {
   engine: InferenceEngine;
   /** The caller's tenant, from what authentication put in res.locals. */
   tenantFor(res: Response): Tenant;
+  /** The server's open streams, which a shutdown ends with their error event (ops/drain.ts). */
+  streams?: OpenStreams;
 }
 
 export function registerInferenceRoutes(router: Router, deps: InferenceRouteDeps): void {
@@ -64,8 +68,9 @@ async function run(req: Request, res: Response, deps: InferenceRouteDeps, format
   });
   try {
     started = await deps.engine.start({ tenant: deps.tenantFor(res), input: wire.input, signal: disconnect.signal, deadlineMs: requestTimeout(req) });
+    started = { ...started, events: recordGeneration(res, started) };
     const headers = { "x-provider-class": started.providerClass, "x-config-version": started.configVersion };
-    if (wire.stream) return await streamRun(res, started, wire, headers, disconnect);
+    if (wire.stream) return await streamRun(res, started, wire, headers, disconnect, deps.streams);
     for await (const event of started.events) wire.events(event);
     res.set(headers).status(200).json(wire.json());
   } catch (error) {
@@ -74,10 +79,21 @@ async function run(req: Request, res: Response, deps: InferenceRouteDeps, format
   }
 }
 
-async function streamRun(res: Response, started: GenerationRun, wire: WireFormat, headers: Record<string, string>, disconnect: AbortController): Promise<void> {
+async function streamRun(
+  res: Response, started: GenerationRun, wire: WireFormat, headers: Record<string, string>, disconnect: AbortController, streams?: OpenStreams,
+): Promise<void> {
   const writer = new SseWriter(res, { headers });
   writer.signal.addEventListener("abort", () => disconnect.abort(writer.signal.reason), { once: true });
   const send = (events: WireEvent[]) => events.forEach(([name, data]) => writer.send(name, data));
+  const unregister = streams?.add(() => {
+    // The server is stopping and the stream ran past the drain's deadline: say so, end it, stop generating.
+    const error = new ApiError("UPSTREAM_UNAVAILABLE", "The server is shutting down and ended this stream; retry the request.", { retryAfter: 1 });
+    res.locals.errorCode = error.code;
+    res.locals.closedByServer = true;
+    send([wire.errorEvent(error)]);
+    writer.end();
+    disconnect.abort(new Error("the server is stopping"));
+  });
   try {
     send(wire.open(started));
     for await (const event of started.events) {
@@ -87,8 +103,11 @@ async function streamRun(res: Response, started: GenerationRun, wire: WireFormat
     if (wire.terminal !== undefined) writer.send(undefined, wire.terminal);
   } catch (error) {
     if (disconnect.signal.aborted) return; // the client left: no one to tell
-    send([wire.errorEvent(error instanceof ApiError ? error : internalError(res, error))]);
+    const failure = error instanceof ApiError ? error : internalError(res, error);
+    res.locals.errorCode = failure.code;
+    send([wire.errorEvent(failure)]);
   } finally {
+    unregister?.();
     writer.end();
   }
 }

@@ -16,6 +16,7 @@ import { caseArbitrary, describeCase, operationIds, toWire, type FuzzCase, type 
 import { sendRaw, type WireRequest, type WireResult } from "./wire.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, type Caller } from "../finetune/fixtures.ts";
+import { tapLog } from "../../server/log.ts";
 
 export interface FuzzOptions {
   runs: number;
@@ -194,7 +195,11 @@ function logKey(line: string): string {
   }
 }
 
-/** The server logs failures with console.error; keep what it says during each case for the report. */
+/**
+ * The server logs failures on its log (server/log.ts, level warn and error) and a few with
+ * console.error; keep what it says during each case for the report. Access lines (info)
+ * are not kept: every request has one.
+ */
 function captureServerLog(): { clear(): void; lines(): string[]; restore(): void } {
   const original = { error: console.error, warn: console.warn };
   let lines: string[] = [];
@@ -204,10 +209,16 @@ function captureServerLog(): { clear(): void; lines(): string[]; restore(): void
   };
   console.error = keep;
   console.warn = keep;
+  const untap = tapLog((line) => {
+    if (!line.includes('"level":"info"') && !line.includes('"level":"debug"')) keep(line.replace(/\n$/, ""));
+  });
   return {
     clear: () => (lines = []),
     lines: () => [...lines],
-    restore: () => Object.assign(console, original),
+    restore: () => {
+      untap();
+      Object.assign(console, original);
+    },
   };
 }
 

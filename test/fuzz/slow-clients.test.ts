@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { tapLog } from "../../server/log.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { REQUEST_ID } from "../server/http.ts";
 import { chunkEncode, sendRaw, type Delivery, type WireResult } from "./wire.ts";
@@ -16,7 +17,7 @@ let server: TestServer;
 let key: string;
 let target: { host: string; port: number };
 const logged: string[] = [];
-const originalError = console.error;
+let stopCapture: () => void = () => undefined;
 
 before(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
@@ -24,12 +25,11 @@ before(async () => {
   await server.store.accounts.update("acme", { requestsPerMinute: null });
   const url = new URL(server.origin);
   target = { host: url.hostname, port: Number(url.port) };
-  // The server logs every 5xx and unexpected failure here; none may happen. Clients that
-  // vanish are logged too, as REQUEST_CANCELLED: that is not a failure of the server.
-  console.error = (...args: unknown[]) => {
-    const line = args.map(String).join(" ");
-    if (!line.includes('"code":"REQUEST_CANCELLED"')) logged.push(line);
-  };
+  // The server logs every 5xx and unexpected failure at level error; none may happen.
+  // Clients that vanish are logged too, as REQUEST_CANCELLED (warn): not a failure of the server.
+  stopCapture = tapLog((line) => {
+    if (line.includes('"level":"error"')) logged.push(line);
+  });
   const created = await fetch(`${server.baseUrl}/accounts/acme/datasets`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -39,7 +39,7 @@ before(async () => {
 });
 
 after(async () => {
-  console.error = originalError;
+  stopCapture();
   await server.close();
   assert.deepEqual(logged, [], "the server logged failures");
 });

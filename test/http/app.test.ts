@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { REQUEST_ID, assertError, call, responsesBody, startTestServer } from "./harness.ts";
 import type { TestServer } from "./harness.ts";
 import { MODEL_LIST, SECRET_DETAIL } from "./test-routes.ts";
+import { captureLog } from "../ops/log-capture.ts";
 
 let server: TestServer;
 let key: string;
@@ -27,9 +28,13 @@ describe("request ids", () => {
     assert.notEqual(first.headers.get("x-request-id"), second.headers.get("x-request-id"));
   });
 
-  it("a client-sent x-request-id is not echoed", async () => {
-    const result = await call(server, "/v1/models", { key, headers: { "x-request-id": "mine" } });
-    assert.match(result.headers.get("x-request-id") ?? "", REQUEST_ID);
+  it("a well-formed client-sent x-request-id is kept; a malformed one is replaced", async () => {
+    const kept = await call(server, "/v1/models", { key, headers: { "x-request-id": "caller-id_1.2:3" } });
+    assert.equal(kept.headers.get("x-request-id"), "caller-id_1.2:3");
+    for (const bad of ["has space", "x".repeat(129), "semi;colon"]) {
+      const replaced = await call(server, "/v1/models", { key, headers: { "x-request-id": bad } });
+      assert.match(replaced.headers.get("x-request-id") ?? "", REQUEST_ID, bad);
+    }
   });
 });
 
@@ -93,7 +98,7 @@ describe("request bodies", () => {
 
 describe("failures in handlers", () => {
   it("a thrown Error is 500 INTERNAL with a generic message and nothing internal", async (t) => {
-    const log = t.mock.method(console, "error", () => {});
+    const log = captureLog(t);
     for (const model of ["crash", "crash-async"]) {
       const result = await call(server, `/v1/models/${model}`, { key });
       assertError(result, { status: 500, code: "INTERNAL", type: "server_error", param: null });
@@ -101,11 +106,11 @@ describe("failures in handlers", () => {
       assert.equal(result.body.error.message, "An unexpected error occurred.");
     }
     // The details go to the log, under the request id.
-    assert.ok(log.mock.calls.some((c) => String(c.arguments[0]).includes(SECRET_DETAIL)));
+    assert.ok(log.lines().some((line) => line.includes(SECRET_DETAIL)));
   });
 
   it("an ApiError with retryAfter is its status with Retry-After (503)", async (t) => {
-    t.mock.method(console, "error", () => {});
+    captureLog(t);
     const result = await call(server, "/v1/models/scaling", { key });
     assertError(result, { status: 503, code: "DEPLOYMENT_SCALING_UP", type: "service_unavailable" });
     assert.equal(result.headers.get("retry-after"), "7");
@@ -118,7 +123,7 @@ describe("failures in handlers", () => {
   });
 
   it("a 503 raised without retryAfter still carries Retry-After", async (t) => {
-    t.mock.method(console, "error", () => {});
+    captureLog(t);
     const result = await call(server, "/v1/models/no-retry-after", { key });
     assertError(result, { status: 503, code: "UPSTREAM_UNAVAILABLE", type: "service_unavailable" });
     assert.match(result.headers.get("retry-after") ?? "", /^[0-9]+$/);
@@ -130,7 +135,7 @@ describe("failures in handlers", () => {
   });
 
   it("a failure after a stream started closes the connection instead of writing JSON", async (t) => {
-    t.mock.method(console, "error", () => {});
+    captureLog(t);
     const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -144,11 +149,11 @@ describe("failures in handlers", () => {
 
 describe("response validation", () => {
   it("a handler's body that breaks the contract is a loud 500 INTERNAL, logged with the validator's message", async (t) => {
-    const log = t.mock.method(console, "error", () => {});
+    const log = captureLog(t);
     const result = await call(server, "/v1/models/breaks-contract", { key });
     assertError(result, { status: 500, code: "INTERNAL", type: "server_error" });
     assert.doesNotMatch(result.text, /created/);
-    assert.ok(log.mock.calls.some((c) => /must have required property 'created'/.test(String(c.arguments[0]))));
+    assert.ok(log.lines().some((line) => /must have required property 'created'/.test(line)));
   });
 
   it("is off when validateResponses is false", async () => {

@@ -8,6 +8,8 @@ import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { errors as undiciErrors, request } from "undici";
 import type { FinishReason, GenerationEvent, GenerationRequest, Provider, Turn, Usage } from "../engine.ts";
 import { countInputTokens, countTokens } from "../tokenizer.ts";
+import { upstreamCalled } from "../../ops/metrics.ts";
+import { forwardedHeaders } from "../../ops/request-context.ts";
 import { ProviderFailure } from "./failure.ts";
 
 export interface OpenAiUpstreamOptions {
@@ -69,18 +71,23 @@ export class OpenAiUpstreamProvider implements Provider {
   async #send(req: GenerationRequest) {
     const { baseUrl, model, apiKey, timeoutMs, stallTimeoutMs } = this.#options;
     let response;
+    const started = performance.now();
     try {
       response = await request(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
         method: "POST",
-        headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        // The caller's request id and trace context go along, so the upstream's logs name the same request.
+        headers: { "content-type": "application/json", ...forwardedHeaders(), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
         body: JSON.stringify(upstreamBody(req, model)),
         signal: req.signal,
         headersTimeout: timeoutMs,
         bodyTimeout: stallTimeoutMs,
       });
     } catch (error) {
-      throw connectionFailure(error, req.signal);
+      const failure = connectionFailure(error, req.signal);
+      upstreamCalled(this.name, started, req.signal.aborted ? "aborted" : failure instanceof ProviderFailure && failure.code === "UPSTREAM_TIMEOUT" ? "timeout" : "connection");
+      throw failure;
     }
+    upstreamCalled(this.name, started, response.statusCode === 429 ? "429" : `${Math.floor(response.statusCode / 100)}xx`);
     if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
     const text = await response.body.text().catch(() => "");
     throw statusFailure(response.statusCode, text, response.headers["retry-after"]);

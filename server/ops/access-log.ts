@@ -1,0 +1,86 @@
+/**
+ * One log line per request (`event: "request"`) and the HTTP metrics, written when the
+ * answer ends: request id, operation id, account, method, path (never the query string),
+ * status, error code, latency, bytes in and out (headers included), and for generations
+ * the model, provider class and tokens.
+ *
+ * A client that hangs up first is the `request.cancelled` line of http/cancelled.ts (499,
+ * REQUEST_CANCELLED); here it is only counted, with status 499.
+ *
+ * Attached around the express app (server.ts) rather than as one of its layers: it sees
+ * every request the app is handed, whatever layer answers it, and when both the line and
+ * the metrics are off it is not attached at all.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Request, Response } from "express";
+import { log, logs } from "../log.ts";
+import { httpErrors, httpRequestDuration, httpRequests } from "./metrics.ts";
+
+export interface AccessLogOptions {
+  /** Write the `request` line (LOG_LEVEL info or lower). */
+  log: boolean;
+  /** Count and time requests (metrics on). */
+  metrics: boolean;
+}
+
+/** Operation label of requests that matched no contract operation (a 404, a probe, the docs). */
+const NO_OPERATION = "none";
+
+/**
+ * A connection's byte counts when its previous request ended. Node has read a request's
+ * head (and often its whole body) before the request is handed over, so a request's bytes
+ * are counted from the end of the one before it on the same connection, not from its start.
+ */
+const countedUntil = new WeakMap<Socket, { read: number; written: number }>();
+
+function bytesOf(socket: Socket): { bytesIn: number; bytesOut: number } {
+  const before = countedUntil.get(socket) ?? { read: 0, written: 0 };
+  const now = { read: socket.bytesRead, written: socket.bytesWritten };
+  countedUntil.set(socket, now);
+  return { bytesIn: now.read - before.read, bytesOut: now.written - before.written };
+}
+
+/** Returns the hook to call with every request before the app handles it; undefined when there is nothing to do. */
+export function accessLog(options: AccessLogOptions): ((req: IncomingMessage, res: ServerResponse) => void) | undefined {
+  const writeLine = options.log && logs("info");
+  if (!writeLine && !options.metrics) return undefined;
+  return (req, res) => {
+    const started = performance.now();
+    const socket = req.socket;
+    res.once("close", () => {
+      const locals = (res as Response).locals ?? {};
+      const cancelled = !res.writableFinished && !locals.closedByServer;
+      const status = cancelled ? 499 : res.statusCode;
+      const seconds = (performance.now() - started) / 1000;
+      const operation = locals.pathMatch?.operation?.operationId ?? NO_OPERATION;
+      const code = cancelled ? "REQUEST_CANCELLED" : locals.errorCode;
+      if (options.metrics) {
+        const labels = { operation, method: req.method ?? "", status: String(status) };
+        httpRequests.inc(labels);
+        httpRequestDuration.observe(labels, seconds);
+        if (code !== undefined) httpErrors.inc({ operation, code });
+      }
+      if (!writeLine || cancelled) return;
+      const generation = locals.generation;
+      const { bytesIn, bytesOut } = bytesOf(socket);
+      log(status >= 500 ? "error" : "info", "request", {
+        requestId: locals.requestId,
+        operation: operation === NO_OPERATION ? undefined : operation,
+        account: locals.caller?.account.id,
+        method: req.method,
+        // The path only: a query string may carry page tokens and filters.
+        path: ((req as Request).originalUrl ?? req.url ?? "").split("?")[0],
+        status,
+        code,
+        durationMs: Math.round(seconds * 1000 * 10) / 10,
+        bytesIn,
+        bytesOut,
+        model: generation?.model,
+        providerClass: generation?.providerClass,
+        inputTokens: generation?.inputTokens,
+        outputTokens: generation?.outputTokens,
+      });
+    });
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * Notes what a generation ran on and used, as its events pass: the model and provider
+ * class at the start, the tokens at `done`. For the request's access-log line
+ * (res.locals.generation) and the inference metrics.
+ */
+import type { Response } from "express";
+import type { GenerationEvent } from "../inference/engine.ts";
+import type { GenerationRun } from "../inference/generation.ts";
+import { generations, inputTokens, outputTokens } from "./metrics.ts";
+
+export async function* recordGeneration(res: Response, run: GenerationRun): AsyncIterable<GenerationEvent> {
+  // The platform model that runs: a fine-tuned model counts under its base (labels stay few).
+  const model = run.model.spec.id;
+  const noted: NonNullable<Response["locals"]["generation"]> = { model, providerClass: run.providerClass, inputTokens: run.inputTokens };
+  res.locals.generation = noted;
+  generations.inc({ model, provider_class: run.providerClass });
+  for await (const event of run.events) {
+    if (event.type === "done") {
+      noted.inputTokens = event.usage.inputTokens;
+      noted.outputTokens = event.usage.outputTokens;
+      inputTokens.inc({ model }, event.usage.inputTokens);
+      outputTokens.inc({ model }, event.usage.outputTokens);
+    }
+    yield event;
+  }
+}
