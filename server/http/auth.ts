@@ -17,12 +17,13 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { hashApiKeySecret } from "../store/api-keys.ts";
+import { RateCounter } from "../store/cache/rate-counter.ts";
 import type { Account, Store } from "../store/store.ts";
 import { isPaidOperation } from "./billing.ts";
 import { ApiError } from "./errors.ts";
 import type { Caller } from "./locals.ts";
 import type { Operation, PathMatch } from "./operations.ts";
-import { enforceBalance, enforceBudget, enforceRateLimit } from "./tenant-limits.ts";
+import { enforceBalance, enforceBudget, enforceRateLimit, RATE_WINDOW_MS } from "./tenant-limits.ts";
 
 export { chargeUsage, isPaidOperation } from "./billing.ts";
 export { requireAgreement, requireFineTuningEnabled, requireModelAllowed, requirePaymentMethod } from "./permissions.ts";
@@ -33,13 +34,14 @@ const ACCOUNT_PARAM = "account";
 
 /** Middleware: sets `res.locals.caller` for every operation, or throws the ApiError above. */
 export function authenticate(store: Store): RequestHandler {
+  const rates = new RateCounter(store.rateWindows, RATE_WINDOW_MS);
   return async (req: Request, res: Response, next: NextFunction) => {
     const match = res.locals.pathMatch;
     const operation = match?.operation;
     if (!match || !operation || operation.public) return next();
     const caller = await identifyCaller(store, req, operation);
     checkTenant(caller.account, match);
-    await enforceLimits(store, caller.account, operation, new Date());
+    await enforceLimits(store, rates, caller.account, operation, new Date());
     res.locals.caller = caller;
     next();
   };
@@ -77,8 +79,8 @@ function checkTenant(account: Account, match: PathMatch): void {
   }
 }
 
-async function enforceLimits(store: Store, account: Account, operation: Operation, now: Date): Promise<void> {
-  await enforceRateLimit(store, account, now);
+async function enforceLimits(store: Store, rates: RateCounter, account: Account, operation: Operation, now: Date): Promise<void> {
+  await enforceRateLimit(rates, account, now);
   if (!isPaidOperation(operation.operationId)) return;
   enforceBalance(account);
   await enforceBudget(store, account, now);

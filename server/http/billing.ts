@@ -28,8 +28,9 @@ export interface UsageCost {
 }
 
 /**
- * Takes the cost from the caller's balance and records it against the budget, in one
- * transaction. The balance may go below zero: a call that was allowed to start is
+ * Takes the cost from the caller's balance and records it against the budget; resolves
+ * once that is committed (in the server, in a group with other calls' charges:
+ * store/cache/group-commit.ts). The balance may go below zero: a call that was allowed to start is
  * charged in full, and the next paid call is refused.
  */
 export async function chargeUsage(store: Store, caller: Caller, cost: UsageCost): Promise<{ balanceMicros: number }> {

@@ -1,7 +1,11 @@
 /**
  * The per-account limits checked before an operation runs: requests per minute on every
- * call; on paid calls also the balance and the spend budget.
+ * call; on paid calls also the balance and the spend budget. Requests are counted in
+ * process and written to the store in batches (store/cache/rate-counter.ts); the balance
+ * and the spend come from the server's caches (store/cache/cached-store.ts). README
+ * "Caches and consistency" says how far each may lag across processes.
  */
+import type { RateCounter } from "../store/cache/rate-counter.ts";
 import type { Account, Store } from "../store/store.ts";
 import { formatMoney } from "../store/money.ts";
 import { ApiError } from "./errors.ts";
@@ -11,11 +15,11 @@ export const RATE_WINDOW_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 /** 429 TENANT_RATE_LIMITED past the account's requests per minute; Retry-After until its window ends. */
-export async function enforceRateLimit(store: Store, account: Account, now: Date): Promise<void> {
+export async function enforceRateLimit(rates: RateCounter, account: Account, now: Date): Promise<void> {
   if (account.requestsPerMinute === null) return;
-  const window = await store.rateWindows.hit(account.id, now, RATE_WINDOW_MS);
-  if (window.count <= account.requestsPerMinute) return;
-  const retryAfter = secondsUntil(window.start.getTime() + RATE_WINDOW_MS, now);
+  const admission = await rates.admit(account.id, account.requestsPerMinute, now.getTime());
+  if (admission.allowed) return;
+  const retryAfter = secondsUntil(admission.windowEndMs, now);
   throw new ApiError("TENANT_RATE_LIMITED", `Rate limit of ${account.requestsPerMinute} requests per minute reached.`, { retryAfter });
 }
 

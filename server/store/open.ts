@@ -6,7 +6,7 @@
  */
 import { openPostgresStore, type PostgresStoreOptions } from "./postgres.ts";
 import { dataDirFromEnv, openSqliteStore } from "./sqlite.ts";
-import type { Store } from "./store.ts";
+import type { VersionedStore } from "./store.ts";
 
 export interface StoreConfig {
   /** Where files live (and, without a database URL, the SQLite database). */
@@ -16,7 +16,7 @@ export interface StoreConfig {
   postgres?: PostgresStoreOptions;
 }
 
-export function openStore(config: StoreConfig): Promise<Store> {
+export function openStore(config: StoreConfig): Promise<VersionedStore> {
   return config.databaseUrl ? openPostgresStore(config.databaseUrl, config.dataDir, config.postgres) : openSqliteStore(config.dataDir);
 }
 

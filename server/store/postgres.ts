@@ -17,14 +17,15 @@ import { migrate, pendingVersions } from "./postgres/migrations.ts";
 import { PostgresOwnerStore } from "./postgres/owners.ts";
 import { PostgresRateWindowStore } from "./postgres/rate-windows.ts";
 import { PostgresUsageStore } from "./postgres/usage.ts";
-import type { Store } from "./store.ts";
+import type { VersionedStore } from "./store.ts";
+import { PostgresCacheVersionStore } from "./postgres/cache-version.ts";
 
 export interface PostgresStoreOptions extends Partial<PostgresSettings> {
   /** Apply pending migrations on open (default true); false: refuse to open a schema that is behind. */
   migrate?: boolean;
 }
 
-export async function openPostgresStore(databaseUrl: string, dataDir: string, options: PostgresStoreOptions = {}): Promise<Store> {
+export async function openPostgresStore(databaseUrl: string, dataDir: string, options: PostgresStoreOptions = {}): Promise<VersionedStore> {
   const { migrate: migrateOnOpen = true, ...settings } = options;
   const pool = createPool(databaseUrl, { ...POSTGRES_DEFAULTS, ...definedOnly(settings) });
   try {
@@ -42,7 +43,7 @@ export async function openPostgresStore(databaseUrl: string, dataDir: string, op
 }
 
 /** The store over an open pool; `close()` ends the pool. */
-export function postgresStore(pool: pg.Pool, dataDir: string): Store {
+export function postgresStore(pool: pg.Pool, dataDir: string): VersionedStore {
   let closed: Promise<void> | undefined;
   return {
     accounts: new PostgresAccountStore(pool),
@@ -52,6 +53,7 @@ export function postgresStore(pool: pg.Pool, dataDir: string): Store {
     datasets: new PostgresDatasetStore(pool, dataDir),
     fineTuning: new PostgresFineTuningStore(pool),
     owners: new PostgresOwnerStore(pool),
+    cacheVersion: new PostgresCacheVersionStore(pool),
     close: () => (closed ??= pool.end()),
   };
 }

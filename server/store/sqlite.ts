@@ -4,7 +4,8 @@
  */
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Store } from "./store.ts";
+import type { VersionedStore } from "./store.ts";
+import { SqliteCacheVersionStore } from "./sqlite/cache-version.ts";
 import { SqliteAccountStore } from "./sqlite/accounts.ts";
 import { SqliteApiKeyStore } from "./sqlite/api-keys.ts";
 import { SqliteDatasetStore } from "./sqlite/datasets.ts";
@@ -22,7 +23,7 @@ export function dataDirFromEnv(env: Record<string, string | undefined> = process
   return path.resolve(env.DATA_DIR || "data");
 }
 
-export async function openSqliteStore(dataDir: string): Promise<Store> {
+export async function openSqliteStore(dataDir: string): Promise<VersionedStore> {
   mkdirSync(dataDir, { recursive: true });
   const db = openDatabase(path.join(dataDir, DATABASE_FILE));
   try {
@@ -39,6 +40,7 @@ export async function openSqliteStore(dataDir: string): Promise<Store> {
     datasets: new SqliteDatasetStore(db, dataDir),
     fineTuning: new SqliteFineTuningStore(db),
     owners: new SqliteOwnerStore(db),
+    cacheVersion: new SqliteCacheVersionStore(db),
     close: async () => {
       if (db.isOpen) db.close();
     },

@@ -118,12 +118,20 @@ export interface UsageCharge {
   at: Date;
 }
 
+export type ChargeOutcome = { balanceMicros: number } | { error: Error };
+
 export interface UsageStore {
   /**
    * Records the charge and takes it from the account's balance in one transaction;
    * returns the balance after it. NOT_FOUND when the account does not exist.
    */
   charge(charge: UsageCharge): Promise<{ balanceMicros: number }>;
+  /**
+   * Records many charges in one transaction (a group commit): one outcome per charge, in
+   * order. A charge for a missing account is NOT_FOUND alone; the others are recorded. Each
+   * balance is the account's balance after the whole batch.
+   */
+  chargeMany(charges: readonly UsageCharge[]): Promise<ChargeOutcome[]>;
   /** The sum of the account's charges at or after `since`, in micro-units. */
   spentSince(accountId: string, since: Date): Promise<number>;
 }
@@ -138,11 +146,12 @@ export interface RateWindow {
 
 export interface RateWindowStore {
   /**
-   * Counts one request of the account at `now` into its window of `lengthMs`. A window
-   * starts at the first request after the previous one ended and lasts `lengthMs`.
-   * Kept in the store (not in process memory) so that every server process shares it.
+   * Counts `count` requests (default 1) of the account at `now` into its window of
+   * `lengthMs`. A window starts at the first request after the previous one ended and
+   * lasts `lengthMs`. Kept in the store so that every server process shares it; a process
+   * counts in memory and adds its requests here in batches (cache/rate-counter.ts).
    */
-  hit(accountId: string, now: Date, lengthMs: number): Promise<RateWindow>;
+  hit(accountId: string, now: Date, lengthMs: number, count?: number): Promise<RateWindow>;
 }
 
 /**
@@ -159,6 +168,16 @@ export interface OwnerStore {
   alive(owner: string, now: Date): Promise<boolean>;
 }
 
+/**
+ * A counter bumped in the same transaction as every change to what server processes cache:
+ * an account (but not its balance), an API key, an account's model. A process that caches
+ * them reads it a few times a second (cache/change-feed.ts) and drops its caches when it
+ * moved. Kept by triggers, so every writer bumps it, the admin command and SQL by hand too.
+ */
+export interface CacheVersionStore {
+  current(): Promise<number>;
+}
+
 export interface Store {
   readonly accounts: AccountStore;
   readonly apiKeys: ApiKeyStore;
@@ -169,4 +188,9 @@ export interface Store {
   readonly owners: OwnerStore;
   /** Closes the connection; the store is unusable afterwards. */
   close(): Promise<void>;
+}
+
+/** A store as opened, with its cache version (what cache/cached-store.ts builds on). */
+export interface VersionedStore extends Store {
+  readonly cacheVersion: CacheVersionStore;
 }

@@ -12,6 +12,7 @@ import path from "node:path";
 import type { Router } from "express";
 import { createApp } from "../../server/http/app.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
+import { withCaches } from "../../server/store/cache/cached-store.ts";
 import { openTestStore } from "../store/test-store.ts";
 import type { NewAccount, Store } from "../../server/store/store.ts";
 import { registerTestRoutes } from "./test-routes.ts";
@@ -40,7 +41,8 @@ export const ORDINARY: NewAccount[] = [
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "http-test-"));
-  const store = await openTestStore(dataDir);
+  // As the server uses it: keys, accounts and models cached, charges committed in groups.
+  const store = withCaches(await openTestStore(dataDir));
   const keys: Record<string, string> = {};
   const keyIds: Record<string, string> = {};
   for (const account of options.accounts ?? ORDINARY) {

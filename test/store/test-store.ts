@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { openStore, type StoreConfig } from "../../server/store/open.ts";
-import type { Store } from "../../server/store/store.ts";
+import type { VersionedStore } from "../../server/store/store.ts";
 import { startCluster } from "../postgres/cluster.ts";
 
 export const onPostgres = process.env.TEST_STORE === "postgres";
@@ -63,7 +63,7 @@ export async function storeConfigFor(dataDir: string): Promise<StoreConfig> {
 }
 
 /** Opens the test store for a data directory (see above). */
-export async function openTestStore(dataDir: string): Promise<Store> {
+export async function openTestStore(dataDir: string): Promise<VersionedStore> {
   return openStore(await storeConfigFor(dataDir));
 }
 

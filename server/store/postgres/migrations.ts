@@ -12,6 +12,7 @@
  * can hold several independent stores (the tests give each its own schema).
  */
 import type pg from "pg";
+import { CACHE_VERSION_SCHEMA } from "./cache-version.ts";
 import { query } from "./database.ts";
 
 export interface Migration {
@@ -175,6 +176,7 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  { version: 5, name: "cache version counter", sql: CACHE_VERSION_SCHEMA },
 ];
 
 /**

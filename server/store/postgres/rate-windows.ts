@@ -10,18 +10,18 @@ export class PostgresRateWindowStore implements RateWindowStore {
     this.#pool = pool;
   }
 
-  hit(accountId: string, now: Date, lengthMs: number): Promise<RateWindow> {
+  hit(accountId: string, now: Date, lengthMs: number, count = 1): Promise<RateWindow> {
     return pgCall(async () => {
       // One upsert reads and counts atomically (ON CONFLICT DO UPDATE locks the row), so
       // concurrent requests from several processes are each counted once.
       const row = await queryOne(
         this.#pool,
-        `INSERT INTO rate_windows AS w (account_id, start_ms, count) VALUES ($1, $2, 1)
+        `INSERT INTO rate_windows AS w (account_id, start_ms, count) VALUES ($1, $2, $4)
          ON CONFLICT (account_id) DO UPDATE SET
            start_ms = CASE WHEN w.start_ms + $3 <= $2 THEN $2 ELSE w.start_ms END,
-           count = CASE WHEN w.start_ms + $3 <= $2 THEN 1 ELSE w.count + 1 END
+           count = CASE WHEN w.start_ms + $3 <= $2 THEN $4 ELSE w.count + $4 END
          RETURNING start_ms, count`,
-        [accountId, now.getTime(), lengthMs],
+        [accountId, now.getTime(), lengthMs, count],
       );
       return { start: new Date(Number(row?.start_ms)), count: Number(row?.count) };
     });

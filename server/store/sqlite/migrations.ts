@@ -9,6 +9,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { inTransaction } from "./database.ts";
 import { DATASETS_SCHEMA } from "./datasets-schema.ts";
 import { FINE_TUNING_SCHEMA } from "./fine-tuning-schema.ts";
+import { CACHE_VERSION_SCHEMA } from "./cache-version.ts";
 
 interface Migration {
   version: number;
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  { version: 5, name: "cache version counter", sql: CACHE_VERSION_SCHEMA },
 ];
 
 /** Applies the migrations the database has not had yet, each in its own transaction. */

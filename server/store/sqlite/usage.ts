@@ -1,7 +1,7 @@
 /** Usage charges in SQLite: each charge is a record and a balance change, written together. */
 import type { DatabaseSync } from "node:sqlite";
 import { ApiError } from "../../http/errors.ts";
-import type { UsageCharge, UsageStore } from "../store.ts";
+import type { ChargeOutcome, UsageCharge, UsageStore } from "../store.ts";
 import { inTransaction, storeCall } from "./database.ts";
 
 export class SqliteUsageStore implements UsageStore {
@@ -14,20 +14,41 @@ export class SqliteUsageStore implements UsageStore {
   charge(charge: UsageCharge): Promise<{ balanceMicros: number }> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
-        if (!Number.isSafeInteger(charge.amountMicros) || charge.amountMicros < 0) {
-          throw new RangeError(`A charge is a whole, non-negative number of micro-units, not ${charge.amountMicros}`);
-        }
-        // The balance update comes first: when the account is missing nothing is written.
-        const updated = this.#db
-          .prepare("UPDATE accounts SET balance_micros = balance_micros - ? WHERE id = ? RETURNING balance_micros")
-          .get(charge.amountMicros, charge.accountId);
-        if (updated === undefined) throw new ApiError("NOT_FOUND", `No account ${charge.accountId}.`);
-        this.#db
-          .prepare("INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES (?, ?, ?, ?, ?)")
-          .run(charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime());
-        return { balanceMicros: Number(updated.balance_micros) };
+        checkAmount(charge);
+        return this.#record(charge);
       }),
     );
+  }
+
+  chargeMany(charges: readonly UsageCharge[]): Promise<ChargeOutcome[]> {
+    return storeCall(() => {
+      charges.forEach(checkAmount);
+      const outcomes = inTransaction(this.#db, () =>
+        charges.map((charge): ChargeOutcome => {
+          try {
+            return this.#record(charge);
+          } catch (error) {
+            if (error instanceof ApiError) return { error };
+            throw error;
+          }
+        }),
+      );
+      // Every charge of an account gets the balance after the whole batch.
+      const last = new Map(outcomes.flatMap((outcome, i) => ("balanceMicros" in outcome ? [[charges[i]!.accountId, outcome.balanceMicros] as const] : [])));
+      return outcomes.map((outcome, i) => ("balanceMicros" in outcome ? { balanceMicros: last.get(charges[i]!.accountId)! } : outcome));
+    });
+  }
+
+  /** The balance update comes first: when the account is missing nothing is written. */
+  #record(charge: UsageCharge): { balanceMicros: number } {
+    const updated = this.#db
+      .prepare("UPDATE accounts SET balance_micros = balance_micros - ? WHERE id = ? RETURNING balance_micros")
+      .get(charge.amountMicros, charge.accountId);
+    if (updated === undefined) throw new ApiError("NOT_FOUND", `No account ${charge.accountId}.`);
+    this.#db
+      .prepare("INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES (?, ?, ?, ?, ?)")
+      .run(charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime());
+    return { balanceMicros: Number(updated.balance_micros) };
   }
 
   spentSince(accountId: string, since: Date): Promise<number> {
@@ -37,5 +58,11 @@ export class SqliteUsageStore implements UsageStore {
         .get(accountId, since.getTime());
       return Number(row?.spent ?? 0);
     });
+  }
+}
+
+function checkAmount(charge: UsageCharge): void {
+  if (!Number.isSafeInteger(charge.amountMicros) || charge.amountMicros < 0) {
+    throw new RangeError(`A charge is a whole, non-negative number of micro-units, not ${charge.amountMicros}`);
   }
 }
