@@ -19,8 +19,10 @@ interface Window {
   startMs: number;
   /** The store's count for the window as of this process's last write. */
   synced: number;
-  /** Admitted here since, not yet in the store. */
+  /** Admitted here since, not yet written. */
   pending: number;
+  /** Admitted here and being written now: not in `synced` yet, nor seen by other processes. */
+  writing: number;
   /** When the first of them was admitted: they are written at that time. */
   pendingFromMs: number;
 }
@@ -53,8 +55,8 @@ export class RateCounter {
     const window = this.#windows.get(accountId);
     if (window !== undefined && nowMs < window.startMs + this.#lengthMs) {
       const windowEndMs = window.startMs + this.#lengthMs;
-      if (window.synced + window.pending >= limit) return { allowed: false, windowEndMs };
-      if (window.pending < rateAllowance(limit)) {
+      if (window.synced + window.writing + window.pending >= limit) return { allowed: false, windowEndMs };
+      if (window.writing + window.pending < rateAllowance(limit)) {
         if (window.pending++ === 0) window.pendingFromMs = nowMs;
         this.#scheduleFlush();
         return { allowed: true, windowEndMs };
@@ -79,7 +81,11 @@ export class RateCounter {
     const window = this.#windows.get(accountId);
     let pending = window?.pending ?? 0;
     const pendingFrom = window?.pendingFromMs ?? nowMs;
-    if (window) window.pending = 0;
+    if (window) {
+      window.pending = 0;
+      window.writing += pending;
+    }
+    const written = pending;
     try {
       let stored: { startMs: number; count: number } | undefined;
       // Requests admitted in a window that has ended since are written at their own time.
@@ -94,6 +100,9 @@ export class RateCounter {
       const current = this.#windows.get(accountId);
       if (current && pending > 0) current.pending += pending; // counted again at the next write
       throw error;
+    } finally {
+      const current = this.#windows.get(accountId);
+      if (current) current.writing = Math.max(0, current.writing - written);
     }
   }
 
@@ -104,7 +113,8 @@ export class RateCounter {
     if (known && known.startMs === stored.startMs) {
       known.synced = Math.max(known.synced, stored.count);
     } else {
-      this.#windows.set(accountId, { startMs: stored.startMs, synced: stored.count, pending: known?.pending ?? 0, pendingFromMs: known?.pendingFromMs ?? atMs });
+      const carried = { pending: known?.pending ?? 0, writing: known?.writing ?? 0, pendingFromMs: known?.pendingFromMs ?? atMs };
+      this.#windows.set(accountId, { startMs: stored.startMs, synced: stored.count, ...carried });
     }
     return stored;
   }
