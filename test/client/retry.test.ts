@@ -91,7 +91,8 @@ describe("answers that prove the request was not applied", () => {
     assert.equal(error.status, 429);
     assert.equal(error.retryAfterMs, 3_600_000);
     assert.equal(scripted.arrivals.length, 1);
-    assert.ok(performance.now() - started < 500);
+    // Not waited: an hour was asked for; the margin is for a loaded machine.
+    assert.ok(performance.now() - started < 10_000);
   });
 
   test("other error statuses are not retried", async () => {
@@ -109,7 +110,8 @@ describe("answers that prove the request was not applied", () => {
       ok(clientWith([]).GET("/models", { signal: AbortSignal.timeout(200) })),
       (error: Error) => error.name === "TimeoutError" || error.name === "AbortError",
     );
-    assert.ok(performance.now() - started < 1_000);
+    // The server asked for 30 s; the abort came at 200 ms.
+    assert.ok(performance.now() - started < 10_000);
   });
 });
 
@@ -206,7 +208,9 @@ describe("against the reference server", () => {
     assert.equal(retries.length, 1);
     assert.equal(retries[0]?.cause, 429);
     assert.equal(retries[0]?.fromRetryAfter, true);
-    assert.equal(retries[0]?.delayMs, 2_000, "Retry-After: the 1.5 s left, rounded up to whole seconds");
-    assert.ok(waited >= 2_000, `the call took ${waited} ms`);
+    // Retry-After: the at most 1.5 s left (less when the machine is slow), rounded up to whole seconds.
+    const delayMs = retries[0]?.delayMs ?? 0;
+    assert.ok(delayMs === 1_000 || delayMs === 2_000, `delay ${delayMs} ms`);
+    assert.ok(waited >= delayMs, `the call took ${waited} ms`);
   });
 });

@@ -109,13 +109,11 @@ test("the ignore file: rule, location and a reason are all required", () => {
   assert.deepEqual(changes[0]!.ignored, { reason: "Nobody reads tags." });
 });
 
-// This repository's generated contract: the engine must be quiet on a pure rename, and quick.
+// This repository's generated contract: the engine must be quiet on a pure rename.
 const generated = parse(readFileSync(join(import.meta.dirname, "..", "..", "generated", "openapi.3.2.yaml"), "utf8")) as Doc;
 
 test("this repository's contract compared with itself reports nothing", () => {
-  const started = Date.now();
   assert.deepEqual(diffDocuments(generated, structuredClone(generated)), []);
-  assert.ok(Date.now() - started < 5000);
 });
 
 test("this repository's contract with every model renamed reports nothing", () => {
