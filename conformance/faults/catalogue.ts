@@ -416,11 +416,11 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/model-full-name"],
     rule: "Contract: response objects are closed; no undeclared fields",
-    description: "The response object carries an extra field service_tier.",
+    description: "The response object carries an extra field user (an OpenAI Responses field this contract does not declare).",
     match: postResponses,
     onResponse(response) {
       if (isStream(response) || response.status !== 200 || !response.json) return;
-      response.json.service_tier = "default";
+      response.json.user = "alice";
       return response;
     },
   },
