@@ -7,8 +7,18 @@
  * and are bound by the match), and answered with what the reference server answered to
  * that step: the golden (goldens/<area>/<name>.yaml), with the variables filled in.
  *
- * A request that matches no step is answered 404 with error code NOT_FOUND and a message
- * saying which requests the transcript expected next.
+ * Steps are matched strictly in order: a request must be the transcript's next step (or
+ * the current one again when it repeats, or the first, to start over), with the same
+ * method, path, query, key role and scheme (Bearer or x-api-key) and JSON body. Anything
+ * else is answered 422 with error code MOCK_MISMATCH (a status and code the interface
+ * never uses, so a client test cannot mistake it for an answer of the service) and the
+ * field-level differences from the expected request, in `error.message` and
+ * `error.differences`.
+ *
+ * Answers speak the profile's names: the goldens were recorded with profiles/reference.json,
+ * so every whole value (a JSON string, or a `/`-separated segment of one) that is one of
+ * its account ids or model names becomes the profile's value for the same role. A value
+ * inside a longer name (`tiny-chat` in `tiny-chat-community`) is never replaced.
  */
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -17,7 +27,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { loadGolden, longMarker, type Golden, type GoldenExchange } from "./golden.ts";
 import { isPlainObject } from "./matchers.ts";
-import type { Profile } from "./profile.ts";
+import { loadProfile, PROFILE_KEYS, type Profile } from "./profile.ts";
 import { parseSse, formatSse } from "./sse.ts";
 import { evaluate, TemplateError } from "./template.ts";
 import { kitRoot, loadTranscripts, transcriptsDir, type Transcript } from "./transcript.ts";
@@ -68,6 +78,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   }
   const sessions = new Map<string, Session>();
   const unmatched: string[] = [];
+  const renames = recordedNames(options.profile);
 
   const server = http.createServer((req, res) => {
     const answer = (body: Buffer) => {
@@ -101,25 +112,29 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       sessions.set(id, session);
     }
     const incoming = { method: (req.method ?? "GET").toUpperCase(), path: rest, query: url.searchParams, headers: req.headers, body, json: parseJson(req.headers["content-type"], body) };
-    // The next steps first; the current one again only when it repeats its request; else
-    // the client has started the transcript over.
+    // Strictly in order: the next step; the current one again only when it repeats its
+    // request; else the first (the client has started the transcript over).
     const current = entry.entries[session.cursor];
-    const order = [...range(session.cursor + 1, entry.entries.length), ...(current?.repeated ? [session.cursor] : []), ...range(0, session.cursor + (current?.repeated ? 0 : 1))];
+    const next = session.cursor + 1 < entry.entries.length ? session.cursor + 1 : undefined;
+    const order = [...(next !== undefined ? [next] : []), ...(current?.repeated ? [session.cursor] : []), ...(next !== 0 ? [0] : [])];
+    const transcript = byId.get(id);
     for (const i of order) {
       const candidate = entry.entries[i] as Entry;
-      const restart = i <= session.cursor && !(i === session.cursor && current?.repeated);
+      const restart = i === 0 || (i <= session.cursor && !(i === session.cursor && current?.repeated));
       const vars = new Map(restart ? [] : session.vars);
-      if (!requestMatches(candidate, incoming, vars, options.profile)) continue;
+      if (!requestMatches(candidate, incoming, vars, options.profile, schemeOf(transcript, candidate.step))) continue;
       session.cursor = i;
       session.vars = vars;
       learnRun(vars);
-      return serve(res, candidate, vars, { golden: entry.golden, profile: options.profile, setupValue: (name) => setupValue(id, name), run: () => globalRun });
+      return serve(res, candidate, vars, { golden: entry.golden, profile: options.profile, renames, setupValue: (name) => setupValue(id, name), run: () => globalRun });
     }
     const show = (e: Entry) => `${e.request.method} ${e.request.base === "origin" ? "" : "/v1"}${e.request.path}`;
-    const expected = entry.entries.slice(session.cursor + 1, session.cursor + 4).map(show);
     unmatched.push(`${id}: ${incoming.method} ${rest}`);
-    const first = entry.entries[0] ? show(entry.entries[0]) : "";
-    notFound(res, `mock: ${incoming.method} ${rest} matches no step of ${id}; next expected: ${expected.join(" | ") || `(the transcript is over; it starts again with ${first})`}`);
+    // Over: the transcript starts again with its first step.
+    const expectedEntry = entry.entries[next ?? 0] as Entry;
+    const differences = requestDifferences(expectedEntry, incoming, next === undefined ? new Map() : new Map(session.vars), options.profile, schemeOf(transcript, expectedEntry.step));
+    const message = `mock: ${incoming.method} ${rest} is not step ${expectedEntry.step} of ${id}, which is next${next === undefined ? " (the transcript was over: it starts again)" : ""}: ${show(expectedEntry)}; ${differences.join("; ")}`;
+    reply(res, 422, { error: { message, type: "invalid_request_error", code: "MOCK_MISMATCH", param: differences[0]?.split(":")[0] ?? null, differences } });
   }
 
   /** The client's `{{run}}` (one per run of the kit, shared by all transcripts), learnt from any request. */
@@ -140,7 +155,7 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     const setup = served.get(setupId);
     const session = sessions.get(setupId);
     if (typeof exported !== "string" || !setup || !session) return undefined;
-    const value = fill(exported, session.vars, { golden: setup.golden, profile: options.profile, setupValue: (n) => setupValue(setupId, n), run: () => globalRun });
+    const value = fill(exported, session.vars, { golden: setup.golden, profile: options.profile, renames, setupValue: (n) => setupValue(setupId, n), run: () => globalRun });
     return value.includes("{{") ? undefined : value;
   }
 
@@ -184,30 +199,56 @@ interface Incoming {
   json: unknown;
 }
 
-function requestMatches(entry: Entry, incoming: Incoming, vars: Map<string, unknown>, profile: Profile): boolean {
-  const r = entry.request;
-  if (r.method !== incoming.method) return false;
-  const [goldenPath, goldenQuery = ""] = r.path.split("?") as [string, string?];
-  const full = r.base === "origin" ? goldenPath : `/v1${goldenPath}`;
-  if (!matchTemplate(safeDecode(full), safeDecode(incoming.path), vars, profile)) return false;
-  const want = new URLSearchParams(goldenQuery);
-  const wantKeys = [...new Set(want.keys())].sort();
-  const gotKeys = [...new Set(incoming.query.keys())].sort();
-  if (wantKeys.join("&") !== gotKeys.join("&")) return false;
-  for (const k of wantKeys) if (!matchTemplate(want.get(k) ?? "", incoming.query.get(k) ?? "", vars, profile)) return false;
-  if (!authMatches(r.auth ?? "primary", incoming.headers, profile)) return false;
-  if (r.json !== undefined) return matchJson(r.json, incoming.json, vars, profile);
-  return true;
+function requestMatches(entry: Entry, incoming: Incoming, vars: Map<string, unknown>, profile: Profile, scheme: Scheme): boolean {
+  return requestDifferences(entry, incoming, vars, profile, scheme, 1).length === 0;
 }
 
-function authMatches(role: string, headers: http.IncomingHttpHeaders, profile: Profile): boolean {
-  if (role === "literal") return true;
+/**
+ * How a request differs from a step's, field by field (`body.stream: unexpected field`,
+ * `query.pageSize: expected "2", got "3"`, `auth: expected Bearer key of secondary`);
+ * empty when it matches, binding the step's unbound variables in `vars`.
+ */
+function requestDifferences(entry: Entry, incoming: Incoming, vars: Map<string, unknown>, profile: Profile, scheme: Scheme, limit = 8): string[] {
+  const out: string[] = [];
+  const r = entry.request;
+  if (r.method !== incoming.method) out.push(`method: expected ${r.method}, got ${incoming.method}`);
+  const [goldenPath, goldenQuery = ""] = r.path.split("?") as [string, string?];
+  const full = r.base === "origin" ? goldenPath : `/v1${goldenPath}`;
+  if (!matchTemplate(safeDecode(full), safeDecode(incoming.path), vars, profile)) out.push(`path: expected ${full}, got ${incoming.path}`);
+  if (out.length >= limit) return out;
+  const want = new URLSearchParams(goldenQuery);
+  const wantKeys = [...new Set(want.keys())];
+  const gotKeys = [...new Set(incoming.query.keys())];
+  for (const k of gotKeys) if (!wantKeys.includes(k)) out.push(`query.${k}: unexpected parameter`);
+  for (const k of wantKeys) {
+    if (!gotKeys.includes(k)) out.push(`query.${k}: missing parameter`);
+    else if (!matchTemplate(want.get(k) ?? "", incoming.query.get(k) ?? "", vars, profile)) out.push(`query.${k}: expected ${JSON.stringify(want.get(k))}, got ${JSON.stringify(incoming.query.get(k))}`);
+  }
+  const auth = authDifference(r.auth ?? "primary", scheme, incoming.headers, profile);
+  if (auth) out.push(auth);
+  if (out.length >= limit) return out.slice(0, limit);
+  if (r.json !== undefined) out.push(...jsonDifferences(r.json, incoming.json, vars, profile, "body", limit - out.length));
+  return out.slice(0, limit);
+}
+
+type Scheme = "bearer" | "x-api-key";
+
+/** The key scheme a golden's step used: its transcript's `auth.scheme`. */
+function schemeOf(t: Transcript | undefined, stepNumber: number): Scheme {
+  const step = stepNumber > 1000 ? t?.cleanup[stepNumber - 1001] : t?.steps[stepNumber - 1];
+  const auth = step?.request.auth;
+  return typeof auth === "object" && auth.scheme === "x-api-key" ? "x-api-key" : "bearer";
+}
+
+function authDifference(role: string, scheme: Scheme, headers: http.IncomingHttpHeaders, profile: Profile): string | undefined {
+  if (role === "literal") return undefined;
   const authorization = headers.authorization;
   const apiKey = headers["x-api-key"];
-  if (role === "none") return authorization === undefined && apiKey === undefined;
+  if (role === "none") return authorization === undefined && apiKey === undefined ? undefined : "auth: expected no key";
   const key = profile.accounts[role]?.key;
-  if (!key) return false;
-  return authorization === `Bearer ${key}` || apiKey === key;
+  if (!key) return `auth: the profile has no account ${role}`;
+  if (scheme === "x-api-key") return apiKey === key && authorization === undefined ? undefined : `auth: expected the key of ${role} in x-api-key`;
+  return authorization === `Bearer ${key}` && apiKey === undefined ? undefined : `auth: expected Authorization: Bearer with the key of ${role}`;
 }
 
 const PROFILE_ROOTS = new Set(["accounts", "models", "settings", "capabilities", "timeouts", "account", "otherAccount", "faults"]);
@@ -257,23 +298,35 @@ function matchTemplate(template: string, value: string, vars: Map<string, unknow
   return true;
 }
 
-function matchJson(template: unknown, value: unknown, vars: Map<string, unknown>, profile: Profile): boolean {
-  if (typeof template === "string" && template.startsWith("{{$long:")) return typeof value === "string" && longMarker(value) === template;
-  if (typeof template === "string") return typeof value === "string" && matchTemplate(template, value, vars, profile);
-  if (Array.isArray(template)) return Array.isArray(value) && value.length === template.length && template.every((t, i) => matchJson(t, value[i], vars, profile));
-  if (isPlainObject(template)) {
-    if (!isPlainObject(value)) return false;
-    const a = Object.keys(template).sort();
-    const b = Object.keys(value).sort();
-    if (a.join("\u0000") !== b.join("\u0000")) return false;
-    return a.every((k) => matchJson(template[k], value[k], vars, profile));
+/** Field-level differences of a JSON body from a golden's (with `{{variables}}` matching and binding). */
+function jsonDifferences(template: unknown, value: unknown, vars: Map<string, unknown>, profile: Profile, at: string, limit: number): string[] {
+  const got = (v: unknown) => (v === undefined ? "nothing" : JSON.stringify(v)?.slice(0, 80));
+  if (typeof template === "string" && template.startsWith("{{$long:")) return typeof value === "string" && longMarker(value) === template ? [] : [`${at}: expected ${template}, got ${got(value)}`];
+  if (typeof template === "string") return typeof value === "string" && matchTemplate(template, value, vars, profile) ? [] : [`${at}: expected ${JSON.stringify(template)}, got ${got(value)}`];
+  if (Array.isArray(template)) {
+    if (!Array.isArray(value)) return [`${at}: expected an array, got ${got(value)}`];
+    if (value.length !== template.length) return [`${at}: expected ${template.length} items, got ${value.length}`];
+    return template.flatMap((t, i) => jsonDifferences(t, value[i], vars, profile, `${at}[${i}]`, limit)).slice(0, limit);
   }
-  return template === value;
+  if (isPlainObject(template)) {
+    if (!isPlainObject(value)) return [`${at}: expected an object, got ${got(value)}`];
+    const out: string[] = [];
+    for (const k of Object.keys(value)) if (!(k in template)) out.push(`${at}.${k}: unexpected field`);
+    for (const k of Object.keys(template)) {
+      if (out.length >= limit) break;
+      if (!(k in value)) out.push(`${at}.${k}: missing field`);
+      else out.push(...jsonDifferences(template[k], value[k], vars, profile, `${at}.${k}`, limit - out.length));
+    }
+    return out.slice(0, limit);
+  }
+  return template === value ? [] : [`${at}: expected ${JSON.stringify(template)}, got ${got(value)}`];
 }
 
 interface FillContext {
   golden: Golden;
   profile: Profile;
+  /** Names of the recording profile → the profile's (see recordedNames). */
+  renames: Map<string, string>;
   /** Exports of the setups the transcript uses, as the client's own setup run made them. */
   setupValue: (name: string) => unknown;
   /** The client's run id, once a request showed it. */
@@ -285,7 +338,14 @@ interface FillContext {
  * profile, then the setups' exports, then the values recorded (which become bound).
  */
 function fill(text: string, vars: Map<string, unknown>, ctx: FillContext, depth = 0): string {
-  return text.replace(PLACEHOLDER, (whole, name: string) => {
+  return text.replace(PLACEHOLDER, (whole, name: string, offset: number) => {
+    // A profile value recorded inside a longer name (`{{models.chat}}-community`) was not
+    // that value: the name is kept as recorded, never given the profile's value in its middle.
+    const inside = NAME_CHAR.test(text[offset - 1] ?? "") || NAME_CHAR.test(text[offset + whole.length] ?? "");
+    if (inside && profileValue(name, ctx.profile) !== undefined) {
+      const recorded = profileValue(name, RECORDING_PROFILE());
+      if (recorded !== undefined) return String(recorded);
+    }
     let v = vars.get(name);
     if (v === undefined) v = profileValue(name, ctx.profile);
     if (v === undefined && name.includes(".")) v = ctx.setupValue(name);
@@ -301,8 +361,46 @@ function fill(text: string, vars: Map<string, unknown>, ctx: FillContext, depth 
   });
 }
 
+const NAME_CHAR = /[A-Za-z0-9_-]/;
+
+let recordingProfile: Profile | undefined;
+/** The profile the goldens were recorded with. */
+function RECORDING_PROFILE(): Profile {
+  recordingProfile ??= loadProfile(path.join(kitRoot(), "profiles/reference.json"));
+  return recordingProfile;
+}
+
+/**
+ * The recording profile's account ids and model names → the profile's for the same role
+ * (the first role in the documented order wins when the recording used one name for
+ * several roles); names the profile leaves out stay as recorded.
+ */
+function recordedNames(profile: Profile): Map<string, string> {
+  const recorded = RECORDING_PROFILE();
+  const out = new Map<string, string>();
+  for (const role of PROFILE_KEYS.accounts) {
+    const from = recorded.accounts[role]?.id;
+    const to = profile.accounts[role]?.id;
+    if (from && to && !out.has(from)) out.set(from, to);
+  }
+  for (const role of PROFILE_KEYS.models) {
+    const from = recorded.models[role];
+    const to = profile.models[role];
+    if (from && to && !out.has(from)) out.set(from, to);
+  }
+  return out;
+}
+
+/** Whole values only: a string equal to a recorded name, or each `/`-separated segment equal to one. */
+function rename(value: string, renames: Map<string, string>): string {
+  if (renames.size === 0) return value;
+  const whole = renames.get(value);
+  if (whole !== undefined) return whole;
+  return value.includes("/") ? value.split("/").map((segment) => renames.get(segment) ?? segment).join("/") : value;
+}
+
 function fillJson(value: unknown, vars: Map<string, unknown>, ctx: FillContext): unknown {
-  if (typeof value === "string") return fill(value, vars, ctx);
+  if (typeof value === "string") return rename(fill(value, vars, ctx), ctx.renames);
   if (Array.isArray(value)) return value.map((v) => fillJson(v, vars, ctx));
   if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};

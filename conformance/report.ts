@@ -101,6 +101,13 @@ export function textReport(report: RunReport, options: TextOptions = {}): string
   lines.push(`${coverageLine("rules", cov.rules)}${c.dim(`  (${cov.rules.passed} passed)`)}`);
   lines.push("");
   const waited = report.rateLimitWaitedMs > 0 ? `; honoured Retry-After of the service's rate limit for ${(report.rateLimitWaitedMs / 1000).toFixed(0)} s in all` : "";
+  if (report.made.datasets + report.made.jobs > 0) {
+    lines.push(
+      report.leftBehind.length
+        ? c.yellow(`Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs; could not delete: ${report.leftBehind.join(", ")}`)
+        : c.dim(`Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs still running and deleted the datasets (the models jobs trained stay: the interface cannot delete a model)`),
+    );
+  }
   const summary = `${outcomeCounts(report)} in ${(report.durationMs / 1000).toFixed(1)} s (${report.requests} requests${waited})${report.interrupted ? "; INTERRUPTED, cleanups ran" : ""}`;
   lines.push(report.failed > 0 ? c.red(c.bold(summary)) : c.green(c.bold(summary)));
   return lines.join("\n");

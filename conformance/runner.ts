@@ -42,6 +42,12 @@ export interface RunOptions {
   /** Fixed run id (default random): the `{{run}}` variable. */
   runId?: string;
   /**
+   * Remove what the run made at its end (default true): every job it created is cancelled
+   * and every dataset deleted, whatever the transcripts' own cleanup did. False keeps
+   * them for inspection (and suits a mock that only replays recordings).
+   */
+  cleanUp?: boolean;
+  /**
    * Interrupts the run (Ctrl-C): requests in flight are aborted, no further step or
    * transcript starts, and every cleanup still runs (without the signal).
    */
@@ -99,6 +105,10 @@ export interface RunReport {
   notImplemented: number;
   /** Ctrl-C (the signal) ended the run early; cleanups ran. */
   interrupted: boolean;
+  /** Datasets the run made that were still there after its cleanup (names), or all it made with `cleanUp: false`. */
+  leftBehind: string[];
+  /** What the run made: datasets and fine-tuning jobs (cancelled and deleted at its end unless `cleanUp: false`). */
+  made: { datasets: number; jobs: number };
   failures: StepFailure[];
   results: { transcript: string; status: Outcome; reason?: string; durationMs: number }[];
   coverage: CoverageSummary;
@@ -153,6 +163,7 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     rateLimitWaitedMs: 0,
     rateLimitWaitingUntil: 0,
     deferredCleanups: [],
+    created: [],
     ruleIds: new Set(rules.map((r) => r.id)),
     requestIds: new Map(),
     stopped: false,
@@ -191,6 +202,7 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   }
   // What setups made (datasets, jobs) is removed when everything that used it is done, last made first.
   for (const cleanup of ctx.deferredCleanups.reverse()) await cleanup();
+  const leftBehind = options.cleanUp === false ? ctx.created.map((c) => c.name) : await removeCreated(ctx);
   const interrupted = options.signal?.aborted === true;
   if (interrupted) {
     const ran = new Set(results.map((r) => r.transcript));
@@ -211,6 +223,8 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     skipped: results.filter((r) => r.status === "skipped").length,
     notImplemented: results.filter((r) => r.status === "not-implemented").length,
     interrupted,
+    leftBehind,
+    made: { datasets: ctx.created.filter((c) => c.kind === "dataset").length, jobs: ctx.created.filter((c) => c.kind === "job").length },
     failures,
     results: results.map((r) => ({ transcript: r.transcript, status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), durationMs: r.durationMs })),
     coverage: coverage.summary(),
@@ -222,6 +236,48 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     requests: ctx.requests,
     rateLimitWaitedMs: ctx.rateLimitWaitedMs,
   };
+}
+
+interface Created {
+  kind: "dataset" | "job";
+  name: string;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Cancels every job the run created (a finished one refuses, which is fine) and then
+ * deletes every dataset; answers to both are ignored but for what they say was left: a
+ * dataset whose DELETE was neither 2xx nor 404 is returned as left behind. Fine-tuned
+ * models stay: the interface has no operation that deletes a model.
+ */
+async function removeCreated(ctx: RunContext): Promise<string[]> {
+  const timeoutMs = ctx.options.profile.timeouts.requestMs;
+  const leftBehind: string[] = [];
+  const jobs = ctx.created.filter((c) => c.kind === "job");
+  const datasets = ctx.created.filter((c) => c.kind === "dataset");
+  const call = async (c: Pick<Created, "method" | "url" | "headers">): Promise<Exchange | undefined> => {
+    ctx.requests++;
+    try {
+      return await send({ method: c.method, url: c.url, relativePath: c.url, apiPath: c.url, headers: { ...c.headers, ...(c.method === "POST" ? { "content-type": "application/json" } : {}) }, ...(c.method === "POST" ? { body: "{}" } : {}) }, timeoutMs);
+    } catch {
+      return undefined;
+    }
+  };
+  for (const job of jobs) {
+    await call(job);
+    // A job may have made a dataset of its own (the evaluation rows it held out): that goes too.
+    const read = await call({ method: "GET", url: job.url.replace(/:cancel$/, ""), headers: job.headers });
+    const evaluation = /^accounts\/[^/]+\/datasets\/[^/]+/.exec(String((read?.json as { evaluationDatasetVersion?: unknown } | undefined)?.evaluationDatasetVersion ?? ""))?.[0];
+    const base = job.url.slice(0, job.url.indexOf("/accounts/"));
+    if (evaluation && !datasets.some((d) => d.name === evaluation)) datasets.push({ kind: "dataset", name: evaluation, method: "DELETE", url: `${base}/${evaluation}`, headers: job.headers });
+  }
+  for (const dataset of datasets) {
+    const status = (await call(dataset))?.status;
+    if (status === undefined || (status !== 404 && (status < 200 || status > 299))) leftBehind.push(`${dataset.name} (DELETE → ${status ?? "no answer"})`);
+  }
+  return leftBehind;
 }
 
 /** A selection (areas, transcripts) that names nothing, or matches nothing: a usage error, never an empty pass. */
@@ -265,6 +321,8 @@ interface RunContext {
   rateLimitWaitingUntil: number;
   /** Rule ids of the catalogue. */
   ruleIds: Set<string>;
+  /** What the run made (datasets, jobs), removed at its end. */
+  created: Created[];
   /** Cleanups of setups, run at the end of the run. */
   deferredCleanups: (() => Promise<void>)[];
   /** Every x-request-id seen in the run, with where: an id handles one request, so a repeat is a fault. */
@@ -533,6 +591,7 @@ class TranscriptRun {
         if (error instanceof TransportError) throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transport", message: error.message, exchange: requestOnly(request) }]);
         throw error;
       }
+      this.#noteCreated(ex);
       const wait = this.#rateLimitWait(step, ex, attempt);
       if (wait === undefined) return ex;
       // The answer is still a 429 of the contract: checked like any other.
@@ -548,6 +607,23 @@ class TranscriptRun {
       } catch {
         throw new Interrupted();
       }
+    }
+  }
+
+  /**
+   * Remembers what an answer says the service made (a dataset, a fine-tuning job), with the
+   * key that made it, so the run can remove it at the end whatever the transcript did.
+   */
+  #noteCreated(ex: Exchange): void {
+    if (ex.status < 200 || ex.status > 299 || ex.request.method !== "POST") return;
+    const op = this.#ctx.contract.findOperation("POST", ex.request.apiPath)?.id;
+    const body = ex.json as { name?: unknown; jobId?: unknown } | undefined;
+    const auth = Object.fromEntries(Object.entries(ex.request.headers).filter(([k]) => k === "authorization" || k === "x-api-key"));
+    if (op === "createDataset" && typeof body?.name === "string") {
+      this.#ctx.created.push({ kind: "dataset", name: body.name, method: "DELETE", url: `${this.#target.baseUrl}/${body.name}`, headers: auth });
+    } else if ((op === "SupervisedFineTuningJobs_createSupervisedFineTuningJob" || op === "DpoJobs_createDpoJob") && typeof body?.jobId === "string") {
+      const collection = ex.request.url.split("?")[0] as string;
+      this.#ctx.created.push({ kind: "job", name: typeof body.name === "string" ? body.name : body.jobId, method: "POST", url: `${collection}/${encodeURIComponent(body.jobId)}:cancel`, headers: auth });
     }
   }
 

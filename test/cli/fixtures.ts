@@ -53,6 +53,8 @@ export const FIXTURE_REPORT: RunReport = {
   skipped: 1,
   notImplemented: 1,
   interrupted: false,
+  leftBehind: [],
+  made: { datasets: 0, jobs: 0 },
   failures: [streamFailure, failure],
   results: details.map((d) => ({ transcript: d.transcript, status: d.status, ...(d.reason ? { reason: d.reason } : {}), durationMs: d.durationMs })),
   coverage: {
