@@ -70,12 +70,45 @@ test("a failing run exits 8 and shows transcript, step, rule, expected, received
   assert.match(readFileSync(junit, "utf8"), /<failure message=/);
 });
 
+test("Ctrl-C stops the run, removes what it made, and exits 130", async () => {
+  const key = ref.profile.accounts.primary.key;
+  const datasets = async () => ((await (await fetch(`${ref.server.baseUrl}/accounts/${ref.profile.accounts.primary.id}/datasets?pageSize=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { datasets?: unknown[] }).datasets ?? [];
+  const before = (await datasets()).length;
+  const child = spawn(process.execPath, [CLI, "--base-url", ref.server.baseUrl, "--profile", REFERENCE_PROFILE, "--area", "datasets", "--area", "finetune", "--no-color"], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+  // Interrupt once the run has made something.
+  const deadline = Date.now() + 60_000;
+  while ((await datasets()).length <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.ok((await datasets()).length > before, "the run made no dataset within a minute");
+  child.kill("SIGINT");
+  const code = await closed;
+  assert.equal(code, 130, stdout + stderr);
+  assert.match(stderr, /Interrupted: cleaning up/);
+  assert.match(stdout, /INTERRUPTED, cleanups ran/);
+  assert.equal((await datasets()).length, before, "datasets the interrupted run made are still there");
+});
+
 test("bad arguments and profiles exit 2 with a message", async () => {
   const missing = await cli(["--profile", path.join(dir, "nope.json")]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /cannot read profile/);
-  const unknown = await cli(["--base-url", ref.server.baseUrl, "--transcript", "no/such-transcript"]);
+  const unknown = await cli(["--base-url", ref.server.baseUrl, "--transcript", "inference/chat-completion"]);
   assert.equal(unknown.code, 2);
+  assert.equal(unknown.stderr.trim().split("\n").length, 1, unknown.stderr);
+  assert.match(unknown.stderr, /no transcript "inference\/chat-completion" \(did you mean inference\/chat-completions/);
+  const area = await cli(["--base-url", ref.server.baseUrl, "--area", "chat"]);
+  assert.equal(area.code, 2, "an area that matches nothing is an error, not an empty pass");
+  const profile = JSON.parse(readFileSync(REFERENCE_PROFILE, "utf8"));
+  profile.modles = profile.models;
+  const typo = path.join(dir, "typo.json");
+  writeFileSync(typo, JSON.stringify(profile));
+  const unknownKey = await cli(["--profile", typo]);
+  assert.equal(unknownKey.code, 2);
+  assert.match(unknownKey.stderr, /unknown profile key modles \(did you mean models\?\)/);
 });
 
 test("coverage and help", async () => {
