@@ -425,6 +425,34 @@ export const FAULTS: Fault[] = [
     },
   },
   {
+    id: "responses.compatibility-not-echoed",
+    areas: ["responses"],
+    transcripts: ["responses/basic"],
+    rule: "Decisions (compatibility fields): the response echoes the request's temperature and max_output_tokens",
+    description: "The response reports the default temperature 1 and no max_output_tokens although the request set both.",
+    match: postResponses,
+    onResponse(response) {
+      if (isStream(response) || response.status !== 200 || typeof response.json?.temperature !== "number" || response.json.temperature === 1) return;
+      response.json.temperature = 1;
+      response.json.max_output_tokens = null;
+      return response;
+    },
+  },
+  {
+    id: "sse.delta-without-logprobs",
+    areas: ["events"],
+    transcripts: ["events/stream-text"],
+    rule: "Decisions (compatibility fields): text deltas carry logprobs, an empty list",
+    description: "Every response.output_text.delta event lacks logprobs (as before the Open Responses compatibility fields).",
+    match: postResponses,
+    onResponse(response) {
+      const deltas = response.events?.filter((e) => e.event === "response.output_text.delta" && e.json !== undefined) ?? [];
+      if (deltas.length === 0) return;
+      for (const event of deltas) delete event.json.logprobs;
+      return response;
+    },
+  },
+  {
     id: "responses.id-missing",
     areas: ["responses"],
     transcripts: ["responses/model-full-name"],
