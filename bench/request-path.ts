@@ -11,8 +11,9 @@
  *    the server also makes the upstream call).
  *
  * Each baseline is a child process like the server (bench/support/baseline-server.ts); the
- * load generator runs here. The machine is shared, so every measurement is taken in
- * `--rounds` interleaved rounds and the median round is used.
+ * load generator runs here. The machine is shared, so the measurements are taken in
+ * `--rounds` interleaved rounds, each ratio is taken within a round (its two runs seconds
+ * apart, under the same load from elsewhere), and the median of the rounds' ratios is used.
  *
  *   node bench/request-path.ts [--seconds 5] [--rounds 3] [--json out.json]
  */
@@ -90,7 +91,8 @@ try {
   }
   const rate = (name: string) => median(runs.get(name) ?? []);
   const figures = Object.fromEntries(targets.map((t) => [t.name, rate(t.name)]));
-  const ratio = (a: string, b: string) => rate(a) / rate(b);
+  /** The median over rounds of a/b within each round. */
+  const ratio = (a: string, b: string) => median((runs.get(a) ?? []).map((r, i) => r / ((runs.get(b) ?? [])[i] as number)));
   const targetsMet = [
     { name: "GET /v1/models ≥ 0.95 of express + express-openapi-validator alone", ratio: ratio("models: this server", "models: express + validator"), least: 0.95 },
     { name: "GET /v1/models ≥ 0.40 of bare node:http", ratio: ratio("models: this server", "models: bare node:http"), least: 0.4 },
