@@ -168,3 +168,31 @@ describe("schema problems in plain words", () => {
     assert.deepEqual(problems, [{ message: "unexpected field `message`", at: "body.message", received: "x" }]);
   });
 });
+
+describe("rate limits", () => {
+  test("a service that keeps answering 429 is waited out within the budget, then the step fails saying so", async () => {
+    const { createServer } = await import("node:http");
+    const { randomUUID } = await import("node:crypto");
+    const { runConformance } = await import("../../conformance/index.ts");
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(429, { "content-type": "application/json", "x-request-id": `req_${randomUUID()}`, "retry-after": "1" });
+      res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", code: "TENANT_RATE_LIMITED", param: null } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const profile = parseProfile({ ...minimal, baseUrl: `http://127.0.0.1:${port}/v1`, implements: ["models"], timeouts: { rateLimitWaitMs: 1500, requestMs: 5000 } });
+      const report = await runConformance({ profile, transcripts: ["inference/models"], cleanUp: false });
+      assert.equal(report.failed, 1);
+      const failure = report.failures[0];
+      assert.equal(failure?.rule, "kit.rate-limit-budget");
+      assert.match(failure?.message ?? "", /gave up after 1 s of Retry-After/);
+      assert.equal(report.failures.length, 1, "one failure, not a status mismatch besides");
+      assert.equal(requests, 2, "one retry fits a budget of 1.5 s with Retry-After: 1");
+    } finally {
+      server.close();
+    }
+  });
+});
