@@ -59,6 +59,7 @@ function jobStateChanged(job: JobRecord): void {
     state: job.state,
     errorClass: job.errorClass,
     percent: job.progress.percent,
+    checkpointEpoch: job.checkpointEpoch,
     processedTokens: terminal ? job.progress.processedTokens : undefined,
   });
   if (terminal && job.completeTime !== undefined) {
