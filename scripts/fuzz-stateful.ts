@@ -1,0 +1,57 @@
+/**
+ * Model-based fuzzing of whole lifecycles (test/fuzz/stateful/run.ts), at full length:
+ *
+ *   npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P] [--clients C] [--max-commands M] [--no-crashes]
+ *
+ * Each run is C command sequences (default 3) run at once on fresh accounts, then the
+ * invariants; --runs counts runs, so N runs are N × C command sequences. --path replays one
+ * failure (with the --seed it printed). Prints a summary per store; exits 1 on a finding.
+ */
+import { parseArgs } from "node:util";
+import { formatReport, fuzzStateful, replayCommand } from "../test/fuzz/stateful/run.ts";
+import { STATEFUL_CI } from "../test/fuzz/stateful/settings.ts";
+
+const { values } = parseArgs({
+  options: {
+    store: { type: "string", default: "both" },
+    runs: { type: "string" },
+    seed: { type: "string" },
+    path: { type: "string" },
+    clients: { type: "string" },
+    "max-commands": { type: "string" },
+    "no-crashes": { type: "boolean", default: false },
+  },
+});
+
+const stores = values.store === "both" ? (["sqlite", "postgres"] as const) : ([values.store] as const);
+const runs = values.runs !== undefined ? Number(values.runs) : STATEFUL_CI.runs * 10;
+const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
+const clients = values.clients === undefined ? STATEFUL_CI.clients : Number(values.clients);
+const maxCommands = values["max-commands"] === undefined ? STATEFUL_CI.maxCommands : Number(values["max-commands"]);
+if (!stores.every((s) => s === "sqlite" || s === "postgres") || ![runs, seed, clients, maxCommands].every((n) => Number.isInteger(n) && n >= 0) || runs < 1 || clients < 1) {
+  console.error("usage: npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P] [--clients C] [--max-commands M] [--no-crashes]");
+  process.exit(2);
+}
+let failed = false;
+const started = performance.now();
+for (const store of stores as readonly ("sqlite" | "postgres")[]) {
+  console.log(`stateful fuzzing on ${store}: seed ${seed}, ${runs} runs of ${clients} sequences of up to ${maxCommands} commands${values["no-crashes"] ? "" : ", kill -9 at random steps"} (CI uses seed ${STATEFUL_CI.seed})`);
+  const report = await fuzzStateful({
+    store,
+    runs,
+    seed,
+    path: values.path,
+    clients,
+    maxCommands,
+    crashes: !values["no-crashes"],
+    onProgress: (r) => {
+      if (r.runs % 10 === 0) console.log(`  … ${r.runs} runs, ${r.sequences} sequences, ${r.commands} commands, ${r.tally.total} requests, ${Math.round((performance.now() - started) / 1000)} s`);
+    },
+  });
+  console.log(formatReport(report));
+  if (report.failure) {
+    failed = true;
+    console.log(`\nFINDING (replay: ${replayCommand(report)}):\n${report.failure}`);
+  } else console.log("no finding");
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,87 @@
+/**
+ * The stateful fuzzer's HTTP calls: every answer is checked for what must hold whatever
+ * the model says (no 5xx, an answer within the timeout, x-request-id on every answer, the
+ * error envelope on every error) and counted per operation for the summary.
+ */
+
+/** Longest wait for any answer; longer is a hang. */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+export interface Answer {
+  status: number;
+  requestId: string;
+  body: any;
+  text: string;
+  /** Error code of an error answer. */
+  code?: string;
+}
+
+/** Something that must never happen whatever the model: a 5xx, a hang, a bare error. */
+export class ServerFault extends Error {
+  override name = "ServerFault";
+}
+
+export class Tally {
+  /** "METHOD label" → status → count. */
+  readonly calls = new Map<string, Map<number, number>>();
+  count(label: string, status: number): void {
+    const byStatus = this.calls.get(label) ?? new Map<number, number>();
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    this.calls.set(label, byStatus);
+  }
+  get total(): number {
+    let n = 0;
+    for (const byStatus of this.calls.values()) for (const c of byStatus.values()) n += c;
+    return n;
+  }
+}
+
+export interface RequestSpec {
+  method: string;
+  url: string;
+  key: string;
+  /** A label for the summary: the route with its ids blanked. */
+  label: string;
+  json?: unknown;
+  /** A raw body with its content type (uploads). */
+  raw?: { contentType: string; data: string };
+  headers?: Record<string, string>;
+}
+
+export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
+  const headers: Record<string, string> = { authorization: `Bearer ${spec.key}`, ...spec.headers };
+  let body: string | undefined;
+  if (spec.json !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(spec.json);
+  } else if (spec.raw) {
+    headers["content-type"] = spec.raw.contentType;
+    body = spec.raw.data;
+  }
+  const started = performance.now();
+  let response: Response;
+  let text: string;
+  try {
+    response = await fetch(spec.url, { method: spec.method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    text = await response.text();
+  } catch (error) {
+    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)` : `the connection failed: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? "")}`;
+    throw new ServerFault(`${spec.method} ${spec.url}: ${reason} after ${Math.round(performance.now() - started)} ms`);
+  }
+  tally.count(`${spec.method} ${spec.label}`, response.status);
+  const requestId = response.headers.get("x-request-id") ?? "";
+  let parsed: any;
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const where = `${spec.method} ${spec.url} → ${response.status} (x-request-id ${requestId || "missing"}): ${text.slice(0, 500)}`;
+  if (response.status >= 500) throw new ServerFault(`a ${response.status}: ${where}`);
+  if (requestId === "") throw new ServerFault(`no x-request-id: ${where}`);
+  const code = parsed?.error?.code as string | undefined;
+  if (response.status >= 400 && (typeof code !== "string" || typeof parsed?.error?.message !== "string" || typeof parsed?.error?.type !== "string")) {
+    throw new ServerFault(`an error without the envelope: ${where}`);
+  }
+  return { status: response.status, requestId, body: parsed, text, ...(response.status >= 400 ? { code } : {}) };
+}
