@@ -29,6 +29,7 @@ step("request path: GET /v1/models and POST /v1/responses against express + vali
 step("gateway overhead and framework ceiling", ["bench/gateway.ts", "--seconds", quick ? "3" : "10", "--json", `${results}/gateway.json`]);
 step("concurrent streams", ["bench/streams.ts", "--streams", quick ? "300" : "1000", "--json", `${results}/streams.json`]);
 step("mixed load: one and two server processes", ["bench/load.ts", "--seconds", quick ? "4" : "10", "--json", `${results}/load.json`]);
+step("operating cost: access log and metrics on vs off, same server", ["bench/ops-overhead.ts", "--seconds", quick ? "2" : "3", "--rounds", quick ? "4" : "8", "--json", `${results}/ops-overhead.json`]);
 step("dataset validation", ["bench/dataset-validation.ts", quick ? "256MiB" : "1GiB"]);
 step("training", ["bench/training.ts"]);
 step("fine-tuning quality: small datasets, default config, held-out prompts", ["bench/tuning-quality.ts", "--json", `${results}/tuning-quality.json`]);

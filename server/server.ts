@@ -103,10 +103,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
   const metricsOn = options.metricsPort !== undefined;
-  // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts).
-  const opened = withCaches(await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, postgres: options.postgres }));
-  // Timed, and job and dataset events logged, unless nobody would see either.
-  const store = metricsOn || logs("info") ? instrumentStore(opened) : opened;
+  const opened = await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, postgres: options.postgres });
+  // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts), over
+  // the database's own calls timed, and job and dataset events logged, unless nobody would see either.
+  const store = withCaches(metricsOn || logs("info") ? instrumentStore(opened) : opened);
   const probe = openStoreProbe(options);
   const background: { close(): Promise<void> }[] = [{ close: () => probe.close() }];
   let metricsOrigin: string | undefined;

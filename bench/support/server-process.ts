@@ -53,7 +53,8 @@ async function spawnServer(dir: string, env: Record<string, string>, owner: bool
   const dataDir = path.join(dir, "data");
   const routing = path.join(dir, "routing.json");
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: routing, ...env },
+    // LOG_LEVEL warn: no access line per request on the terminal (its cost is bench/ops-overhead.ts's to measure).
+    env: { ...process.env, LOG_LEVEL: "warn", DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: routing, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = once(child, "exit");

@@ -84,9 +84,10 @@ function datasetValidated(version: VersionRecord): void {
   });
 }
 
-export function instrumentStore(store: Store): Store {
+/** The same store, its areas timed and observed; anything else it carries (its cache version) passes as it is. */
+export function instrumentStore<S extends Store>(store: S): S {
   const areas = Object.fromEntries(AREAS.map((area) => [area, instrumentArea(area, store[area])])) as Pick<Store, Area>;
-  return { ...areas, close: () => store.close() };
+  return { ...store, ...areas, close: () => store.close() };
 }
 
 function instrumentArea<T extends object>(area: string, target: T): T {

@@ -1,0 +1,229 @@
+/**
+ * What operating costs (issue 18): throughput of the same server with its access log and
+ * metrics on, against the same server with both off, measured in this run on this machine.
+ *
+ *  - off: LOG_LEVEL=silent and no METRICS_PORT (no access hook, no store wrapper, no metrics);
+ *  - on:  LOG_LEVEL=info with stderr to a file (one JSON line per request, as a collector
+ *         would tail it), METRICS_PORT set, and /metrics scraped every second (fifteen
+ *         times as often as Prometheus' default).
+ *
+ * Both run with response validation off, as production does (the development seed is
+ * loaded for the demo key). Both are `node server/main.ts` child processes with one routing
+ * file (tiny-chat on an upstream on loopback that answers at once), started together and
+ * loaded one at a time in alternating pairs of short runs (off then on, then on then
+ * off, …), so that a machine whose load drifts (it is shared) shifts both alike; the
+ * ratio is the median of the pairs' ratios.
+ *
+ * Two figures per kind of request: requests per second, and CPU time of the server process
+ * per request (utime + stime from /proc). On a machine shared with other work, throughput
+ * swings with whatever else runs (pairs measured seconds apart differ by 2×), while CPU
+ * per request does not: its ratio (off ÷ on) is the throughput ratio a server that has its
+ * core to itself would show, and it is what the target is checked on. Requests are
+ * POST /v1/responses (a generation through the upstream: validation, auth, billing, the
+ * store) and GET /v1/models (the shortest request path, where a fixed per-request cost
+ * shows most). Target: on ≥ 0.95 × off.
+ *
+ *   node bench/ops-overhead.ts [--seconds 3] [--rounds 6] [--json out.json] [--cpu-prof DIR]
+ *
+ * --cpu-prof DIR writes each server's CPU profile there (node --cpu-prof), to see where the
+ * difference goes.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { startInstantUpstream } from "./support/upstream.ts";
+
+const { values } = parseArgs({
+  options: { seconds: { type: "string", default: "3" }, rounds: { type: "string", default: "6" }, json: { type: "string" }, "cpu-prof": { type: "string" } },
+});
+const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
+const TARGET = 0.95;
+
+const ACME_KEY = "sk-dev-acme-00000000000000000000000000000000";
+const ADMIN = fileURLToPath(new URL("../server/admin/cli.ts", import.meta.url));
+const MAIN = fileURLToPath(new URL("../server/main.ts", import.meta.url));
+const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
+const RESPONSES_BODY = JSON.stringify({ model: "tiny-chat", input: "Hello!", store: false, max_output_tokens: 16 });
+
+interface Variant {
+  name: "off" | "on";
+  env: Record<string, string>;
+}
+
+interface Running {
+  baseUrl: string;
+  metricsUrl?: string;
+  child: ChildProcess;
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), "bench-ops-"));
+const upstream = await startInstantUpstream({ chunks: 5 });
+writeFileSync(
+  path.join(dir, "routing.json"),
+  JSON.stringify({
+    version: "bench",
+    providers: { upstream: { type: "openai-compatible", baseUrl: upstream.baseUrl, model: "m" } },
+    models: { "tiny-chat": { primary: "upstream", standby: [] } },
+    contentPolicy: { blockedInputTerms: [], blockedOutputTerms: [] },
+  }),
+);
+const logFile = path.join(dir, "server.log");
+
+async function start(variant: Variant): Promise<Running> {
+  const dataDir = path.join(dir, `data-${variant.name}`);
+  // Stderr to a file: the log's real cost (serialising and writing each line), not a terminal's.
+  const stderr = openSync(variant.name === "on" ? logFile : "/dev/null", "a");
+  const profile = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"], "--cpu-prof-name", `${variant.name}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, MAIN], {
+    env: { ...process.env, NODE_ENV: "", VALIDATE_RESPONSES: "0", DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: path.join(dir, "routing.json"), ...variant.env },
+    stdio: ["ignore", "pipe", stderr],
+  });
+  closeSync(stderr);
+  try {
+    return await ready(child, variant, dataDir);
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
+}
+
+async function ready(child: ChildProcess, variant: Variant, dataDir: string): Promise<Running> {
+  const output = await new Promise<string>((resolve, reject) => {
+    let text = "";
+    child.stdout!.on("data", (data: Buffer) => {
+      text += String(data);
+      if (/Listening on/.test(text) && (variant.env.METRICS_PORT === undefined || /Metrics at/.test(text))) resolve(text);
+    });
+    child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${text}`)));
+  });
+  // The demo account allows 600 requests a minute; a benchmark sends that many in a second.
+  const env = { ...process.env, DATA_DIR: dataDir };
+  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], { env, stdio: "ignore" });
+  execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], { env, stdio: "ignore" });
+  const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1] as string;
+  const metrics = /Metrics at (\S+)/.exec(output)?.[1];
+  return { baseUrl: `${origin}/v1`, child, ...(metrics ? { metricsUrl: metrics } : {}) };
+}
+
+async function stop(running: Running): Promise<void> {
+  const exited = once(running.child, "exit");
+  // A profiled server must exit on its own to write its profile; SIGTERM drains (nothing is in flight).
+  running.child.kill(values["cpu-prof"] ? "SIGTERM" : "SIGKILL");
+  await exited;
+}
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the command name; in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface Run {
+  rps: number;
+  /** Server CPU microseconds per request. */
+  cpuUs: number;
+}
+
+/** Requests per second at full tilt and the server's CPU per request, scraping /metrics every second meanwhile when there is one. */
+async function throughput(running: Running, kind: "responses" | "models"): Promise<Run> {
+  const scrape = () => fetch(running.metricsUrl as string).then((r) => r.text(), () => "");
+  const scraper = running.metricsUrl ? setInterval(() => void scrape(), 1000) : undefined;
+  const cpuBefore = cpuSeconds(running.child.pid as number);
+  try {
+    const result = await autocannon({
+      url: kind === "responses" ? `${running.baseUrl}/responses` : `${running.baseUrl}/models`,
+      method: kind === "responses" ? "POST" : "GET",
+      headers: HEADERS,
+      ...(kind === "responses" ? { body: RESPONSES_BODY } : {}),
+      duration: SECONDS,
+      connections: 32,
+    });
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${kind}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+    return { rps: result.requests.average, cpuUs: ((cpuSeconds(running.child.pid as number) - cpuBefore) * 1e6) / result.requests.total };
+  } finally {
+    clearInterval(scraper);
+  }
+}
+
+async function warm(running: Running): Promise<void> {
+  // The JIT, the connection pool to the upstream, the store's caches.
+  for (const kind of ["responses", "models"] as const) {
+    await autocannon({ url: `${running.baseUrl}/${kind}`, method: kind === "responses" ? "POST" : "GET", headers: HEADERS, ...(kind === "responses" ? { body: RESPONSES_BODY } : {}), duration: 1, connections: 32 });
+  }
+}
+
+function round3(value: number): number {
+  return Number(value.toFixed(3));
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const variants: Variant[] = [
+  { name: "off", env: { LOG_LEVEL: "silent" } },
+  { name: "on", env: { LOG_LEVEL: "info", METRICS_PORT: "0" } },
+];
+interface Figures {
+  off: Run[];
+  on: Run[];
+  /** on ÷ off requests per second, per pair. */
+  rpsRatios: number[];
+  /** off ÷ on CPU per request, per pair. */
+  cpuRatios: number[];
+}
+const figures: Record<string, Figures> = {
+  responses: { off: [], on: [], rpsRatios: [], cpuRatios: [] },
+  models: { off: [], on: [], rpsRatios: [], cpuRatios: [] },
+};
+const servers: Record<string, Running> = {};
+try {
+  for (const variant of variants) servers[variant.name] = await start(variant);
+  for (const variant of variants) await warm(servers[variant.name] as Running);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of ["responses", "models"] as const) {
+      const order = round % 2 === 0 ? variants : [...variants].reverse();
+      const pair: Record<string, Run> = {};
+      for (const variant of order) pair[variant.name] = await throughput(servers[variant.name] as Running, kind);
+      const { off, on } = pair as { off: Run; on: Run };
+      const f = figures[kind]!;
+      f.off.push(off);
+      f.on.push(on);
+      f.rpsRatios.push(on.rps / off.rps);
+      f.cpuRatios.push(off.cpuUs / on.cpuUs);
+    }
+  }
+  const report: Record<string, unknown> = { seconds: SECONDS, rounds: ROUNDS, target: TARGET, logBytes: statSync(logFile).size };
+  let met = true;
+  for (const kind of ["responses", "models"] as const) {
+    const f = figures[kind]!;
+    const offRps = median(f.off.map((r) => r.rps));
+    const onRps = median(f.on.map((r) => r.rps));
+    const offCpu = median(f.off.map((r) => r.cpuUs));
+    const onCpu = median(f.on.map((r) => r.cpuUs));
+    const rpsRatio = median(f.rpsRatios);
+    const cpuRatio = median(f.cpuRatios);
+    met &&= cpuRatio >= TARGET;
+    report[kind] = { offRps: Math.round(offRps), onRps: Math.round(onRps), rpsRatio: round3(rpsRatio), offCpuUs: Math.round(offCpu), onCpuUs: Math.round(onCpu), cpuRatio: round3(cpuRatio), pairs: f };
+    console.log(
+      `${kind.padEnd(9)} req/s off ${offRps.toFixed(0).padStart(5)} on ${onRps.toFixed(0).padStart(5)} (on/off ${rpsRatio.toFixed(3)})   ` +
+        `CPU per request off ${offCpu.toFixed(0)} µs on ${onCpu.toFixed(0)} µs (off/on ${cpuRatio.toFixed(3)}, target ≥ ${TARGET})`,
+    );
+  }
+  console.log(`log written while on: ${(statSync(logFile).size / 1e6).toFixed(1)} MB; ${met ? "target met" : "TARGET MISSED"}`);
+  if (values.json) writeFileSync(values.json, JSON.stringify({ ...report, met }, null, 2));
+  if (!met) process.exitCode = 1;
+} finally {
+  for (const running of Object.values(servers)) await stop(running);
+  await upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+}
