@@ -265,19 +265,29 @@ async function removeCreated(ctx: RunContext): Promise<string[]> {
       return undefined;
     }
   };
-  for (const job of jobs) {
+  const concurrency = Math.max(1, ctx.options.concurrency ?? ctx.options.profile.concurrency);
+  await eachAtOnce(jobs, concurrency, async (job) => {
     await call(job);
     // A job may have made a dataset of its own (the evaluation rows it held out): that goes too.
     const read = await call({ method: "GET", url: job.url.replace(/:cancel$/, ""), headers: job.headers });
     const evaluation = /^accounts\/[^/]+\/datasets\/[^/]+/.exec(String((read?.json as { evaluationDatasetVersion?: unknown } | undefined)?.evaluationDatasetVersion ?? ""))?.[0];
     const base = job.url.slice(0, job.url.indexOf("/accounts/"));
     if (evaluation && !datasets.some((d) => d.name === evaluation)) datasets.push({ kind: "dataset", name: evaluation, method: "DELETE", url: `${base}/${evaluation}`, headers: job.headers });
-  }
-  for (const dataset of datasets) {
+  });
+  await eachAtOnce(datasets, concurrency, async (dataset) => {
     const status = (await call(dataset))?.status;
     if (status === undefined || (status !== 404 && (status < 200 || status > 299))) leftBehind.push(`${dataset.name} (DELETE → ${status ?? "no answer"})`);
-  }
-  return leftBehind;
+  });
+  return leftBehind.sort();
+}
+
+/** Runs `work` on every item, at most `limit` at once (the run's concurrency, so the cleanup loads the service no more than the run did). */
+async function eachAtOnce<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** A selection (areas, transcripts) that names nothing, or matches nothing: a usage error, never an empty pass. */
