@@ -28,15 +28,20 @@ export async function checkInvariants(m: Model, r: Real): Promise<void> {
   await checkMoney(m, r);
 }
 
-/** Unsuspended, with money and no budget, so that the API can be read; waits out the staleness bound. */
+/**
+ * Unsuspended and without a budget, so that the API can be read: waits until every server
+ * has seen it (each caches the account for up to the staleness bound).
+ */
 async function restoreAccount(r: Real): Promise<void> {
   await r.deployment.store.accounts.update(r.account, { suspended: false, budgetMicros: null });
   const deadline = Date.now() + STALE_MS + 1_000;
-  for (;;) {
-    const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/datasets`, label: "datasets (settling)" });
-    if (answer.status === 200) return;
-    if (Date.now() > deadline) fail(r, `the account is still refused ${STALE_MS} ms after it was restored: ${answer.status} ${answer.code}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const [server] of r.deployment.baseUrls().entries()) {
+    for (;;) {
+      const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/datasets`, label: "datasets (settling)", server });
+      if (answer.status === 200) break;
+      if (Date.now() > deadline) fail(r, `server ${server} still refuses the account ${STALE_MS} ms after it was restored: ${answer.status} ${answer.code}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }
 

@@ -35,6 +35,8 @@ export interface StatefulOptions {
    * the real processes); then the smallest failing case so far is reported. Default 5 minutes.
    */
   shrinkMs?: number;
+  /** Stop starting runs after this long (a time-boxed long run); the report says how many ran. */
+  timeLimitMs?: number;
   onProgress?: (report: StatefulReport) => void;
 }
 
@@ -111,7 +113,7 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
       options.onProgress?.(report);
     });
     try {
-      await fc.assert(property, { seed: options.seed, numRuns: options.runs, path: options.path, verbose: 0, includeErrorInReport: true });
+      await fc.assert(property, { seed: options.seed, numRuns: options.runs, path: options.path, verbose: 0, includeErrorInReport: true, ...(options.timeLimitMs ? { interruptAfterTimeLimit: options.timeLimitMs } : {}) });
     } catch (error) {
       report.failure = (error as Error).message;
       report.path = /path: "([^"]*)"/.exec(report.failure)?.[1];
