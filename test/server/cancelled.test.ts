@@ -34,6 +34,7 @@ const SECRET_INPUT = "my-secret-prompt-text";
 
 before(async () => {
   server = await startTestServer({
+    accessLog: true,
     providers: { endless, breaking },
     routing: {
       version: "cancelled-test",
