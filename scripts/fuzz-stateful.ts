@@ -1,11 +1,12 @@
 /**
  * Model-based fuzzing of whole lifecycles (test/fuzz/stateful/run.ts), at full length:
  *
- *   npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]
+ *   npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]
  *
  * Each run is C command sequences (default 3) run at once on fresh accounts, then the
- * invariants; --runs counts runs, so N runs are N × C command sequences. --path replays one
- * failure (with the --seed it printed). --minutes stops starting runs after T minutes per store
+ * invariants; --runs counts runs, so N runs are N × C command sequences. --path with
+ * --replay-paths replays one failure (with the --seed, --clients and --max-commands it printed;
+ * the clients' timing is not replayed, so a race may need a few tries). --minutes stops starting runs after T minutes per store
  * (the summary says how many ran). Prints a summary per store; exits 1 on a finding.
  */
 import { parseArgs } from "node:util";
@@ -18,6 +19,7 @@ const { values } = parseArgs({
     runs: { type: "string" },
     seed: { type: "string" },
     path: { type: "string" },
+    "replay-paths": { type: "string" },
     clients: { type: "string" },
     "max-commands": { type: "string" },
     minutes: { type: "string" },
@@ -31,7 +33,7 @@ const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.se
 const clients = values.clients === undefined ? STATEFUL_CI.clients : Number(values.clients);
 const maxCommands = values["max-commands"] === undefined ? STATEFUL_CI.maxCommands : Number(values["max-commands"]);
 if (!stores.every((s) => s === "sqlite" || s === "postgres") || ![runs, seed, clients, maxCommands].every((n) => Number.isInteger(n) && n >= 0) || runs < 1 || clients < 1) {
-  console.error("usage: npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]");
+  console.error("usage: npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]");
   process.exit(2);
 }
 let failed = false;
@@ -43,6 +45,7 @@ for (const store of stores as readonly ("sqlite" | "postgres")[]) {
     runs,
     seed,
     path: values.path,
+    replayPaths: values["replay-paths"]?.split(","),
     clients,
     maxCommands,
     crashes: !values["no-crashes"],

@@ -260,8 +260,12 @@ class Estimate implements Command {
     learnReady(m, datasetId);
     const latest = m.datasets.get(datasetId)?.versions.at(-1);
     if (latest && Number(answer.body.estimate.exampleCount) !== rowCount(latest.content)) fail(r, `the estimate counts ${rowCount(latest.content)} examples`, answer);
+    // egress says whether the create would be allowed now: the balance, the budget (as a paid call's gate, within
+    // the caches' bound) and then the output model id (server/finetune/plan.ts createRefusal).
     const taken = outputModelTaken(m, this.outputModelId);
-    if (answer.body.egress.allowed === taken) fail(r, `the output model ${this.outputModelId} is ${taken ? "taken: egress.allowed false" : "free: egress.allowed true"}`, answer);
+    const refusals = new Set([...gateOutcomes({ ...m, suspended: { value: false, previous: false, changedAt: 0 } }, true)].map((g) => (g === "PASS" ? (taken ? "ALREADY_EXISTS" : "") : g)));
+    const shown = answer.body.egress.allowed ? "" : (answer.body.egress.reason?.code ?? "?");
+    if (!refusals.has(shown)) fail(r, `egress is ${[...refusals].map((c) => (c === "" ? "allowed" : `refused with ${c}`)).join(" or ")}`, answer);
   }
   toString = () => `estimate(${this.type}, ${this.datasetId}, ${this.outputModelId})`;
 }

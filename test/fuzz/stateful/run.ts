@@ -24,6 +24,11 @@ export interface StatefulOptions {
   runs: number;
   seed: number;
   path?: string;
+  /**
+   * fast-check's replay paths of the commands of each sequence (the `replayPath` comments of a
+   * counterexample, in order): with `path`, what makes a shrunk failure replay.
+   */
+  replayPaths?: string[];
   /** Command sequences run at once in each run, each on its own account. */
   clients?: number;
   /** Longest sequence per client. */
@@ -42,6 +47,8 @@ export interface StatefulOptions {
 
 export interface StatefulReport {
   store: StoreKind;
+  clients: number;
+  maxCommands: number;
   seed: number;
   /** Runs finished (each: `clients` sequences at once, then the invariants). */
   runs: number;
@@ -55,8 +62,9 @@ export interface StatefulReport {
   failure?: string;
   /** The first failure seen, before shrinking (the shrunk one may fail differently). */
   firstFailure?: string;
-  /** fast-check's replay path of the failure. */
+  /** fast-check's replay path of the failure, and the replay paths of its command sequences. */
   path?: string;
+  replayPaths?: string[];
   /** What the processes logged as failures during the whole session. */
   processLog: string[];
 }
@@ -66,11 +74,11 @@ let accountSerial = 0;
 export async function fuzzStateful(options: StatefulOptions): Promise<StatefulReport> {
   const started = performance.now();
   const clients = options.clients ?? 3;
-  const report: StatefulReport = { store: options.store, seed: options.seed, runs: 0, sequences: 0, commands: 0, perCommand: new Map(), crashes: 0, tally: new Tally(), durationMs: 0, processLog: [] };
+  const report: StatefulReport = { store: options.store, clients, maxCommands: options.maxCommands ?? 25, seed: options.seed, runs: 0, sequences: 0, commands: 0, perCommand: new Map(), crashes: 0, tally: new Tally(), durationMs: 0, processLog: [] };
   const deployment = await startDeployment(options.store);
   try {
-    const sequence = (crashes: boolean) => fc.commands(commandArbitraries({ crashes }), { maxCommands: options.maxCommands ?? 25, size: "max" });
-    const runs = fc.tuple(sequence(options.crashes ?? true), ...Array.from({ length: clients - 1 }, () => sequence(false)));
+    const sequence = (crashes: boolean, i: number) => fc.commands(commandArbitraries({ crashes }), { maxCommands: options.maxCommands ?? 25, size: "max", replayPath: options.replayPaths?.[i] });
+    const runs = fc.tuple(sequence(options.crashes ?? true, 0), ...Array.from({ length: clients - 1 }, (_, i) => sequence(false, i + 1)));
     let shrinkUntil = Infinity;
     const property = fc.asyncProperty(runs, async (sequences) => {
       // Past the shrinking budget every further try is skipped, which ends shrinking at the smallest failure so far.
@@ -117,6 +125,7 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
     } catch (error) {
       report.failure = (error as Error).message;
       report.path = /path: "([^"]*)"/.exec(report.failure)?.[1];
+      report.replayPaths = [...(/Counterexample: (.*)/.exec(report.failure)?.[1] ?? "").matchAll(/replayPath="([^"]*)"/g)].map((m) => m[1] as string);
     }
   } finally {
     report.processLog = deployment.failureLog().slice(0, 30);
@@ -138,7 +147,8 @@ async function newAccount(deployment: Deployment): Promise<{ id: string; key: st
 
 /** The replay command of a report's failure. */
 export function replayCommand(report: StatefulReport): string {
-  return `npm run fuzz:stateful -- --store ${report.store} --seed ${report.seed} --path ${report.path ?? "<path>"}`;
+  const sequences = report.replayPaths && report.replayPaths.length > 0 ? ` --replay-paths '${report.replayPaths.join(",")}'` : "";
+  return `npm run fuzz:stateful -- --store ${report.store} --seed ${report.seed} --clients ${report.clients} --max-commands ${report.maxCommands} --path ${report.path ?? "<path>"}${sequences}`;
 }
 
 export function formatReport(report: StatefulReport): string {
