@@ -9,10 +9,11 @@
  *
  * Both run with response validation off, as production does (the development seed is
  * loaded for the demo key). Both are `node server/main.ts` child processes with one routing
- * file (tiny-chat on an upstream on loopback that answers at once), started together and
- * loaded one at a time in alternating pairs of short runs (off then on, then on then
- * off, …), so that a machine whose load drifts (it is shared) shifts both alike; the
- * ratio is the median of the pairs' ratios.
+ * file (tiny-chat on an upstream on loopback that answers at once). Each round starts a
+ * fresh pair (in alternating order) and loads them one at a time in short runs, so that a
+ * machine whose load drifts (it is shared) shifts both alike; the ratio is the median of
+ * the rounds' ratios. `--control` runs the same with both servers off: its ratio shows the
+ * method's own error (an A/A test).
  *
  * Two figures per kind of request: requests per second, and CPU time of the server process
  * per request (utime + stime from /proc). On a machine shared with other work, throughput
@@ -23,7 +24,7 @@
  * store) and GET /v1/models (the shortest request path, where a fixed per-request cost
  * shows most). Target: on ≥ 0.95 × off.
  *
- *   node bench/ops-overhead.ts [--seconds 3] [--rounds 6] [--json out.json] [--cpu-prof DIR]
+ *   node bench/ops-overhead.ts [--seconds 3] [--rounds 6] [--json out.json] [--cpu-prof DIR] [--control]
  *
  * --cpu-prof DIR writes each server's CPU profile there (node --cpu-prof), to see where the
  * difference goes.
@@ -39,7 +40,13 @@ import autocannon from "autocannon";
 import { startInstantUpstream } from "./support/upstream.ts";
 
 const { values } = parseArgs({
-  options: { seconds: { type: "string", default: "3" }, rounds: { type: "string", default: "6" }, json: { type: "string" }, "cpu-prof": { type: "string" } },
+  options: {
+    seconds: { type: "string", default: "3" },
+    rounds: { type: "string", default: "6" },
+    json: { type: "string" },
+    "cpu-prof": { type: "string" },
+    control: { type: "boolean", default: false },
+  },
 });
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
@@ -171,7 +178,7 @@ function median(values: number[]): number {
 
 const variants: Variant[] = [
   { name: "off", env: { LOG_LEVEL: "silent" } },
-  { name: "on", env: { LOG_LEVEL: "info", METRICS_PORT: "0" } },
+  { name: "on", env: values.control ? { LOG_LEVEL: "silent" } : { LOG_LEVEL: "info", METRICS_PORT: "0" } },
 ];
 interface Figures {
   off: Run[];
@@ -187,11 +194,14 @@ const figures: Record<string, Figures> = {
 };
 const servers: Record<string, Running> = {};
 try {
-  for (const variant of variants) servers[variant.name] = await start(variant);
-  for (const variant of variants) await warm(servers[variant.name] as Running);
   for (let round = 0; round < ROUNDS; round++) {
+    // Fresh processes each round, started in alternating order: measured with the same two
+    // processes throughout, two identical servers differed by 25 % (whichever started second
+    // was slower), a bias of the process and not of its settings.
+    const order = round % 2 === 0 ? variants : [...variants].reverse();
+    for (const variant of order) servers[variant.name] = await start(variant);
+    for (const variant of order) await warm(servers[variant.name] as Running);
     for (const kind of ["responses", "models"] as const) {
-      const order = round % 2 === 0 ? variants : [...variants].reverse();
       const pair: Record<string, Run> = {};
       for (const variant of order) pair[variant.name] = await throughput(servers[variant.name] as Running, kind);
       const { off, on } = pair as { off: Run; on: Run };
@@ -200,6 +210,10 @@ try {
       f.on.push(on);
       f.rpsRatios.push(on.rps / off.rps);
       f.cpuRatios.push(off.cpuUs / on.cpuUs);
+    }
+    for (const name of Object.keys(servers)) {
+      await stop(servers[name] as Running);
+      delete servers[name];
     }
   }
   const report: Record<string, unknown> = { seconds: SECONDS, rounds: ROUNDS, target: TARGET, logBytes: statSync(logFile).size };
