@@ -320,10 +320,15 @@ class CreateJob implements Command {
       return expectStatus(r, answer, 409, "ALREADY_EXISTS");
     }
     expectStatus(r, answer, 201);
-    if (answer.body.state !== "JOB_STATE_QUEUED") fail(r, "a new job is QUEUED", answer);
+    // Sent to every server at once, only one answer created the job; the others returned it as it was by then
+    // (a worker may have started it already). The creating answer shows it QUEUED.
+    if (answers.length === 1 && answer.body.state !== "JOB_STATE_QUEUED") fail(r, "a new job is QUEUED", answer);
+    if (answers.length > 1 && !answers.some((a) => a.body.state === "JOB_STATE_QUEUED")) fail(r, "one of the answers, the one that created the job, shows it QUEUED", answer);
     const jobId = answer.body.jobId as string;
     if (m.jobs.has(jobId)) fail(r, `a new job, not ${jobId} again`, answer);
-    m.jobs.set(jobId, { jobId, type: type, outputModelId: this.outputModelId, seen: ["JOB_STATE_QUEUED"], mustHaveEnded: false, processedTokens: 0 });
+    const job: JobModel = { jobId, type, outputModelId: this.outputModelId, seen: ["JOB_STATE_QUEUED"], mustHaveEnded: false, processedTokens: 0 };
+    m.jobs.set(jobId, job);
+    observeJob(r, job, answer);
     if (this.idempotencyKey) m.idempotency.set(`${type} ${this.idempotencyKey}`, { body: fingerprint, jobId });
   }
   toString = () => `createJob(${this.type}, ${this.datasetId}, ${this.outputModelId}${this.idempotencyKey ? `, key ${this.idempotencyKey}` : ""}${this.together ? ", to every server at once" : ""})`;
