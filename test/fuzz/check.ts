@@ -24,6 +24,20 @@ import type { WireResult } from "./wire.ts";
 
 export const REQUEST_ID = /^req_[0-9a-f]{24}$/;
 
+/** What a caller's own x-request-id must look like to be kept (server/http/request-id.ts). */
+const CALLER_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The id the answer must carry: the caller's, when it sent one well-formed id, or the
+ * server's own (always, for a request Node could not parse, whose headers are not trusted).
+ */
+function expectedRequestId(c: FuzzCase): RegExp {
+  const sent = c.headers.filter(([name]) => name.toLowerCase() === "x-request-id").map(([, value]) => value);
+  const caller = sent.length === 1 ? sent[0] : undefined;
+  if (caller === undefined || !CALLER_REQUEST_ID.test(caller)) return REQUEST_ID;
+  return new RegExp(`^(${caller.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}|req_[0-9a-f]{24})$`);
+}
+
 const CONTRACT_ID = "https://fuzz.invalid/contract";
 
 export class ResponseChecker {
@@ -90,7 +104,7 @@ export class ResponseChecker {
       const deadline = response.status === 504 && code === "REQUEST_DEADLINE_EXCEEDED" && c.deadline;
       if (!deadline) return `status ${response.status}: ${body.slice(0, 500)}`;
     }
-    if (!requestId || !REQUEST_ID.test(requestId)) return `status ${response.status} without a valid x-request-id (${JSON.stringify(requestId)}): ${body.slice(0, 300)}`;
+    if (!requestId || !expectedRequestId(c).test(requestId)) return `status ${response.status} without a valid x-request-id (${JSON.stringify(requestId)}): ${body.slice(0, 300)}`;
     if (!response.complete && !aborting) return `the body of a ${response.status} was cut off after ${response.body.length} bytes`;
     const fullSpeed = c.delivery.kind === "whole" || c.delivery.kind === "abortAfter";
     if (fullSpeed && result.elapsedMs > slowMs) return `a ${response.status} took ${Math.round(result.elapsedMs)} ms (more than ${slowMs} ms)`;
