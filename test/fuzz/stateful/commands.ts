@@ -447,6 +447,7 @@ class Infer implements Command {
       const jobs = [...m.jobs.values()].filter((j) => j.outputModelId === model);
       const succeeded = !foreign && jobs.some((j) => j.seen.includes("JOB_STATE_SUCCEEDED"));
       const mayExist = !foreign && jobs.some((j) => !TERMINAL.has(j.seen.at(-1) as string));
+      if (answer.code === "DEPLOYMENT_SCALING_UP" && (succeeded || mayExist)) return;
       if (!succeeded && !(mayExist && answer.status === 200)) return expectStatus(r, answer, 404, "MODEL_NOT_FOUND");
     }
     expectStatus(r, answer, 200);
