@@ -113,6 +113,15 @@ export function textReport(report: RunReport, options: TextOptions = {}): string
   return lines.join("\n");
 }
 
+/**
+ * One transcript's failures as the terminal report prints them (the vitest entry's test
+ * failure message, conformance/vitest.ts), without colour.
+ */
+export function failureText(result: TranscriptResult): string {
+  const c = colors(false);
+  return result.failures.flatMap((f, i) => failureLines(f, i + 1, [result], c)).join("\n");
+}
+
 /** Problems listed under a failure in the terminal; the files list them all. */
 const SHOWN_DETAILS = 5;
 

@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import type { Browser, Page } from "playwright-core";
 import { htmlReport } from "../../cli/report-html.ts";
 import { SERIES_COLORS } from "../../cli/plot.ts";
@@ -28,13 +29,13 @@ let env: Record<string, string>;
 const scratch = scratchDir("cli-browser-");
 const file = (name: string) => path.join(scratch.dir, name);
 
-before(async () => {
+beforeAll(async () => {
   if (NO_CHROMIUM) return;
   browser = await launchBrowser();
   server = await startCliServer();
   env = userEnv(server);
 });
-after(async () => {
+afterAll(async () => {
   await browser?.close();
   await server?.close();
   scratch.remove();
@@ -53,10 +54,10 @@ async function offlinePage(viewport = { width: 1280, height: 900 }): Promise<{ p
   return { page, foreign };
 }
 
-describe("the loss chart", { skip: NO_CHROMIUM }, () => {
+describe("the loss chart", { skip: skipping(NO_CHROMIUM) }, () => {
   let jobId: string;
 
-  before(async () => {
+  beforeAll(async () => {
     if (NO_CHROMIUM) return;
     writeFileSync(file("ahoy.jsonl"), jsonl(ahoyRows(40)));
     const upload = await cli(["datasets", "upload", "ahoy", file("ahoy.jsonl"), "--create"], { env });
@@ -128,7 +129,7 @@ describe("the loss chart", { skip: NO_CHROMIUM }, () => {
   });
 });
 
-describe("the conformance report page", { skip: NO_CHROMIUM }, () => {
+describe("the conformance report page", { skip: skipping(NO_CHROMIUM) }, () => {
   test("compatibility by area and rule, every failure with request, expected and received, coverage; self-contained", async () => {
     const html = htmlReport(FIXTURE_REPORT, { baseUrl: "https://api.example.com/v1", rules: FIXTURE_RULES, date: new Date("2026-11-23T10:00:00Z") });
     writeFileSync(file("report.html"), html);
@@ -180,7 +181,7 @@ describe("the conformance report page", { skip: NO_CHROMIUM }, () => {
   });
 
   const kit = existsSync(path.join(ROOT, "conformance/index.ts")) && existsSync(path.join(ROOT, "conformance/profiles/reference.json"));
-  test("conformance run --html against the reference server writes the page", { skip: !kit && "the conformance kit is not in this tree" }, async () => {
+  test("conformance run --html against the reference server writes the page", { skip: skipping(!kit && "the conformance kit is not in this tree") }, async () => {
     const result = await cli(["--base-url", server.baseUrl, "conformance", "run", "--area", "auth", "--html", file("run.html")], { env });
     assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
     assert.match(result.stdout, /\d+ passed, 0 failed/);

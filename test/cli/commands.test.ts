@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { Writable } from "node:stream";
 import { allCommands, buildProgram, run } from "../../cli/program.ts";
 import { accountFromKey, type Io } from "../../cli/context.ts";
@@ -21,7 +21,7 @@ let env: Record<string, string>;
 const scratch = scratchDir("cli-test-");
 const file = (name: string) => path.join(scratch.dir, name);
 
-before(async () => {
+beforeAll(async () => {
   server = await startCliServer();
   env = userEnv(server);
   writeFileSync(file("ahoy.jsonl"), jsonl(ahoyRows(60)));
@@ -30,7 +30,7 @@ before(async () => {
   rows.splice(5, 0, { messages: [] });
   writeFileSync(file("bad.jsonl"), jsonl(rows));
 });
-after(async () => {
+afterAll(async () => {
   await server?.close();
   scratch.remove();
 });

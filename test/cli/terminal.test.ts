@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { cli, commandLine, json, NO_TMUX, scratchDir, startCliServer, Terminal, userEnv } from "./helpers.ts";
@@ -21,7 +22,7 @@ let terminal: Terminal;
 let env: Record<string, string>;
 const scratch = scratchDir("cli-terminal-");
 
-before(async () => {
+beforeAll(async () => {
   if (NO_TMUX) return;
   server = await startCliServer();
   env = userEnv(server);
@@ -29,7 +30,7 @@ before(async () => {
   const { NO_COLOR: _, ...withColour } = env;
   terminal = await Terminal.open(withColour, { width: 120, height: 45 }, scratch.dir);
 });
-after(async () => {
+afterAll(async () => {
   terminal?.close();
   await server?.close();
   scratch.remove();
@@ -48,7 +49,7 @@ function clear(t: Terminal): void {
   t.tmux(["clear-history", "-t", t.name]);
 }
 
-describe("in a terminal", { skip: NO_TMUX }, () => {
+describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
   test("upload: a progress bar with bytes and rate, then the validation counts", async () => {
     clear(terminal);
     // About 3 MB, so the bar has something to count.

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import {
   ApiError,
   createClient,
@@ -48,7 +48,7 @@ async function readyDataset(c: ApiClient, acct: string, datasetId: string, rows:
   return version.name;
 }
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { pollMs: 20 } });
   client = createClient({
     baseUrl: server.baseUrl,
@@ -61,7 +61,7 @@ before(async () => {
   sftData = await readyDataset(client, account, "ahoy", ahoyRows(24));
   dpoData = await readyDataset(client, account, "ahoy-pref", ahoyPreferenceRows(16));
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const sftRequest = (outputModelId: string, config: Partial<TrainingJobRequest["config"]> = {}): TrainingJobRequest => ({
   baseModel: "accounts/maas/models/tiny-chat",
@@ -196,7 +196,7 @@ describe("supervised fine-tuning", () => {
 describe("a retried create yields one job", () => {
   let proxy: http.Server;
   let creates: string[];
-  before(async () => {
+  beforeAll(async () => {
     creates = [];
     // Forwards every request to the server; the first job create's answer is dropped
     // after the server has made the job (the connection is reset instead).
@@ -215,7 +215,7 @@ describe("a retried create yields one job", () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
   });
-  after(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+  afterAll(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
 
   const cases = {
     supervisedFineTuningJobs: (c: ApiClient) =>

@@ -7,7 +7,7 @@
  * (test/server/fake-upstream.ts) with no standby, so its failures reach the client.
  */
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import {
   ApiError,
   createClient,
@@ -28,7 +28,7 @@ let client: ApiClient;
 
 const UPSTREAM_TEXT = "The upstream says hello to you.";
 
-before(async () => {
+beforeAll(async () => {
   upstream = await startFakeUpstream({ kind: "stream", text: UPSTREAM_TEXT });
   server = await startTestServer({
     routing: {
@@ -40,7 +40,7 @@ before(async () => {
   });
   client = createClient({ baseUrl: server.baseUrl, apiKey: server.keys.acme as string });
 });
-after(async () => {
+afterAll(async () => {
   await server.close();
   await upstream.close();
 });

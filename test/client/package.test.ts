@@ -15,7 +15,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { promisify } from "node:util";
 import { chromium } from "playwright-core";
 import { startTestServer, type TestServer } from "../server/harness.ts";
@@ -31,7 +32,7 @@ let scratch: string;
 /** The built package, as `npm pack` would ship it. */
 let pkg: string;
 
-before(async () => {
+beforeAll(async () => {
   scratch = mkdtempSync(path.join(os.tmpdir(), "client-package-"));
   pkg = path.join(scratch, "node_modules/@inference-toolkit/client");
   mkdirSync(pkg, { recursive: true });
@@ -42,7 +43,7 @@ before(async () => {
   for (const dep of ["openapi-fetch", "openapi-typescript-helpers", "eventsource-parser"]) symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
   server = await startTestServer();
 });
-after(async () => {
+afterAll(async () => {
   await server?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
@@ -114,7 +115,7 @@ console.log(JSON.stringify({ models: models.data.length, events, status: final.s
   assert.equal(result.code, "MODEL_NOT_FOUND");
 });
 
-test("a browser runs the built package: a call, a streamed response, an ApiError, an aborted stream", { skip: !browserAvailable && `no browser at ${CHROMIUM}`, timeout: 60_000 }, async () => {
+test("a browser runs the built package: a call, a streamed response, an ApiError, an aborted stream", { skip: skipping(!browserAvailable && `no browser at ${CHROMIUM}`), timeout: 60_000 }, async () => {
   // One origin for the page, the modules and the API (proxied to the server), as a web app
   // served next to its API would have it; no CORS involved.
   const modules: Record<string, string> = {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { ApiError, createClient, ok, parseRetryAfter, type RetryInfo } from "../../client/index.ts";
 import { backoff, retryDelay } from "../../client/retry.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
@@ -48,11 +48,11 @@ const RESPONSE = { id: "resp_1", object: "response", created_at: 1, status: "com
 const BODY = { model: "tiny-chat", input: "Hi", store: false } as const;
 
 let scripted: Scripted;
-before(async () => {
+beforeAll(async () => {
   scripted = new Scripted();
   await new Promise<void>((resolve) => scripted.server.listen(0, "127.0.0.1", resolve));
 });
-after(() => new Promise<void>((resolve) => scripted.server.close(() => resolve())));
+afterAll(() => new Promise<void>((resolve) => scripted.server.close(() => resolve())));
 
 function clientWith(retries: RetryInfo[], retry: Record<string, number> = {}) {
   return createClient({ baseUrl: scripted.baseUrl, apiKey: "sk-test", retry: { initialDelayMs: 20, maxDelayMs: 100, ...retry, onRetry: (info) => retries.push(info) } });
@@ -188,10 +188,10 @@ describe("the policy itself", () => {
 
 describe("against the reference server", () => {
   let server: TestServer;
-  before(async () => {
+  beforeAll(async () => {
     server = await startTestServer();
   });
-  after(() => server.close());
+  afterAll(() => server.close());
 
   test("wonka's per-minute limit: the 429 is retried after its Retry-After and then succeeds", async () => {
     // wonka may make 2 requests a minute. Open its window 58.5 s in the past (one request

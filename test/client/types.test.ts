@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { test } from "node:test";
+import { test } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const FIXTURE = path.join(import.meta.dirname, "types.fixture.ts");

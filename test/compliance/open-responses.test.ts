@@ -15,7 +15,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { startStoreProxy, withStoreFalse, type StoreProxy } from "./store-proxy.ts";
 import { runAllTests, runTest, testTemplates, type TestResult } from "./suite.ts";
@@ -45,7 +45,7 @@ let proxy: StoreProxy;
 const results = new Map<string, Map<string, TestResult>>();
 const MODELS = ["tiny-chat", "tiny-reasoner"];
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
   proxy = await startStoreProxy(server.origin);
   for (const model of MODELS) {
@@ -53,7 +53,7 @@ before(async () => {
     results.set(model, new Map((await runAllTests(config)).map((r) => [r.id, r])));
   }
 });
-after(async () => {
+afterAll(async () => {
   await proxy?.close();
   await server?.close();
 });

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "./reference.ts";
 
@@ -17,11 +17,11 @@ const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
 let ref: Reference;
 let dir: string;
 
-before(async () => {
+beforeAll(async () => {
   ref = await startReferenceServer();
   dir = mkdtempSync(path.join(os.tmpdir(), "conformance-cli-"));
 });
-after(async () => {
+afterAll(async () => {
   await ref?.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { test } from "node:test";
+import { test } from "vitest";
 import { Contract, kitRoot, loadRules, loadTranscripts, staticCoverage } from "../../conformance/index.ts";
 import { goldenFile } from "../../conformance/golden.ts";
 

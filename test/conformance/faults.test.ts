@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { FAULTS } from "../../conformance/faults/catalogue.ts";
 import { runFaultMatrix, tourAccounts, type MatrixResult } from "../../conformance/faults/matrix.ts";
 import { parseEvents, startFaultProxy, type Fault } from "../../conformance/faults/proxy.ts";
@@ -21,12 +21,12 @@ import { startReferenceServer, startUpstreamFaultServer, type Reference, type Up
 let reference: Reference;
 let upstreamReference: UpstreamFaultReference;
 let server: Reference["server"];
-before(async () => {
+beforeAll(async () => {
   reference = await startReferenceServer();
   upstreamReference = await startUpstreamFaultServer();
   server = reference.server;
 });
-after(async () => {
+afterAll(async () => {
   await reference?.close();
   await upstreamReference?.close();
 });
@@ -34,7 +34,7 @@ after(async () => {
 describe("the proxy", () => {
   let upstream: http.Server;
   let upstreamOrigin: string;
-  before(async () => {
+  beforeAll(async () => {
     // An upstream with exact bytes (odd spacing) and a slow stream.
     upstream = http.createServer((req, res) => {
       if (req.url === "/v1/json") {
@@ -58,7 +58,7 @@ describe("the proxy", () => {
     await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
     upstreamOrigin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   });
-  after(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+  afterAll(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
 
   const firstChunkAfter = async (url: string): Promise<{ firstMs: number; text: string }> => {
     const started = Date.now();
@@ -187,7 +187,7 @@ describe("the proxy", () => {
 
 describe("the kit catches every fault", () => {
   let result: MatrixResult;
-  before(async () => {
+  beforeAll(async () => {
     result = await runFaultMatrix({
       main: { origin: server.origin, profile: reference.profile, keys: server.keys },
       upstream: { origin: upstreamReference.server.origin, profile: upstreamReference.profile, keys: upstreamReference.server.keys },

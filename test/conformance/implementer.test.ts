@@ -6,7 +6,7 @@
  * naming that one rule; schema problems read in plain words.
  */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe, test } from "vitest";
 import type { ErrorObject } from "ajv";
 import {
   CapabilityError,

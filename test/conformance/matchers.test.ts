@@ -1,6 +1,6 @@
 /** The matchers, event-sequence patterns and templates of the transcript format. */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe, test } from "vitest";
 import { matchExpectation } from "../../conformance/checks.ts";
 import type { Exchange } from "../../conformance/http.ts";
 import { getPath, match } from "../../conformance/matchers.ts";

@@ -5,17 +5,17 @@
  * each other. A request no step expects is refused.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { loadProfile, runConformance, startMockServer, textReport, type MockServer } from "../../conformance/index.ts";
 import { REFERENCE_PROFILE, upstreamFaultProfile } from "./reference.ts";
 
 describe("the mock server", () => {
   let mock: MockServer;
   const profile = upstreamFaultProfile("http://127.0.0.1:9/v1");
-  before(async () => {
+  beforeAll(async () => {
     mock = await startMockServer({ profile });
   });
-  after(() => mock?.close());
+  afterAll(() => mock?.close());
 
   test("the runner replayed against the mock passes every transcript (self-test)", async () => {
     const report = await runConformance({ profile, targetFor: mock.targetFor, cleanUp: false });
@@ -44,10 +44,10 @@ describe("the mock server", () => {
 
   describe("strictly in order (each transcript's session fresh)", () => {
     let fresh: MockServer;
-    before(async () => {
+    beforeAll(async () => {
       fresh = await startMockServer({ profile });
     });
-    after(() => fresh?.close());
+    afterAll(() => fresh?.close());
 
     test("a request the transcript does not expect is refused with a status and code of its own and the next step", async () => {
       const { baseUrl } = fresh.targetFor("responses/no-retrieval");

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startReferenceServer, type Reference } from "./reference.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -16,7 +16,7 @@ let scratch: string;
 let pkg: string;
 let ref: Reference;
 
-before(async () => {
+beforeAll(async () => {
   scratch = mkdtempSync(path.join(os.tmpdir(), "conformance-package-"));
   pkg = path.join(scratch, "node_modules/@inference-toolkit/conformance");
   mkdirSync(pkg, { recursive: true });
@@ -25,7 +25,7 @@ before(async () => {
   for (const dep of ["ajv", "yaml", "eventsource-parser"]) symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
   ref = await startReferenceServer();
 });
-after(async () => {
+afterAll(async () => {
   await ref?.close();
   rmSync(scratch, { recursive: true, force: true });
 });

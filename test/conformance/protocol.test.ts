@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import path from "node:path";
-import { describe, test } from "node:test";
+import { describe, test } from "vitest";
 import { checkHeaders, checkStream, Contract, kitRoot, loadGolden, parseSse, type ProtocolProblem } from "../../conformance/index.ts";
 import type { SseEvent } from "../../conformance/sse.ts";
 

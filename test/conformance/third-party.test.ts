@@ -13,7 +13,7 @@ import { createRequire } from "node:module";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import { Contract, loadTranscripts, operationsOf, type RunReport } from "../../conformance/index.ts";
 
@@ -34,7 +34,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-before(async () => {
+beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "conformance-third-party-"));
   const port = await freePort();
   // Its working directory is the temp dir: mock-llm reads ./mock-llm.yaml when there is one.
@@ -54,7 +54,7 @@ before(async () => {
   baseUrl = `http://127.0.0.1:${port}/v1`;
 });
 
-after(() => {
+afterAll(() => {
   mockLlm?.kill();
   rmSync(dir, { recursive: true, force: true });
 });

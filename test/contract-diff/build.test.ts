@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { run, type Io } from "../../tools/contract-diff/cli.ts";
 import { fixturesDir } from "./helpers.ts";
 
@@ -32,7 +32,7 @@ function capture(): Io & { out: string; err: string } {
   return io;
 }
 
-before(() => {
+beforeAll(() => {
   repo = mkdtempSync(join(tmpdir(), "contract-diff-repo-"));
   cacheDir = mkdtempSync(join(tmpdir(), "contract-diff-cache-"));
   git("init", "-q");
@@ -40,7 +40,7 @@ before(() => {
   commitRevision("v2");
 });
 
-after(() => {
+afterAll(() => {
   rmSync(repo, { recursive: true, force: true });
   rmSync(cacheDir, { recursive: true, force: true });
 });

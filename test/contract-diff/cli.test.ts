@@ -6,14 +6,14 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import { stringify } from "yaml";
 import { run, type Io } from "../../tools/contract-diff/cli.ts";
 import { RULES } from "../../tools/contract-diff/rules/catalog.ts";
 import { edited, loadBase, requestProps, responseProps, schemas, type Edit } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "contract-diff-cli-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const base = loadBase();
 const basePath = join(dir, "base.yaml");

@@ -1,6 +1,6 @@
 /** The small comparisons the schema rules are built on: what an edit does to the accepted values. */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { test } from "vitest";
 import { classify } from "../../tools/contract-diff/rules/directional.ts";
 import { compareBound, compareLimit, showBound } from "../../tools/contract-diff/rules/schema/bounds.ts";
 import { compareFormats } from "../../tools/contract-diff/rules/schema/format.ts";

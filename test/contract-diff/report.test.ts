@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test } from "vitest";
 import { parse } from "yaml";
 import { formatRules } from "../../tools/contract-diff/cli.ts";
 import { diffDocuments } from "../../tools/contract-diff/diff.ts";

@@ -6,7 +6,7 @@
  * rule. The last test checks that every rule of the catalog is exercised here.
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { test } from "vitest";
 import type { Doc } from "../../tools/contract-diff/openapi.ts";
 import { RULES } from "../../tools/contract-diff/rules/catalog.ts";
 import { classified, edited, inlineSchema, loadBase, renameSchema, requestProps, responseProps, schemas, type Edit } from "./helpers.ts";

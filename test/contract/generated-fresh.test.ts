@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test } from "vitest";
 import { generateContract, type GeneratedFiles } from "../../scripts/generate.ts";
 import { generatedDir } from "./openapi-walk.ts";
 

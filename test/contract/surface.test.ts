@@ -7,7 +7,7 @@
  * everything that is wrong, not only the first thing.
  */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe, test } from "vitest";
 import {
   contentSchema,
   deref,

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test } from "vitest";
 import ts from "typescript";
 import { generatedDir } from "./openapi-walk.ts";
 import { ALL_OPERATIONS } from "./seed-surface.ts";

@@ -8,14 +8,14 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import { startServer } from "../../server/server.ts";
 import { seedKeys } from "../server/harness.ts";
 import { kill, startChild } from "../server/child-process.ts";
 import { call, createDataset, getDataset, jsonl, sftRow, tokensOf, uploadAndValidate, uploadJsonl, validate, waitUntilSettled, type Target } from "./helpers.ts";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "datasets-crash-"));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A body that sends `bytes` of rows and then stalls, as a large upload still on its way. */
 function stallingBody(bytes: number, onStall: () => void): ReadableStream<Uint8Array> {

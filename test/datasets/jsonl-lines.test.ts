@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import { jsonlLines, type JsonlLine } from "../../server/finetune/validate-file.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "jsonl-lines-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function linesOf(content: string | Buffer, maxLineBytes?: number): Promise<JsonlLine[]> {
   const file = path.join(dir, `f${Math.random()}.jsonl`);

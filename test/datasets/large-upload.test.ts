@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { seedKeys } from "../server/harness.ts";
 import { kill, startChild } from "../server/child-process.ts";
 import { call, createDataset, jsonl, sftRow, type Target } from "./helpers.ts";
@@ -17,7 +18,7 @@ const UPLOAD_BYTES = 512 * 1024 * 1024;
 const MAX_GROWTH_BYTES = 128 * 1024 * 1024;
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "datasets-large-"));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Peak resident memory of a process so far, in bytes. */
 function peakRss(pid: number): number {
@@ -39,7 +40,7 @@ function generated(totalBytes: number): ReadableStream<Uint8Array> {
   });
 }
 
-test("a 512 MiB upload streams to disk without the server holding it", { skip: !existsSync("/proc/self/status") }, async () => {
+test("a 512 MiB upload streams to disk without the server holding it", { skip: skipping(!existsSync("/proc/self/status")) }, async () => {
   const dataDir = path.join(scratch, "data");
   const { child, baseUrl } = await startChild(dataDir);
   try {

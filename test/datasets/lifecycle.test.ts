@@ -3,7 +3,7 @@
  * background to READY or FAILED, versions, the two views, delete, and the errors of each step.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { assertError } from "../server/http.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import {
@@ -25,11 +25,11 @@ import {
 let server: TestServer;
 let acme: Target;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
   acme = target(server);
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const GOOD_ROWS = [
   { messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "What is an API?" }, { role: "assistant", content: "A contract between programs." }] },

@@ -1,6 +1,6 @@
 /** The dataset list: newest first, paging with opaque tokens bound to their parameters, the state filter. */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { assertError } from "../server/http.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { call, createDataset, jsonl, sftRow, target, uploadAndValidate, type Target } from "./helpers.ts";
@@ -9,7 +9,7 @@ let server: TestServer;
 let acme: Target;
 const IDS = Array.from({ length: 250 }, (_, i) => `ds-${String(i).padStart(3, "0")}`);
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
   acme = target(server);
   for (const id of IDS) await createDataset(acme, id);
@@ -18,7 +18,7 @@ before(async () => {
   await uploadAndValidate(acme, "ds-200", jsonl([sftRow("a", "b")]));
   assert.equal((await call(acme, "DELETE", "/datasets/ds-100")).status, 200);
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 async function page(query: string): Promise<any> {
   const r = await call(acme, "GET", `/datasets${query}`);

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { openTestStore } from "../store/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
@@ -14,11 +14,11 @@ const dir = mkdtempSync(path.join(os.tmpdir(), "dataset-store-"));
 let store: Store;
 const now = () => new Date();
 
-before(async () => {
+beforeAll(async () => {
   store = await openTestStore(dir);
   await store.accounts.create({ id: "a" });
 });
-after(async () => {
+afterAll(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -1,6 +1,6 @@
 /** What the fine-tuning side uses: resolving a dataset reference, reading rows, writing derived datasets. */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { createDerivedDataset, readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../../server/datasets/training-data.ts";
 import type { ParsedRow } from "../../server/finetune/rows.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
@@ -11,14 +11,14 @@ let acme: Target;
 const V1 = [sftRow("one", "1"), sftRow("two", "2")];
 const V2 = [sftRow("three", "3"), sftRow("four", "4"), sftRow("five", "5")];
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
   acme = target(server);
   await createDataset(acme, "train");
   await uploadAndValidate(acme, "train", jsonl(V1));
   await uploadAndValidate(acme, "train", jsonl(V2));
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 async function rowsOf(version: DatasetVersionRef): Promise<ParsedRow[]> {
   const rows: ParsedRow[] = [];

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { assertError } from "../server/http.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { call, createDataset, getDataset, jsonl, sftRow, target, uploadJsonl, type Target } from "./helpers.ts";
@@ -15,11 +15,11 @@ const LIMIT = 64 * 1024;
 let server: TestServer;
 let acme: Target;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ maxUploadBytes: LIMIT });
   acme = target(server);
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 /** The files kept for a dataset. */
 function filesOf(datasetId: string): string[] {

@@ -4,7 +4,7 @@
  * idempotency, collections, paging and the training curve.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { formatMoney, costMicros } from "../../server/store/money.ts";
 import { exampleTokens } from "../../server/finetune/trainer.ts";
 import { checkRow } from "../../server/finetune/rows.ts";
@@ -18,13 +18,13 @@ let sftData: string;
 let dpoData: string;
 const SFT_ROWS = ahoyRows(200);
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { pollMs: 20 } });
   acme = { server, account: "acme", key: server.keys.acme as string };
   sftData = await readyDataset(acme, "ahoy", SFT_ROWS);
   dpoData = await readyDataset(acme, "ahoy-pref", ahoyPreferenceRows(120));
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 // One epoch unless a test asks for more: the jobs these tests create need not teach anything, and they queue behind each other.
 const sftBody = (outputModelId: string, extra: Record<string, unknown> = {}) => ({ baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftData, config: { outputModelId, epochs: 1, ...extra } });
@@ -86,7 +86,7 @@ describe("estimate", () => {
 describe("an SFT job, end to end", () => {
   let job: any;
   let seen: string[];
-  before(async () => {
+  beforeAll(async () => {
     const created = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("ahoy-chat", { epochs: 2 }));
     assert.equal(created.status, 201, created.text);
     assert.equal(created.body.state, "JOB_STATE_QUEUED");

@@ -5,7 +5,7 @@
  * server checking its responses against the contract.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { lossText } from "../../server/finetune/wire.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { ahoyRows, call, readyDataset, type Caller } from "./fixtures.ts";
@@ -17,7 +17,7 @@ let server: TestServer;
 let acme: Caller;
 let job: string;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "few", ahoyRows(4));
@@ -28,7 +28,7 @@ before(async () => {
   await server.store.fineTuning.appendCurve("acme", job, "training", LOSSES.map((loss, i) => ({ step: i + 1, epoch: 1, loss, learningRate: 0.01, time })));
   await server.store.fineTuning.appendCurve("acme", job, "evaluation", [{ step: 9, epoch: 1, loss: 4e-8, learningRate: 0.01, time }]);
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 /** Within a relative 1e-6, or both 0 (six significant digits are kept). */
 function close(text: string, expected: number): boolean {

@@ -3,7 +3,7 @@
  * that does not run jobs (so the list stays as created).
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { assertError } from "../server/http.ts";
 import { ahoyRows, call, readyDataset, type Caller } from "./fixtures.ts";
@@ -12,7 +12,7 @@ let server: TestServer;
 let acme: Caller;
 const created: string[] = [];
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "small", ahoyRows(4));
@@ -22,7 +22,7 @@ before(async () => {
     created.push(result.body.name);
   }
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 test("250 jobs in pages of 100: 100, 100, 50, newest first, each exactly once", async () => {
   const seen: string[] = [];

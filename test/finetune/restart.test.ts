@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import type { TestServer } from "../server/harness.ts";
 import { startChildServer, type ChildServer } from "../server/child-server.ts";
 import { post } from "../server/http.ts";
@@ -16,7 +16,7 @@ import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "restart-test-"));
 let child: ChildServer | undefined;
-after(async () => {
+afterAll(async () => {
   await child?.stop().catch(() => undefined);
   rmSync(dataDir, { recursive: true, force: true });
 });

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, beforeEach, test } from "node:test";
+import { afterAll, beforeAll, beforeEach, test } from "vitest";
 import type { JobRecord } from "../../server/store/fine-tuning.ts";
 import { openTestStore } from "../store/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
@@ -15,12 +15,12 @@ let dir: string;
 let store: Store;
 let n = 0;
 
-before(async () => {
+beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "ft-store-"));
   store = await openTestStore(dir);
   await store.accounts.create({ id: "acme" });
 });
-after(async () => {
+afterAll(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -3,7 +3,7 @@
  * abort, checkpoints and resume, reported learning rates, early stopping, determinism,
  * and yielding to the event loop while it trains.
  */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { learningRateAt, loadAdapter, serializeAdapter } from "../../server/inference/local/index.ts";
 import {

@@ -3,7 +3,7 @@
  * answers towards the data, weight-0 messages are context only, and DPO raises the
  * preferred answer's likelihood relative to the rejected one.
  */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { evaluateLoss, loadAdapter, sequenceLogProb, encodePreference, withAdapter } from "../../server/inference/local/index.ts";
 import { renderTurns } from "../../server/inference/local/template.ts";

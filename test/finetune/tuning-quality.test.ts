@@ -4,7 +4,7 @@
  * prompts that were never in the data, without degenerate answers, and leaves answers to
  * unrelated prompts fluent. bench/tuning-quality.ts measures the same on more datasets.
  */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { fillConfig, type TrainableModel } from "../../server/finetune/plan.ts";
 import { toTrainerConfig } from "../../server/finetune/runner.ts";

@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import { countTokens } from "../../server/inference/tokenizer.ts";
 import { checkRow } from "../../server/finetune/rows.ts";
 import { validateFile } from "../../server/finetune/validate-file.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "validation-"));
-after(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function file(name: string, lines: string[]): string {
   const path = join(dir, name);

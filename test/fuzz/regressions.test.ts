@@ -4,7 +4,7 @@
  * without the error envelope and x-request-id.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { encode as exactEncode } from "gpt-tokenizer/encoding/o200k_base";
 import { decode, encode } from "../../server/inference/tokenizer.ts";
 import { ahoyRows, readyDataset } from "../finetune/fixtures.ts";
@@ -15,7 +15,7 @@ import { sendRaw, type WireResult } from "./wire.ts";
 let server: TestServer;
 let key: string;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
   key = server.keys.acme as string;
   await server.store.accounts.update("acme", { requestsPerMinute: null });
@@ -23,7 +23,7 @@ before(async () => {
   assert.equal(created.status, 200);
 });
 
-after(() => server.close());
+afterAll(() => server.close());
 
 /** One request as raw bytes; `head` is the request line and headers without the final empty line. */
 async function raw(head: string, body: Buffer | string = ""): Promise<WireResult> {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tapLog } from "../../server/log.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
@@ -19,7 +19,7 @@ let target: { host: string; port: number };
 const logged: string[] = [];
 let stopCapture: () => void = () => undefined;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
   key = server.keys.acme as string;
   await server.store.accounts.update("acme", { requestsPerMinute: null });
@@ -38,7 +38,7 @@ before(async () => {
   assert.equal(created.status, 200);
 });
 
-after(async () => {
+afterAll(async () => {
   stopCapture();
   await server.close();
   assert.deepEqual(logged, [], "the server logged failures");

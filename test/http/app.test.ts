@@ -3,7 +3,7 @@
  * 404/405/413/malformed bodies, crashes that leak nothing, response validation.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { REQUEST_ID, assertError, call, responsesBody, startTestServer } from "./harness.ts";
 import type { TestServer } from "./harness.ts";
 import { MODEL_LIST, SECRET_DETAIL } from "./test-routes.ts";
@@ -12,11 +12,11 @@ import { captureLog } from "../ops/log-capture.ts";
 let server: TestServer;
 let key: string;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ maxBodyBytes: 1024 });
   key = server.keys.acme!;
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 describe("request ids", () => {
   it("every success carries a fresh x-request-id", async () => {

@@ -3,7 +3,7 @@
  * account, requests per minute, balance and budget.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { budgetPeriod } from "../../server/http/tenant-limits.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
 import { assertError, call, responsesBody, startTestServer } from "./harness.ts";
@@ -13,7 +13,7 @@ let server: TestServer;
 
 const unauthenticated = { status: 401, code: "INVALID_API_KEY", type: "authentication_error" };
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({
     accounts: [
       { id: "acme", balanceMicros: 100_000_000, hasPaymentMethod: true },
@@ -27,7 +27,7 @@ before(async () => {
     ],
   });
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 describe("API keys", () => {
   it("a valid Bearer key reaches the handler, which sees the caller", async () => {

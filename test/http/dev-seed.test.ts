@@ -1,6 +1,6 @@
 /** The development seed's demo accounts behave over HTTP as dev-seed.json documents them. */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { loadDevSeed } from "../../server/store/seed.ts";
 import { assertError, call, responsesBody, startTestServer } from "./harness.ts";
 import type { TestServer } from "./harness.ts";
@@ -9,11 +9,11 @@ let server: TestServer;
 const key = (account: string) => `sk-dev-${account}-00000000000000000000000000000000`;
 const paidCall = (account: string) => call(server, "/v1/responses", { method: "POST", key: key(account), body: responsesBody() });
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ accounts: [] });
   assert.equal(await loadDevSeed(server.store), true);
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 describe("demo accounts", () => {
   it("acme and globex are ordinary, each reaching only its own account", async () => {

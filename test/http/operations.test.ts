@@ -3,7 +3,7 @@
  * match the contract, so a renamed operation or a new apiKey header fails here.
  */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe, it } from "vitest";
 import { PAID_OPERATIONS } from "../../server/http/billing.ts";
 import { contractDocument } from "../../server/http/contract.ts";
 import { OperationTable } from "../../server/http/operations.ts";

@@ -3,7 +3,7 @@
  * `param` naming the field as a path, never express's HTML and never a 500.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { paramOf } from "../../server/http/validation.ts";
 import { assertError, call, responsesBody, startTestServer } from "./harness.ts";
 import type { TestServer } from "./harness.ts";
@@ -11,11 +11,11 @@ import type { TestServer } from "./harness.ts";
 let server: TestServer;
 let key: string;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
   key = server.keys.acme!;
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 function postResponses(body: unknown) {
   return call(server, "/v1/responses", { key, method: "POST", body });

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import express from "express";
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
@@ -106,7 +106,7 @@ describe("the validator entered through the operation lookup", () => {
   const servers: Server[] = [];
   const urls: Record<string, string> = {};
 
-  before(async () => {
+  beforeAll(async () => {
     const pairs = {
       stockRequests: app(OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[], echo),
       oursRequests: app(validatorByOperation(contractValidatorOptions(false)), echo),
@@ -120,7 +120,7 @@ describe("the validator entered through the operation lookup", () => {
     }
   });
 
-  after(() => {
+  afterAll(() => {
     for (const server of servers) server.close();
   });
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { after, describe, test } from "node:test";
+import { afterAll, describe, test } from "vitest";
 import { ApiError } from "../../server/http/errors.ts";
 import type { GenerationEvent, GenerationRequest, Provider } from "../../server/inference/engine.ts";
 import { type EngineSettings, type GenerationInput, InferenceEngine, type Tenant } from "../../server/inference/generation.ts";
@@ -72,7 +72,7 @@ let behaviour: (req: IncomingMessage, res: ServerResponse) => void = (_req, res)
 const upstream: Server = createServer((req, res) => behaviour(req, res));
 await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
 const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
-after(() => {
+afterAll(() => {
   upstream.closeAllConnections();
   upstream.close();
 });

@@ -4,7 +4,7 @@
  * LoRA factors through the merge. Runs in float64-free Float32 math, so tolerances are
  * relative and the step is fairly large.
  */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { initWeights, type ModelConfig } from "../../server/inference/local/model.ts";
 import { Vocabulary } from "../../server/inference/local/vocab.ts";

@@ -2,7 +2,7 @@
  * LoRA fine-tuning on the committed base weights: a few dozen adapter steps teach an
  * unusual fixed answer, the adapted model serves it, and the base model is untouched.
  */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { LocalProvider } from "../../server/inference/local/provider.ts";
 import { createAdapter, loadAdapter, serializeAdapter, type Adapter } from "../../server/inference/local/lora.ts";

@@ -2,7 +2,7 @@
  * LocalProvider behaviour on the committed weights: determinism, seeded sampling,
  * output limits, stop strings, aborts, reasoning, usage.
  */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { countInputTokens, countTokens } from "../../server/inference/tokenizer.ts";
 import { ask, collect, provider } from "./helpers.ts";

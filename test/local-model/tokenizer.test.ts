@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import {
   countInputTokens, countTokens, decode, encode, MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS,

@@ -1,5 +1,5 @@
 /** Tool calls from the local provider: choice modes, and arguments valid against the tool's schema. */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import type { FunctionTool, GenerationRequest } from "../../server/inference/engine.ts";

@@ -1,5 +1,5 @@
 /** The training API on a tiny random model: schedules, base training, DPO, serialization. */
-import { test } from "node:test";
+import { test } from "vitest";
 import assert from "node:assert/strict";
 import { deserializeModel, serializeModel, type LocalModel } from "../../server/inference/local/local-model.ts";
 import { createAdapter } from "../../server/inference/local/lora.ts";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startOpsServer } from "./process.ts";
 import { startRecordingUpstream, writeRouting, type RecordingUpstream } from "./recording-upstream.ts";
 
@@ -16,13 +16,13 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), "ops-drain-"));
 let upstream: RecordingUpstream;
 let routingFile: string;
 
-before(async () => {
+beforeAll(async () => {
   upstream = await startRecordingUpstream("endless");
   routingFile = path.join(scratch, "routing.json");
   writeRouting(routingFile, upstream);
 });
 
-after(async () => {
+afterAll(async () => {
   await upstream?.close();
   rmSync(scratch, { recursive: true, force: true });
 });

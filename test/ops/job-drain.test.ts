@@ -8,13 +8,13 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { startOpsServer, startOpsWorker } from "./process.ts";
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "ops-job-drain-"));
-after(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 test("SIGTERM mid-epoch: the job checkpoints, its lease is released, and another worker resumes it at once", async () => {
   const env = { JOB_LEASE_MS: "60000", JOB_POLL_MS: "200" };

@@ -2,7 +2,7 @@
  * The server's log lines (server/log.ts, pino) as a test sees them: every line written
  * while capturing goes to the test instead of stderr, exactly as a collector would read it.
  */
-import type { TestContext } from "node:test";
+import type { TestContext } from "vitest";
 import { tapLog } from "../../server/log.ts";
 
 export interface CapturedLog {
@@ -22,7 +22,7 @@ export function captureLog(t?: TestContext, options: { minLevel?: "info" | "warn
     const level = /"level":"(\w+)"/.exec(text)?.[1] ?? "info";
     if ((rank[level] ?? 0) >= min) lines.push(text);
   });
-  t?.after(stop);
+  t?.onTestFinished(stop);
   return {
     lines: () => [...lines],
     entries: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),

@@ -7,12 +7,12 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import { startOpsServer } from "./process.ts";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "ops-log-level-"));
-after(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 test("LOG_LEVEL=warn: no line for an answered request, one for a client that hung up", async () => {
   const server = await startOpsServer(path.join(scratch, "warn"), { LOG_LEVEL: "warn" });

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { onPostgres } from "../store/test-store.ts";
 import { ahoyRows, readyDataset, type Caller } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
@@ -28,14 +29,14 @@ const SECRET_ROW = "the-secret-dataset-row-91c2";
 const SECRET_PAGE_TOKEN = "the-secret-page-token-5d0e";
 const TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
-before(async () => {
+beforeAll(async () => {
   upstream = await startRecordingUpstream("short");
   const routingFile = path.join(scratch, "routing.json");
   writeRouting(routingFile, upstream);
   server = await startOpsServer(dataDir, { METRICS_PORT: "0", ROUTING_FILE: routingFile, JOB_LEASE_MS: "2000" });
 });
 
-after(async () => {
+afterAll(async () => {
   await server?.kill();
   await upstream?.close();
   rmSync(scratch, { recursive: true, force: true });
@@ -196,7 +197,7 @@ describe("probes", () => {
     assert.equal((await fetch(`${server.baseUrl}/healthz`)).status, 404, "not inside the versioned API");
   });
 
-  test("/readyz is 503 when the store's migrations are behind the code", { skip: onPostgres && "SQLite file edited in place" }, async () => {
+  test("/readyz is 503 when the store's migrations are behind the code", { skip: skipping(onPostgres && "SQLite file edited in place") }, async () => {
     const db = new DatabaseSync(path.join(dataDir, "service.db"));
     const last = db.prepare("SELECT version AS v, name, applied_at_ms FROM schema_migrations ORDER BY version DESC LIMIT 1").get() as { v: number; name: string; applied_at_ms: number };
     db.prepare("DELETE FROM schema_migrations WHERE version = ?").run(last.v);

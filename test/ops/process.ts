@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { after } from "node:test";
+import { afterAll } from "vitest";
 import { fileURLToPath } from "node:url";
 import { seedKeys } from "../server/harness.ts";
 import { storeEnvFor } from "../store/test-store.ts";
@@ -15,7 +15,7 @@ const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 const WORKER = fileURLToPath(new URL("../../server/worker.ts", import.meta.url));
 
 const children = new Set<ChildProcess>();
-after(() => {
+afterAll(() => {
   for (const child of children) child.kill("SIGKILL");
 });
 

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { afterAll, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { postgresBinDir, POSTGRES_SKIP, startCluster, type PgCluster } from "../postgres/cluster.ts";
 import { freshSchemaUrl } from "../store/test-store.ts";
 import { startOpsServer } from "./process.ts";
@@ -16,7 +17,7 @@ import { startOpsServer } from "./process.ts";
 const skip = POSTGRES_SKIP || (postgresBinDir() === undefined && process.env.REQUIRE_POSTGRES !== "1" ? "needs the PostgreSQL binaries to stop and start a cluster" : false);
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "ops-readyz-pg-"));
 let cluster: PgCluster | undefined;
-after(() => {
+afterAll(() => {
   cluster?.destroy();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -36,7 +37,7 @@ async function until<T>(what: () => Promise<T | undefined>, ms: number): Promise
   }
 }
 
-test("/readyz follows the database: 503 while it is down, 200 when it is back", { skip, timeout: 120_000 }, async () => {
+test("/readyz follows the database: 503 while it is down, 200 when it is back", { skip: skipping(skip), timeout: 120_000 }, async () => {
   cluster = await startCluster();
   const url = await freshSchemaUrl(cluster.url);
   const server = await startOpsServer(dataDir, { DATABASE_URL: url, PG_CONNECT_TIMEOUT_MS: "1000", PG_STATEMENT_TIMEOUT_MS: "2000", JOB_POLL_MS: "200" });

@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { ahoyRows, call, readyDataset, waitFor, type Caller } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { kill, startChild } from "../server/child-process.ts";
@@ -21,7 +22,7 @@ import { createAccount, sql, startWorker, testDatabase, type WorkerProcess } fro
 
 const LEASE_MS = "2000";
 
-describe("two servers and two workers on one PostgreSQL", { skip: POSTGRES_SKIP, timeout: 300_000 }, () => {
+describe("two servers and two workers on one PostgreSQL", { skip: skipping(POSTGRES_SKIP), timeout: 300_000 }, () => {
   let db: Awaited<ReturnType<typeof testDatabase>>;
   let dataDir: string;
   let servers: Awaited<ReturnType<typeof startChild>>[] = [];
@@ -34,7 +35,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: POSTGRES_SKIP,
   const events = () => workers.flatMap((w) => w.events);
   const jobsState = async () => Object.fromEntries((await sql(db.url, "SELECT state, COUNT(*)::int AS n FROM training_jobs WHERE account_id = 'multi' GROUP BY state")).map((r) => [r.state, r.n]));
 
-  before(async () => {
+  beforeAll(async () => {
     db = await testDatabase();
     dataDir = mkdtempSync(path.join(os.tmpdir(), "multi-process-"));
     const serverEnv = { DATABASE_URL: db.url, RUN_JOBS: "0", JOB_LEASE_MS: LEASE_MS };
@@ -45,7 +46,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: POSTGRES_SKIP,
     data = await readyDataset(caller(0), "ahoy", ahoyRows(12));
   });
 
-  after(async () => {
+  afterAll(async () => {
     for (const worker of workers) await worker.kill();
     for (const server of servers) await kill(server.child);
     await db?.close();

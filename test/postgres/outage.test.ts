@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { freshSchemaUrl } from "../store/test-store.ts";
 import { postgresBinDir, POSTGRES_SKIP, startCluster, type PgCluster } from "./cluster.ts";
 import { createAccount, startQuietServer } from "./processes.ts";
@@ -33,13 +34,13 @@ interface Outcome {
 // This test stops the database, so it needs a cluster of its own even when TEST_DATABASE_URL is given.
 const skip = POSTGRES_SKIP || (postgresBinDir() === undefined && process.env.REQUIRE_POSTGRES !== "1" ? "needs the PostgreSQL binaries to stop and start a cluster" : false);
 
-describe("PostgreSQL stops for a few seconds under traffic", { skip, timeout: 120_000 }, () => {
+describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(skip), timeout: 120_000 }, () => {
   let cluster: PgCluster;
   let dataDir: string;
   let server: Awaited<ReturnType<typeof startQuietServer>>;
   let key: string;
 
-  before(async () => {
+  beforeAll(async () => {
     cluster = await startCluster();
     const url = await freshSchemaUrl(cluster.url);
     dataDir = mkdtempSync(path.join(os.tmpdir(), "outage-"));
@@ -47,7 +48,7 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip, timeout: 12
     key = await createAccount(url, dataDir, { id: "steady", balanceMicros: 1_000_000_000, hasPaymentMethod: true, requestsPerMinute: null });
   });
 
-  after(async () => {
+  afterAll(async () => {
     if (server) await server.kill();
     cluster?.destroy();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

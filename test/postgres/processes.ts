@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { after } from "node:test";
+import { afterAll } from "vitest";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { issueApiKey } from "../../server/store/api-keys.ts";
@@ -38,7 +38,7 @@ export interface WorkerProcess {
 }
 
 const children = new Set<ChildProcess>();
-after(() => {
+afterAll(() => {
   for (const child of children) child.kill("SIGKILL");
 });
 

@@ -5,7 +5,8 @@
  * writer still hold when many connections (as many processes) write at once.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { skipping } from "../support/skip.ts";
 import pg from "pg";
 import { ownerAlive } from "../../server/datasets/owners.ts";
 import { ApiError } from "../../server/http/errors.ts";
@@ -54,8 +55,8 @@ function job(accountId: string, overrides: Partial<JobRecord> = {}): JobRecord {
   };
 }
 
-describe("the PostgreSQL store", { skip: POSTGRES_SKIP }, () => {
-  after(async () => {
+describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
+  afterAll(async () => {
     for (const store of opened) await store.close();
   });
 
@@ -139,7 +140,7 @@ describe("the PostgreSQL store", { skip: POSTGRES_SKIP }, () => {
   describe("many connections writing at once (as many processes)", () => {
     let a: Store;
     let b: Store;
-    before(async () => {
+    beforeAll(async () => {
       const first = await newStore();
       a = first.store;
       b = (await newStore(first.url)).store; // a second pool on the same schema: another process

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -31,14 +31,14 @@ let server: TestServer;
 let origin: string;
 let cwd: string;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { pollMs: 20 } });
   origin = new URL(server.baseUrl).origin;
   // A reader's checkout: the commands name files under docs/ and write reports/ next to them.
   cwd = mkdtempSync(path.join(os.tmpdir(), "readme-"));
   symlinkSync(path.join(ROOT, "docs"), path.join(cwd, "docs"));
 });
-after(async () => {
+afterAll(async () => {
   await server.close();
   rmSync(cwd, { recursive: true, force: true });
 });

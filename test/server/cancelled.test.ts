@@ -5,7 +5,7 @@
  * and a stream the server itself cuts off, are not cancellations.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
 import { captureLog } from "../ops/log-capture.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
@@ -32,7 +32,7 @@ const breaking: Provider = {
 let server: TestServer;
 const SECRET_INPUT = "my-secret-prompt-text";
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({
     accessLog: true,
     providers: { endless, breaking },
@@ -44,7 +44,7 @@ before(async () => {
     },
   });
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 
 async function waitFor<T>(what: () => T | undefined, ms = 5_000): Promise<T> {

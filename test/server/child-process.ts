@@ -4,13 +4,13 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { after } from "node:test";
+import { afterAll } from "vitest";
 import { fileURLToPath } from "node:url";
 import { storeEnvFor } from "../store/test-store.ts";
 
 const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 const children = new Set<ChildProcess>();
-after(() => {
+afterAll(() => {
   for (const child of children) child.kill("SIGKILL");
 });
 

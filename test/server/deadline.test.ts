@@ -4,16 +4,16 @@
  * embedded model answers tiny-chat in 9–33 ms; none of that fits in 1 ms.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, parseSse, post, responsesBody } from "./http.ts";
 
 let server: TestServer;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const within = (ms: string) => ({ key: server.keys.acme, headers: { "x-request-timeout-ms": ms } });
 

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { chromium, type Browser } from "playwright-core";
 import { contractDocument } from "../../server/http/contract.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
@@ -18,7 +19,7 @@ if (!available && process.env.REQUIRE_CHROMIUM === "1") throw new Error(`REQUIRE
 let server: TestServer;
 let browser: Browser;
 
-before(async () => {
+beforeAll(async () => {
   if (!available) return;
   server = await startTestServer();
   browser = await chromium.launch({
@@ -28,7 +29,7 @@ before(async () => {
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 });
-after(async () => {
+afterAll(async () => {
   await browser?.close();
   await server?.close();
 });
@@ -40,7 +41,7 @@ function contractOperations(): string[] {
   return Object.entries(paths).flatMap(([p, item]) => Object.keys(item).filter((m) => methods.has(m)).map((m) => `${m.toUpperCase()} ${p}`));
 }
 
-test("the docs page renders every operation of the contract, offline", { skip: !available && `no browser at ${CHROMIUM}` }, async () => {
+test("the docs page renders every operation of the contract, offline", { skip: skipping(!available && `no browser at ${CHROMIUM}`) }, async () => {
   const page = await browser.newPage();
   const foreign: string[] = [];
   page.on("request", (request) => {

@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
 import { ahoyRows, call, readyDataset, type Caller } from "../finetune/fixtures.ts";
@@ -45,7 +45,7 @@ let real: { account: string; dataset: string; job: string; version: string };
 const absent = { account: "nobody-at-all", dataset: "absent-data", job: "sftj-0000000000000000", version: "7" };
 let queuedJob: string;
 
-before(async () => {
+beforeAll(async () => {
   // No runner: B's second job stays QUEUED (cancellable) for the whole test.
   server = await startTestServer({ fineTuning: { runJobs: false } });
   globex = { server, account: "globex", key: server.keys.globex as string };
@@ -62,7 +62,7 @@ before(async () => {
   queuedJob = second.body.jobId;
   real = { account: "globex", dataset: "secret-data", job: first.body.jobId, version: "1" };
 });
-after(() => server?.close());
+afterAll(() => server?.close());
 
 /** Everything of B's that a request could read or change, as B sees it. */
 async function snapshotOfB(): Promise<unknown> {

@@ -5,16 +5,16 @@
  * acme has accepted tiny-chat-community's licence, globex has not.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, reply } from "./http.ts";
 
 let server: TestServer;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const get = async (path: string, account: string) => reply(await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${server.keys[account]}` } }));
 const ids = async (account: string) => ((await get("/models", account)).body.data as { id: string }[]).map((m) => m.id);

@@ -7,16 +7,16 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, post, REQUEST_ID, responsesBody } from "./http.ts";
 
 let server: TestServer;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const MIB = 1024 * 1024;
 

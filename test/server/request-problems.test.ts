@@ -5,16 +5,16 @@
  * model that does not exist).
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, post } from "./http.ts";
 
 let server: TestServer;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const call = (path: string, body: unknown) => post(server.baseUrl, path, body, { key: server.keys.acme });
 

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
 import { DATABASE_FILE } from "../../server/store/sqlite.ts";
 import { databaseUrlFor } from "../store/test-store.ts";
@@ -26,7 +26,7 @@ const crashing: Provider = {
   },
 };
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer({
     maxBodyBytes: 64 * 1024,
     engine: { mediaMaxBytes: 1024 },
@@ -39,7 +39,7 @@ before(async () => {
     },
   });
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const call = (body: unknown, key = server.keys.acme, headers: Record<string, string> = {}) => post(server.baseUrl, "/responses", body, { key, headers });
 const image = (url: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: url }] }];

@@ -3,15 +3,15 @@
  * real server (what the SDK tests cannot see: event names, order and sequence numbers).
  */
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { parseSse, post, responsesBody, type SseEvent } from "./http.ts";
 
 let server: TestServer;
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 const call = (body: Record<string, unknown>) => post(server.baseUrl, "/responses", responsesBody(body), { key: server.keys.acme });
 
@@ -60,7 +60,7 @@ describe("rules", () => {
 describe("the events of a streamed call", () => {
   let events: SseEvent[];
   let plain: any;
-  before(async () => {
+  beforeAll(async () => {
     const body = { input: "Tell me about the weather.", temperature: 0, max_output_tokens: 40 };
     const streamed = await call({ ...body, stream: true });
     assert.equal(streamed.status, 200);

@@ -5,7 +5,7 @@
  * a client that disconnects.
  */
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { assertError, parseSse, post, responsesBody } from "./http.ts";
@@ -16,7 +16,7 @@ let upstream: FakeUpstream;
 const UPSTREAM_MODEL = "secret-upstream-model-name";
 const TEXT = "The upstream says hello to you.";
 
-before(async () => {
+beforeAll(async () => {
   upstream = await startFakeUpstream({ kind: "stream", text: TEXT });
   server = await startTestServer({
     engine: { stallTimeoutMs: 400 },
@@ -37,7 +37,7 @@ before(async () => {
     },
   });
 });
-after(async () => {
+afterAll(async () => {
   await server.close();
   await upstream.close();
 });

@@ -6,19 +6,19 @@
 import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { after, before, describe, test } from "node:test";
+import { afterAll, beforeAll, describe, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 
 let server: TestServer;
 let openai: OpenAI;
 let anthropic: Anthropic;
 
-before(async () => {
+beforeAll(async () => {
   server = await startTestServer();
   openai = new OpenAI({ apiKey: server.keys.acme, baseURL: server.baseUrl, maxRetries: 0 });
   anthropic = new Anthropic({ apiKey: server.keys.acme, baseURL: server.origin, maxRetries: 0 });
 });
-after(() => server.close());
+afterAll(() => server.close());
 
 describe("openai: responses", () => {
   test("responses.create returns a completed response with text and usage", async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { afterEach, beforeEach, describe, it } from "vitest";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
 import { openTestStore, storeEnvFor } from "./test-store.ts";
 

@@ -14,7 +14,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { issueApiKey } from "../../server/store/api-keys.ts";
 import { costMicros } from "../../server/store/money.ts";
 import type { VersionedStore } from "../../server/store/store.ts";
@@ -29,7 +29,7 @@ let dataDir: string;
 let store: VersionedStore;
 const keys: Record<string, { secret: string; id: string }> = {};
 
-before(async () => {
+beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), "cache-processes-"));
   store = await openTestStore(dataDir);
   for (const id of ["revokee", "suspendee", "payer"]) {
@@ -38,7 +38,7 @@ before(async () => {
     keys[id] = { secret: issued.secret, id: issued.key.id };
   }
 });
-after(async () => {
+afterAll(async () => {
   await store.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -67,10 +67,10 @@ describe("two server processes on one store", { timeout: 120_000 }, () => {
   let servers: Awaited<ReturnType<typeof startChild>>[] = [];
   const baseUrls = () => servers.map((s) => s.baseUrl);
 
-  before(async () => {
+  beforeAll(async () => {
     servers = await Promise.all([startChild(dataDir, QUIET), startChild(dataDir, QUIET)]);
   });
-  after(async () => {
+  afterAll(async () => {
     for (const server of servers) await kill(server.child);
   });
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { hashApiKeySecret, issueApiKey } from "../../server/store/api-keys.ts";
 import { withCaches, type CachedStore } from "../../server/store/cache/cached-store.ts";
 import type { UsageCharge, VersionedStore } from "../../server/store/store.ts";
@@ -22,13 +22,13 @@ let other: VersionedStore;
 let cached: CachedStore;
 let n = 0;
 
-before(async () => {
+beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "cached-store-"));
   other = await openTestStore(dir);
   cached = withCaches(await openTestStore(dir));
   await cached.ready;
 });
-after(async () => {
+afterAll(async () => {
   await cached.close();
   await other.close();
   rmSync(dir, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 /** Money in integer micro-units: exact parsing, formatting and cost. */
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { describe, it } from "vitest";
 import { costMicros, formatMoney, parseMoney } from "../../server/store/money.ts";
 
 describe("money", () => {

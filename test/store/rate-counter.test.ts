@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { RateCounter, rateAllowance } from "../../server/store/cache/rate-counter.ts";
 import type { Store } from "../../server/store/store.ts";
 import { openTestStore } from "./test-store.ts";
@@ -18,11 +18,11 @@ let dir: string;
 const stores: Store[] = [];
 let n = 0;
 
-before(async () => {
+beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "rate-counter-"));
   for (let i = 0; i < 3; i++) stores.push(await openTestStore(dir));
 });
-after(async () => {
+afterAll(async () => {
   for (const store of stores) await store.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { afterEach, beforeEach, describe, it } from "vitest";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
 import { assertDevSeedAllowed, DEV_SEED_PATH, loadDevSeed, parseDevSeed } from "../../server/store/seed.ts";
 import { openTestStore } from "./test-store.ts";

@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { afterEach, beforeEach, describe, it } from "node:test";
+import { afterEach, beforeEach, describe, it } from "vitest";
+import { skipping } from "../support/skip.ts";
 import { ApiError } from "../../server/http/errors.ts";
 import { apiKeyRecord, hashApiKeySecret, issueApiKey } from "../../server/store/api-keys.ts";
 import { DATABASE_FILE } from "../../server/store/sqlite.ts";
@@ -17,7 +18,7 @@ import { appliedVersions, MIGRATIONS } from "../../server/store/sqlite/migration
 import type { Store } from "../../server/store/store.ts";
 import { onPostgres, openTestStore } from "./test-store.ts";
 
-const SQLITE_ONLY = { skip: onPostgres && "about the SQLite file" };
+const SQLITE_ONLY = { skip: skipping(onPostgres && "about the SQLite file") };
 
 let dir: string;
 let store: Store;

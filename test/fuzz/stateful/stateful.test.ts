@@ -6,16 +6,17 @@
  * the command that replays it; `npm run fuzz:stateful` runs ten times as long.
  */
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe, test } from "vitest";
+import { skipping } from "../../support/skip.ts";
 import { POSTGRES_SKIP } from "../../postgres/cluster.ts";
 import { formatReport, fuzzStateful, replayCommand } from "./run.ts";
 import { STATEFUL_CI } from "./settings.ts";
 
 for (const store of ["sqlite", "postgres"] as const) {
-  describe(`stateful fuzzing on ${store}`, { skip: store === "postgres" ? POSTGRES_SKIP : false }, () => {
+  describe(`stateful fuzzing on ${store}`, { skip: skipping(store === "postgres" ? POSTGRES_SKIP : false) }, () => {
     test(`${STATEFUL_CI.runs} runs of ${STATEFUL_CI.clients} concurrent command sequences agree with the model, and money, states, idempotency and isolation hold after each (seed ${STATEFUL_CI.seed})`, { timeout: 300_000 }, async (t) => {
       const report = await fuzzStateful({ store, ...STATEFUL_CI });
-      t.diagnostic(formatReport(report));
+      console.log(formatReport(report));
       assert.equal(report.failure, undefined, `${report.failure}\n\nreplay: ${replayCommand(report)}`);
       assert.equal(report.runs, STATEFUL_CI.runs);
       const created = (report.tally.calls.get("POST supervisedFineTuningJobs")?.get(201) ?? 0) + (report.tally.calls.get("POST dpoJobs")?.get(201) ?? 0);

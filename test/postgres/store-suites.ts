@@ -1,0 +1,22 @@
+/**
+ * The test files that reach a store (through test/store/test-store.ts, the server harness
+ * or a child server): vitest's `postgres` project runs them again with TEST_STORE=postgres,
+ * so `npm test` proves both stores with one command.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+const FOLDERS = ["test/store", "test/datasets", "test/finetune", "test/http", "test/server"];
+/** A file that reaches a store through one of these runs again on PostgreSQL. */
+const USES_STORE = /startTestServer|openTestStore|startChild|storeEnvFor|databaseUrlFor/;
+/** Not about the store: the docs page in a browser. */
+const EXCLUDED = new Set(["test/server/docs-page.test.ts"]);
+
+export function storeSuites(root: string): string[] {
+  return FOLDERS.flatMap((folder) =>
+    readdirSync(path.join(root, folder))
+      .filter((name) => name.endsWith(".test.ts"))
+      .map((name) => `${folder}/${name}`)
+      .filter((file) => !EXCLUDED.has(file) && USES_STORE.test(readFileSync(path.join(root, file), "utf8"))),
+  );
+}
