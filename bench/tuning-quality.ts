@@ -130,9 +130,16 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
   };
 }
 
+// A name that matches no case would otherwise report every target met over nothing.
+const matches = (c: (typeof TUNING_CASES)[number]) => only === undefined || c.name === only || c.name.split(" ")[0] === only;
+if (!TUNING_CASES.some(matches)) {
+  console.error(`no case ${JSON.stringify(only)}; the cases: ${TUNING_CASES.map((c) => c.name.split(" ")[0]).join(", ")}`);
+  process.exit(2);
+}
+
 const results: CaseResult[] = [];
 for (const c of TUNING_CASES) {
-  if (only !== undefined && c.name !== only) continue;
+  if (!matches(c)) continue;
   console.log(`${c.name}: ${c.rows.length} rows, teaches ${c.teaches}`);
   const r = await runCase(c);
   results.push(r);
