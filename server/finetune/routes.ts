@@ -99,12 +99,19 @@ async function createJob(req: Request, res: Response, deps: JobRouteDeps, collec
   const { account, keyId } = res.locals.caller;
   const body = req.body as TrainingJobRequest;
   requireFineTuningEnabled(account);
+  const key = req.header("idempotency-key");
+  const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
+  // A retry is answered with the first job before anything is planned again: the dataset may
+  // have been deleted or the balance spent since, and the retry must still see its job.
+  const earlier = idempotency && (await deps.store.fineTuning.findIdempotentJob(account.id, collection.jobType, idempotency));
+  if (earlier) {
+    res.status(201).json(toTrainingJob(earlier));
+    return;
+  }
   const plan = await planJob(deps.store, account, collection.jobType, body);
   // The estimate's egress decision, so the two cannot disagree. A taken output model id is left to the store,
   // which checks it in one transaction with the Idempotency-Key: a retried create returns the first job.
   if (plan.refusal && plan.refusal.code !== "ALREADY_EXISTS") throw plan.refusal;
-  const key = req.header("idempotency-key");
-  const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
   const { job, created } = await deps.store.fineTuning.createJob(newJob(account.id, `keys/${keyId}`, collection, plan), idempotency);
   if (created) deps.wake();
   res.status(201).json(toTrainingJob(job));

@@ -116,6 +116,13 @@ export interface FineTuningStore {
    * by a job that has not failed) is 409 ALREADY_EXISTS.
    */
   createJob(job: JobRecord, idempotency?: IdempotencyClaim): Promise<{ job: JobRecord; created: boolean }>;
+  /**
+   * The job an earlier create with this Idempotency-Key made, or undefined; the same key with
+   * another body is 409 IDEMPOTENCY_CONFLICT. Read before a create is planned, so that a retry
+   * gets the first job even when planning it again would now be refused (its dataset deleted,
+   * the balance spent); createJob checks the key again in its transaction for concurrent creates.
+   */
+  findIdempotentJob(accountId: string, jobType: JobType, claim: IdempotencyClaim): Promise<JobRecord | undefined>;
   /** Whether createJob would refuse `modelId` as taken (a model, or a job making one, has it). */
   outputModelTaken(accountId: string, modelId: string): Promise<boolean>;
   getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined>;

@@ -283,6 +283,22 @@ describe("idempotency", () => {
     await call(acme, "POST", `/supervisedFineTuningJobs/${first.body.jobId}:cancel`);
   });
 
+  test("a retry gets the first job even after its dataset was deleted (found by the stateful fuzzer)", async () => {
+    const data = await readyDataset(acme, "retry-then-deleted", ahoyRows(20));
+    const body = { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "retry-deleted", epochs: 1 } };
+    const headers = { "idempotency-key": "retry-after-delete" };
+    const first = await call(acme, "POST", "/supervisedFineTuningJobs", body, headers);
+    assert.equal(first.status, 201, first.text);
+    await call(acme, "POST", `/supervisedFineTuningJobs/${first.body.jobId}:cancel`);
+    const deleted = await call(acme, "DELETE", "/datasets/retry-then-deleted");
+    assert.equal(deleted.status, 200, deleted.text);
+    const again = await call(acme, "POST", "/supervisedFineTuningJobs", body, headers);
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.body.name, first.body.name);
+    // Without the key the same body is planned again, and the dataset is gone.
+    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", body), 404, "NOT_FOUND", "not_found_error");
+  });
+
   test("concurrent duplicates create one job", async () => {
     const headers = { "idempotency-key": "burst-1" };
     const results = await Promise.all(Array.from({ length: 8 }, () => call(acme, "POST", "/supervisedFineTuningJobs", sftBody("burst"), headers)));

@@ -46,6 +46,10 @@ export class PostgresFineTuningStore implements FineTuningStore {
     return pgCall(() => outputModelTaken(this.#pool, accountId, modelId));
   }
 
+  findIdempotentJob(accountId: string, jobType: JobType, claim: IdempotencyClaim): Promise<JobRecord | undefined> {
+    return pgCall(() => findIdempotent(this.#pool, accountId, jobType, claim));
+  }
+
   createJob(job: JobRecord, idempotency?: IdempotencyClaim): Promise<{ job: JobRecord; created: boolean }> {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {

@@ -54,6 +54,10 @@ export class SqliteFineTuningStore implements FineTuningStore {
     );
   }
 
+  findIdempotentJob(accountId: string, jobType: JobType, claim: IdempotencyClaim): Promise<JobRecord | undefined> {
+    return storeCall(() => this.#idempotent(accountId, jobType, claim));
+  }
+
   getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined> {
     return storeCall(() => {
       const row = this.#db.prepare("SELECT record FROM training_jobs WHERE account_id = ? AND job_id = ? AND job_type = ?").get(accountId, jobId, jobType);
