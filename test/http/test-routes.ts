@@ -5,6 +5,7 @@
  */
 import type { Router } from "express";
 import { ApiError } from "../../server/http/errors.ts";
+import { compatibilityFields } from "../../server/inference/formats/responses.ts";
 
 export const MODEL_LIST = {
   object: "list",
@@ -43,28 +44,9 @@ export function registerTestRoutes(router: Router): void {
       output: [],
       usage: { input_tokens: 1, output_tokens: 0, total_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
       store: false,
-      // The compatibility fields of the Open Responses object (docs/decisions.md), with the values of a request that set nothing.
+      // The compatibility fields of the Open Responses object (docs/decisions.md), as the real handler echoes them.
+      ...compatibilityFields(req.body),
       completed_at: 1767225600,
-      previous_response_id: null,
-      instructions: null,
-      error: null,
-      tools: [],
-      tool_choice: "auto",
-      truncation: "disabled",
-      parallel_tool_calls: true,
-      text: { format: { type: "text" } },
-      temperature: 1,
-      top_p: 1,
-      presence_penalty: 0,
-      frequency_penalty: 0,
-      top_logprobs: 0,
-      reasoning: null,
-      max_output_tokens: null,
-      max_tool_calls: null,
-      background: false,
-      service_tier: "default",
-      safety_identifier: null,
-      prompt_cache_key: null,
     });
   });
 

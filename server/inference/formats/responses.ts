@@ -212,7 +212,7 @@ const DEFAULT_TEMPERATURE = 1;
 const DEFAULT_TOP_P = 1;
 
 /** The fields a client of the Open Responses format expects, echoing the request or the value applied. */
-function compatibilityFields(request: Request): CompatibilityFields {
+export function compatibilityFields(request: Request): CompatibilityFields {
   return {
     completed_at: null,
     previous_response_id: null,
