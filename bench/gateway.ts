@@ -13,14 +13,13 @@
  *
  *   node bench/gateway.ts [--seconds 10] [--rate 1000] [--json out.json]
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
+import { startBaseline } from "./support/baseline-process.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 
@@ -76,20 +75,11 @@ async function streamed(url: string, body: string, n: number): Promise<{ ttfbP50
 async function startBareServer(): Promise<{ url: string; close(): Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "bench-gateway-"));
   writeFileSync(path.join(dir, "models.json"), "{}");
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./support/baseline-server.ts", import.meta.url)), "bare", path.join(dir, "models.json")], { stdio: ["ignore", "pipe", "inherit"] });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout.on("data", (data: Buffer) => {
-      output += String(data);
-      const found = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (found) resolve(found);
-    });
-    child.once("exit", (code) => reject(new Error(`the bare server exited (${code}): ${output}`)));
-  });
+  const bare = await startBaseline("bare", path.join(dir, "models.json"));
   return {
-    url: `${origin}/v1/responses`,
+    url: `${bare.origin}/v1/responses`,
     close: async () => {
-      child.kill("SIGKILL");
+      bare.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -17,20 +17,18 @@
  *
  *   node bench/request-path.ts [--seconds 5] [--rounds 3] [--json out.json]
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
+import { startBaseline } from "./support/baseline-process.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" }, rounds: { type: "string", default: "3" }, json: { type: "string" } } });
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
-const BASELINE = fileURLToPath(new URL("./support/baseline-server.ts", import.meta.url));
 const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
 const RESPONSES_BODY = JSON.stringify({ model: "tiny-chat", input: "Hello!", store: false, max_output_tokens: 16 });
 
@@ -53,19 +51,6 @@ async function rps(target: Target, seconds: number): Promise<number> {
   return result.requests.average;
 }
 
-async function startBaseline(kind: string, modelsFile: string): Promise<{ origin: string; close(): void }> {
-  const child = spawn(process.execPath, [BASELINE, kind, modelsFile], { stdio: ["ignore", "pipe", "inherit"] });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout.on("data", (data: Buffer) => {
-      output += String(data);
-      const found = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (found) resolve(found);
-    });
-    child.once("exit", (code) => reject(new Error(`baseline ${kind} exited (${code}): ${output}`)));
-  });
-  return { origin, close: () => child.kill("SIGKILL") };
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 

@@ -1,0 +1,23 @@
+/**
+ * A baseline server of bench/support/baseline-server.ts in a child process of its own (so it
+ * never shares an event loop with the load generator), started and resolved once it listens.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const BASELINE = fileURLToPath(new URL("./baseline-server.ts", import.meta.url));
+
+/** `kind` is baseline-server.ts's first argument (`bare`, `express-validator`); `modelsFile` the GET /models body it serves. */
+export async function startBaseline(kind: string, modelsFile: string): Promise<{ origin: string; close(): void }> {
+  const child = spawn(process.execPath, [BASELINE, kind, modelsFile], { stdio: ["ignore", "pipe", "inherit"] });
+  const origin = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout.on("data", (data: Buffer) => {
+      output += String(data);
+      const found = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
+      if (found) resolve(found);
+    });
+    child.once("exit", (code) => reject(new Error(`baseline ${kind} exited (${code}): ${output}`)));
+  });
+  return { origin, close: () => child.kill("SIGKILL") };
+}
