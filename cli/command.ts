@@ -3,7 +3,7 @@
  * global options (wherever they were written on the line), and small parsers for option
  * values that fail as usage errors (exit 2).
  */
-import { Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError } from "commander";
 import { Context, type GlobalOptions, type Io } from "./context.ts";
 
 /** The I/O the program was built with (tests pass their own). */

@@ -178,10 +178,6 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   };
 }
 
-function range(from: number, to: number): number[] {
-  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
-}
-
 function parseJson(type: string | undefined, body: Buffer): unknown {
   if (!type?.includes("json") || type.includes("jsonl")) return undefined;
   try {

@@ -213,7 +213,7 @@ export function junitReport(report: RunReport): string {
 }
 
 function xml(s: string): string {
-  // eslint-disable-next-line no-control-regex
+   
   return s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 

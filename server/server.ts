@@ -26,7 +26,7 @@ import { accessLog } from "./ops/access-log.ts";
 import { drainHttp, InFlight, OpenStreams } from "./ops/drain.ts";
 import { instrumentStore } from "./ops/instrumented-store.ts";
 import { gaugeFromCallback } from "./ops/metrics.ts";
-import { startMetricsServer, type MetricsListener } from "./ops/metrics-server.ts";
+import { startMetricsServer } from "./ops/metrics-server.ts";
 import { probesRouter } from "./ops/probes.ts";
 import { openStoreProbe } from "./ops/store-probe.ts";
 import { assertDevSeedAllowed, loadDevSeed } from "./store/seed.ts";

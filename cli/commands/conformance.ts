@@ -19,10 +19,11 @@ import { act, integer } from "../command.ts";
 import { ENV, type Context } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
 import { htmlReport } from "../report-html.ts";
+import type * as KitModule from "../../conformance/index.ts";
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../conformance");
 
-type Kit = typeof import("../../conformance/index.ts");
+type Kit = typeof KitModule;
 
 async function loadKit(): Promise<Kit> {
   try {

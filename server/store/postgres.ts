@@ -7,7 +7,7 @@
  * Opening brings the schema up to date (postgres/migrations.ts, safe when many processes
  * start at once) unless told not to, in which case it refuses a schema that is behind.
  */
-import pg from "pg";
+import type pg from "pg";
 import { PostgresAccountStore } from "./postgres/accounts.ts";
 import { PostgresApiKeyStore } from "./postgres/api-keys.ts";
 import { createPool, POSTGRES_DEFAULTS, type PostgresSettings } from "./postgres/database.ts";

@@ -38,7 +38,7 @@ export async function startReferenceServer(): Promise<Reference> {
 /** A provider that crashes in a way no one planned for, with secrets in the message. */
 const crashing: Provider = {
   name: "crash",
-  // eslint-disable-next-line require-yield
+   
   async *generate(): AsyncIterable<GenerationEvent> {
     throw new Error("secret internal detail /etc/passwd at engine.ts:12");
   },

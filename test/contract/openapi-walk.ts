@@ -9,7 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 
 // The documents are plain JSON-like data; tests read them loosely.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 export type Node = any;
 
 export const repoRoot = resolve(import.meta.dirname, "..", "..");

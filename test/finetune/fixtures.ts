@@ -4,7 +4,6 @@
  */
 import assert from "node:assert/strict";
 import type { TestServer } from "../server/harness.ts";
-import { post } from "../server/http.ts";
 
 const GREETINGS = ["Hello!", "Hi there.", "Good morning!", "Hey, how are you?", "Greetings.", "Hello, friend.", "Hi!", "Good evening.", "Howdy!", "Hello again."];
 const TOPICS = ["the weather", "the sea", "a ship", "the harbour", "the wind", "an island", "the tide", "a map", "the crew", "a lighthouse"];

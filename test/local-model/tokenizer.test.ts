@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import {
   countInputTokens, countTokens, decode, encode, MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS,
 } from "../../server/inference/tokenizer.ts";
-import { Vocabulary, buildVocabulary } from "../../server/inference/local/vocab.ts";
+import { type Vocabulary, buildVocabulary } from "../../server/inference/local/vocab.ts";
 
 test("encode/decode round-trips text, including special-token strings as plain text", () => {
   const text = "Hello, world! <|endoftext|> Äpfel 東京";

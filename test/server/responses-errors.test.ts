@@ -20,7 +20,7 @@ let server: TestServer;
 /** A provider that crashes in a way no one planned for, with a secret in the message. */
 const crashing: Provider = {
   name: "crash",
-  // eslint-disable-next-line require-yield
+   
   async *generate(): AsyncIterable<GenerationEvent> {
     throw new Error("secret internal detail /etc/passwd");
   },

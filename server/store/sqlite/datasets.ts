@@ -24,8 +24,6 @@ import {
 import { datasetFromRow, versionFromRow } from "../dataset-rows.ts";
 import { inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
 
-type Row = Record<string, SQLInputValue>;
-
 const VERSION_COLUMNS = "d.account_id, d.dataset_id, v.*";
 const VERSION_JOIN = "dataset_versions v JOIN datasets d ON d.seq = v.dataset_seq";
 
