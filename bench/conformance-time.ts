@@ -14,7 +14,9 @@ try {
     const started = performance.now();
     const report = await runConformance({ profile: reference.profile });
     const seconds = (performance.now() - started) / 1000;
-    console.log(`  ${run} run: ${seconds.toFixed(1)} s — ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped`);
+    console.log(
+      `  ${run} run: ${seconds.toFixed(1)} s — ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped`,
+    );
   }
 } finally {
   await reference.close();

@@ -43,7 +43,9 @@ async function main(bytes: number): Promise<void> {
     const started = performance.now();
     generate(file, bytes);
     const size = statSync(file).size;
-    console.log(`Generated ${mib(size)} MiB of supervised rows in ${((performance.now() - started) / 1000).toFixed(1)} s (${file})`);
+    console.log(
+      `Generated ${mib(size)} MiB of supervised rows in ${((performance.now() - started) / 1000).toFixed(1)} s (${file})`,
+    );
     const baseline = runChild("baseline", file);
     const validator = runChild("validate", file);
     printTable(size, baseline, validator);
@@ -54,7 +56,10 @@ async function main(bytes: number): Promise<void> {
 }
 
 function runChild(kind: string, file: string): Measurement {
-  const output = execFileSync(process.execPath, [SELF, "--measure", kind, file], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const output = execFileSync(process.execPath, [SELF, "--measure", kind, file], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return JSON.parse(output) as Measurement;
 }
 
@@ -99,7 +104,10 @@ async function validate(file: string): Promise<{ lines: number; detail: string }
 /** Writes rows of varied length until the file holds `bytes`; deterministic (seeded). */
 function generate(file: string, bytes: number): void {
   const random = seeded(42);
-  const words = "the a model answer question data token train loss batch epoch river mountain city paris café naïve 東京 quickly because which service request".split(" ");
+  const words =
+    "the a model answer question data token train loss batch epoch river mountain city paris café naïve 東京 quickly because which service request".split(
+      " ",
+    );
   const sentence = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]).join(" ");
   const fd = openSync(file, "w");
   try {
@@ -150,7 +158,14 @@ function printTable(size: number, baseline: Measurement, validator: Measurement)
   function row(name: string, m: Measurement, base: Measurement): string[] {
     const mbps = size / 1e6 / m.seconds;
     const baseMbps = size / 1e6 / base.seconds;
-    return [name, String(m.lines), m.seconds.toFixed(2), mbps.toFixed(1), `${(mbps / baseMbps).toFixed(2)}×`, mib(m.maxRssBytes)];
+    return [
+      name,
+      String(m.lines),
+      m.seconds.toFixed(2),
+      mbps.toFixed(1),
+      `${(mbps / baseMbps).toFixed(2)}×`,
+      mib(m.maxRssBytes),
+    ];
   }
 }
 

@@ -23,12 +23,22 @@ import { startBaseline } from "./support/baseline-process.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, rate: { type: "string", default: "1000" }, json: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "10" },
+    rate: { type: "string", default: "1000" },
+    json: { type: "string" },
+  },
+});
 const SECONDS = Number(values.seconds);
 const RATE = Number(values.rate);
 
 const RESPONSES_BODY = JSON.stringify({ model: "tiny-chat", input: "Hello!", store: false, max_output_tokens: 16 });
-const CHAT_BODY = JSON.stringify({ model: "tiny-chat", messages: [{ role: "user", content: "Hello!" }], max_tokens: 16 });
+const CHAT_BODY = JSON.stringify({
+  model: "tiny-chat",
+  messages: [{ role: "user", content: "Hello!" }],
+  max_tokens: 16,
+});
 const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
 
 interface Load {
@@ -40,8 +50,22 @@ interface Load {
 }
 
 async function load(url: string, body: string, rate?: number): Promise<Load> {
-  const result = await autocannon({ url, method: "POST", headers: HEADERS, body, duration: SECONDS, connections: 32, ...(rate ? { overallRate: rate } : {}) });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+  const result = await autocannon({
+    url,
+    method: "POST",
+    headers: HEADERS,
+    body,
+    duration: SECONDS,
+    connections: 32,
+    ...(rate ? { overallRate: rate } : {}),
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
 }
 
 /** Time to the first SSE event and events per second over `n` sequential streamed calls. */
@@ -89,10 +113,15 @@ const upstream = await startInstantUpstream({ chunks: 5 });
 const validated = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "1" });
 const production = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" });
 const bare = await startBareServer();
-const report: Record<string, unknown> = { machine: { cpus: (await import("node:os")).cpus().length, node: process.version }, seconds: SECONDS, rate: RATE };
+const report: Record<string, unknown> = {
+  machine: { cpus: (await import("node:os")).cpus().length, node: process.version },
+  seconds: SECONDS,
+  rate: RATE,
+};
 try {
   // Warm up every path once (JIT, validator caches), then measure.
-  for (const base of [validated.baseUrl, production.baseUrl]) await load(`${base}/responses`, RESPONSES_BODY, 200).catch(() => undefined);
+  for (const base of [validated.baseUrl, production.baseUrl])
+    await load(`${base}/responses`, RESPONSES_BODY, 200).catch(() => undefined);
 
   const direct = await load(`${upstream.baseUrl}/chat/completions`, CHAT_BODY, RATE);
   const through = {
@@ -100,36 +129,66 @@ try {
     responsesProduction: await load(`${production.baseUrl}/responses`, RESPONSES_BODY, RATE),
     chatProduction: await load(`${production.baseUrl}/chat/completions`, CHAT_BODY, RATE),
   };
-  const streamDirect = await streamed(`${upstream.baseUrl}/chat/completions`, JSON.stringify({ ...JSON.parse(CHAT_BODY), stream: true }), 300);
-  const streamThrough = await streamed(`${production.baseUrl}/responses`, JSON.stringify({ ...JSON.parse(RESPONSES_BODY), stream: true }), 300);
+  const streamDirect = await streamed(
+    `${upstream.baseUrl}/chat/completions`,
+    JSON.stringify({ ...JSON.parse(CHAT_BODY), stream: true }),
+    300,
+  );
+  const streamThrough = await streamed(
+    `${production.baseUrl}/responses`,
+    JSON.stringify({ ...JSON.parse(RESPONSES_BODY), stream: true }),
+    300,
+  );
   const ceilingBare = await load(bare.url, RESPONSES_BODY);
   const ceilingStack = await load(`${production.baseUrl}/responses`, RESPONSES_BODY);
 
-  const added = (l: Load) => ({ p50: l.p50 - direct.p50, p99: l.p99 - direct.p99, throughputRatio: l.rps / direct.rps, errors: l.errors + l.non2xx });
+  const added = (l: Load) => ({
+    p50: l.p50 - direct.p50,
+    p99: l.p99 - direct.p99,
+    throughputRatio: l.rps / direct.rps,
+    errors: l.errors + l.non2xx,
+  });
   Object.assign(report, {
     direct,
     through,
     addedLatencyMs: Object.fromEntries(Object.entries(through).map(([k, v]) => [k, added(v)])),
-    streaming: { direct: streamDirect, through: streamThrough, addedTtfbMs: streamThrough.ttfbP50 - streamDirect.ttfbP50 },
+    streaming: {
+      direct: streamDirect,
+      through: streamThrough,
+      addedTtfbMs: streamThrough.ttfbP50 - streamDirect.ttfbP50,
+    },
     ceiling: { bareRps: ceilingBare.rps, stackRps: ceilingStack.rps, ratio: ceilingStack.rps / ceilingBare.rps },
   });
   const p = added(through.responsesProduction);
   const targets = [
     [`added p50 ≤ 1 ms at ${RATE} req/s (production)`, p.p50 <= 1, `${p.p50.toFixed(2)} ms`],
     [`added p99 ≤ 3 ms at ${RATE} req/s (production)`, p.p99 <= 3, `${p.p99.toFixed(2)} ms`],
-    ["full stack ≥ 25% of the bare node:http ceiling", ceilingStack.rps / ceilingBare.rps >= 0.25, `${((100 * ceilingStack.rps) / ceilingBare.rps).toFixed(1)}% (${ceilingStack.rps.toFixed(0)} vs ${ceilingBare.rps.toFixed(0)} req/s)`],
+    [
+      "full stack ≥ 25% of the bare node:http ceiling",
+      ceilingStack.rps / ceilingBare.rps >= 0.25,
+      `${((100 * ceilingStack.rps) / ceilingBare.rps).toFixed(1)}% (${ceilingStack.rps.toFixed(0)} vs ${ceilingBare.rps.toFixed(0)} req/s)`,
+    ],
   ] as const;
   report.targets = targets.map(([name, met, figure]) => ({ name, met, figure }));
 
   console.log(`gateway overhead, ${SECONDS} s per run at ${RATE} req/s (upstream on loopback answers at once)`);
-  console.log(`  direct to upstream          p50 ${direct.p50} ms  p99 ${direct.p99} ms  ${direct.rps.toFixed(0)} req/s`);
+  console.log(
+    `  direct to upstream          p50 ${direct.p50} ms  p99 ${direct.p99} ms  ${direct.rps.toFixed(0)} req/s`,
+  );
   for (const [name, l] of Object.entries(through)) {
     const a = added(l);
-    console.log(`  ${name.padEnd(26)}  p50 ${l.p50} ms  p99 ${l.p99} ms  ${l.rps.toFixed(0)} req/s  added p50 ${a.p50.toFixed(2)} ms, p99 ${a.p99.toFixed(2)} ms, errors ${a.errors}`);
+    console.log(
+      `  ${name.padEnd(26)}  p50 ${l.p50} ms  p99 ${l.p99} ms  ${l.rps.toFixed(0)} req/s  added p50 ${a.p50.toFixed(2)} ms, p99 ${a.p99.toFixed(2)} ms, errors ${a.errors}`,
+    );
   }
-  console.log(`  streaming: first event ${streamDirect.ttfbP50.toFixed(2)} ms direct, ${streamThrough.ttfbP50.toFixed(2)} ms through; ${streamThrough.eventsPerSecond.toFixed(0)} events/s through vs ${streamDirect.eventsPerSecond.toFixed(0)} direct`);
-  console.log(`  ceiling: bare node:http ${ceilingBare.rps.toFixed(0)} req/s, full stack ${ceilingStack.rps.toFixed(0)} req/s (${((100 * ceilingStack.rps) / ceilingBare.rps).toFixed(1)}%)`);
-  for (const t of report.targets as { name: string; met: boolean; figure: string }[]) console.log(`  target ${t.met ? "MET    " : "NOT MET"} ${t.name}: ${t.figure}`);
+  console.log(
+    `  streaming: first event ${streamDirect.ttfbP50.toFixed(2)} ms direct, ${streamThrough.ttfbP50.toFixed(2)} ms through; ${streamThrough.eventsPerSecond.toFixed(0)} events/s through vs ${streamDirect.eventsPerSecond.toFixed(0)} direct`,
+  );
+  console.log(
+    `  ceiling: bare node:http ${ceilingBare.rps.toFixed(0)} req/s, full stack ${ceilingStack.rps.toFixed(0)} req/s (${((100 * ceilingStack.rps) / ceilingBare.rps).toFixed(1)}%)`,
+  );
+  for (const t of report.targets as { name: string; met: boolean; figure: string }[])
+    console.log(`  target ${t.met ? "MET    " : "NOT MET"} ${t.name}: ${t.figure}`);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2));
 } finally {
   await Promise.all([validated.close(), production.close(), bare.close(), upstream.close()]);

@@ -40,8 +40,12 @@ for (let r = 0; r < rounds; r++) {
   if (baseline !== undefined) figures.baseline.push(tokensPerSecond(baseline));
 }
 const c = median(figures.current);
-console.log(`committed weights (vocabulary ${current.config.vocabSize}): ${c.toFixed(0)} tokens/s (median of ${rounds})`);
+console.log(
+  `committed weights (vocabulary ${current.config.vocabSize}): ${c.toFixed(0)} tokens/s (median of ${rounds})`,
+);
 if (baseline !== undefined) {
   const b = median(figures.baseline);
-  console.log(`baseline ${baselinePath} (vocabulary ${baseline.config.vocabSize}): ${b.toFixed(0)} tokens/s; committed / baseline = ${(c / b).toFixed(2)}×`);
+  console.log(
+    `baseline ${baselinePath} (vocabulary ${baseline.config.vocabSize}): ${b.toFixed(0)} tokens/s; committed / baseline = ${(c / b).toFixed(2)}×`,
+  );
 }

@@ -13,7 +13,13 @@ import autocannon from "autocannon";
 import { startInstantUpstream } from "./support/upstream.ts";
 import { ACME_KEY, startBenchServer, type BenchServer } from "./support/server-process.ts";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, rate: { type: "string", default: "600" }, json: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "10" },
+    rate: { type: "string", default: "600" },
+    json: { type: "string" },
+  },
+});
 const SECONDS = Number(values.seconds);
 const RATE = Number(values.rate);
 const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
@@ -29,17 +35,34 @@ interface Result {
 /** A dataset and a finished job to read while the load runs. */
 async function prepare(server: BenchServer): Promise<{ dataset: string; job: string }> {
   const base = `${server.baseUrl}/accounts/acme`;
-  const post = (path: string, body: string, type = "application/json") => fetch(base + path, { method: "POST", headers: { ...HEADERS, "content-type": type }, body }).then((r) => r.json() as Promise<any>);
+  const post = (path: string, body: string, type = "application/json") =>
+    fetch(base + path, { method: "POST", headers: { ...HEADERS, "content-type": type }, body }).then(
+      (r) => r.json() as Promise<any>,
+    );
   await post("/datasets", JSON.stringify({ datasetId: "load", dataset: {} }));
-  const row = JSON.stringify({ messages: [{ role: "user", content: "Hello!" }, { role: "assistant", content: "Hi there." }] });
+  const row = JSON.stringify({
+    messages: [
+      { role: "user", content: "Hello!" },
+      { role: "assistant", content: "Hi there." },
+    ],
+  });
   await post("/datasets/load:upload", Array(20).fill(row).join("\n"), "application/jsonl");
   await post("/datasets/load:validateUpload", "{}");
   for (let i = 0; i < 200; i++) {
-    const dataset = (await fetch(`${base}/datasets/load`, { headers: HEADERS }).then((r) => r.json())) as { state: string };
+    const dataset = (await fetch(`${base}/datasets/load`, { headers: HEADERS }).then((r) => r.json())) as {
+      state: string;
+    };
     if (dataset.state === "DATASET_STATE_READY") break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const job = await post("/supervisedFineTuningJobs", JSON.stringify({ baseModel: "tiny-chat", inputDatasetVersion: "accounts/acme/datasets/load", config: { outputModelId: "load" } }));
+  const job = await post(
+    "/supervisedFineTuningJobs",
+    JSON.stringify({
+      baseModel: "tiny-chat",
+      inputDatasetVersion: "accounts/acme/datasets/load",
+      config: { outputModelId: "load" },
+    }),
+  );
   return { dataset: "load", job: job.jobId as string };
 }
 
@@ -56,7 +79,13 @@ function traffic(ids: { dataset: string; job: string }) {
 async function drive(servers: BenchServer[], ids: { dataset: string; job: string }): Promise<Result> {
   const runs = await Promise.all(
     servers.map((s) =>
-      autocannon({ url: s.baseUrl.replace(/\/v1$/, ""), requests: traffic(ids), duration: SECONDS, connections: 16, overallRate: RATE / servers.length } as never),
+      autocannon({
+        url: s.baseUrl.replace(/\/v1$/, ""),
+        requests: traffic(ids),
+        duration: SECONDS,
+        connections: 16,
+        overallRate: RATE / servers.length,
+      } as never),
     ),
   );
   return {
@@ -76,11 +105,18 @@ try {
   const one = await drive([first], ids);
   second = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0", RUN_JOBS: "0" }, first);
   const two = await drive([first, second], ids);
-  const show = (name: string, r: Result) => console.log(`  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}`);
-  console.log(`mixed traffic at ${RATE} req/s for ${SECONDS} s (responses, streamed responses, job polling, dataset reads)`);
+  const show = (name: string, r: Result) =>
+    console.log(
+      `  ${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}`,
+    );
+  console.log(
+    `mixed traffic at ${RATE} req/s for ${SECONDS} s (responses, streamed responses, job polling, dataset reads)`,
+  );
   show("one process ", one);
   show("two processes", two);
-  console.log(`  two / one: throughput ${(two.rps / one.rps).toFixed(2)}×, p99 ${(two.p99 / Math.max(1, one.p99)).toFixed(2)}×`);
+  console.log(
+    `  two / one: throughput ${(two.rps / one.rps).toFixed(2)}×, p99 ${(two.p99 / Math.max(1, one.p99)).toFixed(2)}×`,
+  );
   if (values.json) writeFileSync(values.json, JSON.stringify({ rate: RATE, seconds: SECONDS, one, two }, null, 2));
 } finally {
   await second?.close();

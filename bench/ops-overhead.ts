@@ -86,9 +86,20 @@ async function start(variant: Variant): Promise<Running> {
   const dataDir = path.join(dir, `data-${variant.name}`);
   // Stderr to a file: the log's real cost (serialising and writing each line), not a terminal's.
   const stderr = openSync(variant.name === "on" ? logFile : "/dev/null", "a");
-  const profile = values["cpu-prof"] ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"], "--cpu-prof-name", `${variant.name}.cpuprofile`] : [];
+  const profile = values["cpu-prof"]
+    ? ["--cpu-prof", "--cpu-prof-dir", values["cpu-prof"], "--cpu-prof-name", `${variant.name}.cpuprofile`]
+    : [];
   const child = spawn(process.execPath, [...profile, MAIN], {
-    env: { ...process.env, NODE_ENV: "", VALIDATE_RESPONSES: "0", DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: path.join(dir, "routing.json"), ...variant.env },
+    env: {
+      ...process.env,
+      NODE_ENV: "",
+      VALIDATE_RESPONSES: "0",
+      DATA_DIR: dataDir,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      ROUTING_FILE: path.join(dir, "routing.json"),
+      ...variant.env,
+    },
     stdio: ["ignore", "pipe", stderr],
   });
   closeSync(stderr);
@@ -105,13 +116,17 @@ async function ready(child: ChildProcess, variant: Variant, dataDir: string): Pr
     let text = "";
     child.stdout!.on("data", (data: Buffer) => {
       text += String(data);
-      if (/Listening on/.test(text) && (variant.env.METRICS_PORT === undefined || /Metrics at/.test(text))) resolve(text);
+      if (/Listening on/.test(text) && (variant.env.METRICS_PORT === undefined || /Metrics at/.test(text)))
+        resolve(text);
     });
     child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${text}`)));
   });
   // The demo account allows 600 requests a minute; a benchmark sends that many in a second.
   const env = { ...process.env, DATA_DIR: dataDir };
-  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], { env, stdio: "ignore" });
+  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], {
+    env,
+    stdio: "ignore",
+  });
   execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], { env, stdio: "ignore" });
   const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1] as string;
   const metrics = /Metrics at (\S+)/.exec(output)?.[1];
@@ -127,7 +142,9 @@ async function stop(running: Running): Promise<void> {
 
 /** CPU seconds (user + system) the process has used so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ");
   // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the command name; in clock ticks (100 a second on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
@@ -140,7 +157,11 @@ interface Run {
 
 /** Requests per second at full tilt and the server's CPU per request, scraping /metrics every second meanwhile when there is one. */
 async function throughput(running: Running, kind: "responses" | "models"): Promise<Run> {
-  const scrape = () => fetch(running.metricsUrl as string).then((r) => r.text(), () => "");
+  const scrape = () =>
+    fetch(running.metricsUrl as string).then(
+      (r) => r.text(),
+      () => "",
+    );
   const scraper = running.metricsUrl ? setInterval(() => void scrape(), 1000) : undefined;
   const cpuBefore = cpuSeconds(running.child.pid as number);
   try {
@@ -152,8 +173,12 @@ async function throughput(running: Running, kind: "responses" | "models"): Promi
       duration: SECONDS,
       connections: 32,
     });
-    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${kind}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-    return { rps: result.requests.average, cpuUs: ((cpuSeconds(running.child.pid as number) - cpuBefore) * 1e6) / result.requests.total };
+    if (result.non2xx > 0 || result.errors > 0)
+      throw new Error(`${kind}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+    return {
+      rps: result.requests.average,
+      cpuUs: ((cpuSeconds(running.child.pid as number) - cpuBefore) * 1e6) / result.requests.total,
+    };
   } finally {
     clearInterval(scraper);
   }
@@ -162,7 +187,14 @@ async function throughput(running: Running, kind: "responses" | "models"): Promi
 async function warm(running: Running): Promise<void> {
   // The JIT, the connection pool to the upstream, the store's caches.
   for (const kind of ["responses", "models"] as const) {
-    await autocannon({ url: `${running.baseUrl}/${kind}`, method: kind === "responses" ? "POST" : "GET", headers: HEADERS, ...(kind === "responses" ? { body: RESPONSES_BODY } : {}), duration: 1, connections: 32 });
+    await autocannon({
+      url: `${running.baseUrl}/${kind}`,
+      method: kind === "responses" ? "POST" : "GET",
+      headers: HEADERS,
+      ...(kind === "responses" ? { body: RESPONSES_BODY } : {}),
+      duration: 1,
+      connections: 32,
+    });
   }
 }
 
@@ -173,7 +205,9 @@ function round3(value: number): number {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const variants: Variant[] = [
@@ -216,7 +250,12 @@ try {
       delete servers[name];
     }
   }
-  const report: Record<string, unknown> = { seconds: SECONDS, rounds: ROUNDS, target: TARGET, logBytes: statSync(logFile).size };
+  const report: Record<string, unknown> = {
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    target: TARGET,
+    logBytes: statSync(logFile).size,
+  };
   let met = true;
   for (const kind of ["responses", "models"] as const) {
     const f = figures[kind]!;
@@ -227,13 +266,23 @@ try {
     const rpsRatio = median(f.rpsRatios);
     const cpuRatio = median(f.cpuRatios);
     met &&= cpuRatio >= TARGET;
-    report[kind] = { offRps: Math.round(offRps), onRps: Math.round(onRps), rpsRatio: round3(rpsRatio), offCpuUs: Math.round(offCpu), onCpuUs: Math.round(onCpu), cpuRatio: round3(cpuRatio), pairs: f };
+    report[kind] = {
+      offRps: Math.round(offRps),
+      onRps: Math.round(onRps),
+      rpsRatio: round3(rpsRatio),
+      offCpuUs: Math.round(offCpu),
+      onCpuUs: Math.round(onCpu),
+      cpuRatio: round3(cpuRatio),
+      pairs: f,
+    };
     console.log(
       `${kind.padEnd(9)} req/s off ${offRps.toFixed(0).padStart(5)} on ${onRps.toFixed(0).padStart(5)} (on/off ${rpsRatio.toFixed(3)})   ` +
         `CPU per request off ${offCpu.toFixed(0)} µs on ${onCpu.toFixed(0)} µs (off/on ${cpuRatio.toFixed(3)}, target ≥ ${TARGET})`,
     );
   }
-  console.log(`log written while on: ${(statSync(logFile).size / 1e6).toFixed(1)} MB; ${met ? "target met" : "TARGET MISSED"}`);
+  console.log(
+    `log written while on: ${(statSync(logFile).size / 1e6).toFixed(1)} MB; ${met ? "target met" : "TARGET MISSED"}`,
+  );
   if (values.json) writeFileSync(values.json, JSON.stringify({ ...report, met }, null, 2));
   if (!met) process.exitCode = 1;
 } finally {

@@ -26,7 +26,13 @@ import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 import { startBaseline } from "./support/baseline-process.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" }, rounds: { type: "string", default: "3" }, json: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "5" },
+    rounds: { type: "string", default: "3" },
+    json: { type: "string" },
+  },
+});
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
@@ -50,7 +56,6 @@ async function rps(target: Target, seconds: number): Promise<number> {
   if (failed > 0) throw new Error(`${target.name}: ${failed} of ${result.requests.total} requests failed`);
   return result.requests.average;
 }
-
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -77,17 +82,51 @@ try {
   const rate = (name: string) => median(runs.get(name) ?? []);
   const figures = Object.fromEntries(targets.map((t) => [t.name, rate(t.name)]));
   /** The median over rounds of a/b within each round. */
-  const ratio = (a: string, b: string) => median((runs.get(a) ?? []).map((r, i) => r / ((runs.get(b) ?? [])[i] as number)));
+  const ratio = (a: string, b: string) =>
+    median((runs.get(a) ?? []).map((r, i) => r / ((runs.get(b) ?? [])[i] as number)));
   const targetsMet = [
-    { name: "GET /v1/models ≥ 0.95 of express + express-openapi-validator alone", ratio: ratio("models: this server", "models: express + validator"), least: 0.95 },
-    { name: "GET /v1/models ≥ 0.40 of bare node:http", ratio: ratio("models: this server", "models: bare node:http"), least: 0.4 },
-    { name: "POST /v1/responses (instant upstream) ≥ 0.25 of bare node:http", ratio: ratio("responses: this server", "responses: bare node:http"), least: 0.25 },
+    {
+      name: "GET /v1/models ≥ 0.95 of express + express-openapi-validator alone",
+      ratio: ratio("models: this server", "models: express + validator"),
+      least: 0.95,
+    },
+    {
+      name: "GET /v1/models ≥ 0.40 of bare node:http",
+      ratio: ratio("models: this server", "models: bare node:http"),
+      least: 0.4,
+    },
+    {
+      name: "POST /v1/responses (instant upstream) ≥ 0.25 of bare node:http",
+      ratio: ratio("responses: this server", "responses: bare node:http"),
+      least: 0.25,
+    },
   ].map((t) => ({ ...t, met: t.ratio >= t.least }));
-  console.log(`request path, most req/s (autocannon, 16 connections), median of ${ROUNDS} interleaved rounds of ${SECONDS} s`);
-  for (const t of targets) console.log(`  ${t.name.padEnd(30)} ${rate(t.name).toFixed(0).padStart(6)} req/s   rounds: ${(runs.get(t.name) ?? []).map((r) => r.toFixed(0)).join(", ")}`);
-  console.log(`  express + validator alone is ${ratio("models: express + validator", "models: bare node:http").toFixed(2)} of bare node:http on GET /v1/models`);
+  console.log(
+    `request path, most req/s (autocannon, 16 connections), median of ${ROUNDS} interleaved rounds of ${SECONDS} s`,
+  );
+  for (const t of targets)
+    console.log(
+      `  ${t.name.padEnd(30)} ${rate(t.name).toFixed(0).padStart(6)} req/s   rounds: ${(runs.get(t.name) ?? []).map((r) => r.toFixed(0)).join(", ")}`,
+    );
+  console.log(
+    `  express + validator alone is ${ratio("models: express + validator", "models: bare node:http").toFixed(2)} of bare node:http on GET /v1/models`,
+  );
   for (const t of targetsMet) console.log(`  target ${t.met ? "MET    " : "NOT MET"} ${t.name}: ${t.ratio.toFixed(2)}`);
-  if (values.json) writeFileSync(values.json, JSON.stringify({ machine: { cpus: os.cpus().length, node: process.version }, seconds: SECONDS, rounds: Object.fromEntries(runs), rps: figures, targets: targetsMet }, null, 2));
+  if (values.json)
+    writeFileSync(
+      values.json,
+      JSON.stringify(
+        {
+          machine: { cpus: os.cpus().length, node: process.version },
+          seconds: SECONDS,
+          rounds: Object.fromEntries(runs),
+          rps: figures,
+          targets: targetsMet,
+        },
+        null,
+        2,
+      ),
+    );
 } finally {
   bare.close();
   validator.close();

@@ -25,17 +25,61 @@ function step(title: string, args: string[]): number {
 }
 
 const started = performance.now();
-step("request path: GET /v1/models and POST /v1/responses against express + validator alone and bare node:http", ["bench/request-path.ts", "--seconds", quick ? "2" : "5", "--rounds", quick ? "1" : "3", "--json", `${results}/request-path.json`]);
-step("gateway overhead and framework ceiling", ["bench/gateway.ts", "--seconds", quick ? "3" : "10", "--json", `${results}/gateway.json`]);
-step("concurrent streams", ["bench/streams.ts", "--streams", quick ? "300" : "1000", "--json", `${results}/streams.json`]);
-step("mixed load: one and two server processes", ["bench/load.ts", "--seconds", quick ? "4" : "10", "--json", `${results}/load.json`]);
-step("operating cost: access log and metrics on vs off, same server", ["bench/ops-overhead.ts", "--seconds", quick ? "2" : "3", "--rounds", quick ? "4" : "8", "--json", `${results}/ops-overhead.json`]);
+step("request path: GET /v1/models and POST /v1/responses against express + validator alone and bare node:http", [
+  "bench/request-path.ts",
+  "--seconds",
+  quick ? "2" : "5",
+  "--rounds",
+  quick ? "1" : "3",
+  "--json",
+  `${results}/request-path.json`,
+]);
+step("gateway overhead and framework ceiling", [
+  "bench/gateway.ts",
+  "--seconds",
+  quick ? "3" : "10",
+  "--json",
+  `${results}/gateway.json`,
+]);
+step("concurrent streams", [
+  "bench/streams.ts",
+  "--streams",
+  quick ? "300" : "1000",
+  "--json",
+  `${results}/streams.json`,
+]);
+step("mixed load: one and two server processes", [
+  "bench/load.ts",
+  "--seconds",
+  quick ? "4" : "10",
+  "--json",
+  `${results}/load.json`,
+]);
+step("operating cost: access log and metrics on vs off, same server", [
+  "bench/ops-overhead.ts",
+  "--seconds",
+  quick ? "2" : "3",
+  "--rounds",
+  quick ? "4" : "8",
+  "--json",
+  `${results}/ops-overhead.json`,
+]);
 step("dataset validation", ["bench/dataset-validation.ts", quick ? "256MiB" : "1GiB"]);
 step("training", ["bench/training.ts"]);
-step("fine-tuning quality: small datasets, default config, held-out prompts", ["bench/tuning-quality.ts", "--json", `${results}/tuning-quality.json`]);
+step("fine-tuning quality: small datasets, default config, held-out prompts", [
+  "bench/tuning-quality.ts",
+  "--json",
+  `${results}/tuning-quality.json`,
+]);
 step("single-stream generation speed", ["bench/generation.ts"]);
-const generate = step("contract pipeline: npm run generate (to a temp dir)", ["scripts/generate.ts", "--out", `${results}/generated-check`]);
+const generate = step("contract pipeline: npm run generate (to a temp dir)", [
+  "scripts/generate.ts",
+  "--out",
+  `${results}/generated-check`,
+]);
 if (existsSync(`${root}conformance/cli.ts`)) {
   step("conformance kit against the reference server", ["bench/conformance-time.ts"]);
 }
-console.log(`\ncontract pipeline ${generate.toFixed(1)} s; all benchmarks ${((performance.now() - started) / 1000).toFixed(0)} s`);
+console.log(
+  `\ncontract pipeline ${generate.toFixed(1)} s; all benchmarks ${((performance.now() - started) / 1000).toFixed(0)} s`,
+);

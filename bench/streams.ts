@@ -13,7 +13,13 @@ import { Agent, request } from "undici";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 
-const { values } = parseArgs({ options: { streams: { type: "string", default: "1000" }, events: { type: "string", default: "200" }, json: { type: "string" } } });
+const { values } = parseArgs({
+  options: {
+    streams: { type: "string", default: "1000" },
+    events: { type: "string", default: "200" },
+    json: { type: "string" },
+  },
+});
 const STREAMS = Number(values.streams);
 const EVENTS = Number(values.events);
 const HEADERS = { "content-type": "application/json", authorization: `Bearer ${ACME_KEY}` };
@@ -37,7 +43,13 @@ async function run(url: string, body: string, sampleRss?: () => number): Promise
     Array.from({ length: STREAMS }, async () => {
       const t0 = performance.now();
       try {
-        const response = await request(url, { method: "POST", headers: HEADERS, body, dispatcher, bodyTimeout: 60_000 });
+        const response = await request(url, {
+          method: "POST",
+          headers: HEADERS,
+          body,
+          dispatcher,
+          bodyTimeout: 60_000,
+        });
         let events = 0;
         for await (const chunk of response.body) events += (String(chunk).match(/^data: /gm) ?? []).length;
         perStream.push(events / ((performance.now() - t0) / 1000));
@@ -57,7 +69,13 @@ const upstream = await startInstantUpstream({ chunks: EVENTS, intervalMs: 10 });
 const server = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" });
 try {
   const chat = JSON.stringify({ model: "tiny-chat", stream: true, messages: [{ role: "user", content: "Hello!" }] });
-  const responses = JSON.stringify({ model: "tiny-chat", input: "Hello!", store: false, stream: true, max_output_tokens: EVENTS + 10 });
+  const responses = JSON.stringify({
+    model: "tiny-chat",
+    input: "Hello!",
+    store: false,
+    stream: true,
+    max_output_tokens: EVENTS + 10,
+  });
   const direct = await run(`${upstream.baseUrl}/chat/completions`, chat);
   const rssBefore = server.rss();
   const through = await run(`${server.baseUrl}/responses`, responses, () => server.rss());
@@ -68,16 +86,33 @@ try {
     streams: STREAMS,
     eventsPerStream: EVENTS,
     direct: { seconds: direct.seconds, failed: direct.failed, medianEventsPerSecond: median(direct.perStream) },
-    through: { seconds: through.seconds, failed: through.failed, medianEventsPerSecond: median(through.perStream), slowestEventsPerSecond: through.perStream[0] },
+    through: {
+      seconds: through.seconds,
+      failed: through.failed,
+      medianEventsPerSecond: median(through.perStream),
+      slowestEventsPerSecond: through.perStream[0],
+    },
     wallTimeRatio: through.seconds / direct.seconds,
     memoryPerStreamKiB: perStreamKiB,
     slowestOverMedian: starvation,
-    targets: [{ name: "memory per open stream < 100 KB", met: perStreamKiB * 1024 < 100_000, figure: `${perStreamKiB.toFixed(1)} KiB` }],
+    targets: [
+      {
+        name: "memory per open stream < 100 KB",
+        met: perStreamKiB * 1024 < 100_000,
+        figure: `${perStreamKiB.toFixed(1)} KiB`,
+      },
+    ],
   };
   console.log(`${STREAMS} concurrent streams of ${EVENTS} events (upstream sends one every 10 ms)`);
-  console.log(`  direct:  ${direct.seconds.toFixed(2)} s, failed ${direct.failed}, median ${median(direct.perStream).toFixed(0)} events/s per stream`);
-  console.log(`  through: ${through.seconds.toFixed(2)} s (${report.wallTimeRatio.toFixed(2)}× direct), failed ${through.failed}, median ${median(through.perStream).toFixed(0)} events/s, slowest ${(through.perStream[0] ?? 0).toFixed(0)} (${(100 * starvation).toFixed(0)}% of median)`);
-  console.log(`  server memory: ${(rssBefore / 2 ** 20).toFixed(0)} MiB idle, ${((through.peakRss ?? 0) / 2 ** 20).toFixed(0)} MiB peak: ${perStreamKiB.toFixed(1)} KiB per open stream`);
+  console.log(
+    `  direct:  ${direct.seconds.toFixed(2)} s, failed ${direct.failed}, median ${median(direct.perStream).toFixed(0)} events/s per stream`,
+  );
+  console.log(
+    `  through: ${through.seconds.toFixed(2)} s (${report.wallTimeRatio.toFixed(2)}× direct), failed ${through.failed}, median ${median(through.perStream).toFixed(0)} events/s, slowest ${(through.perStream[0] ?? 0).toFixed(0)} (${(100 * starvation).toFixed(0)}% of median)`,
+  );
+  console.log(
+    `  server memory: ${(rssBefore / 2 ** 20).toFixed(0)} MiB idle, ${((through.peakRss ?? 0) / 2 ** 20).toFixed(0)} MiB peak: ${perStreamKiB.toFixed(1)} KiB per open stream`,
+  );
   for (const t of report.targets) console.log(`  target ${t.met ? "MET    " : "NOT MET"} ${t.name}: ${t.figure}`);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2));
 } finally {

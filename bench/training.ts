@@ -22,7 +22,9 @@ import { encodeRow, localBaseModel } from "../server/finetune/trainer-data.ts";
 /** tiny-chat's catalogue defaults for the job type, with one epoch: the figure is per pass over the data. */
 function defaults(kind: "SFT" | "DPO"): TrainerConfig {
   const base = findPlatformModel("tiny-chat") as TrainableModel;
-  return toTrainerConfig(fillConfig(kind === "SFT" ? "JOB_TYPE_SFT" : "JOB_TYPE_DPO", base, { outputModelId: "bench", epochs: 1 }, count));
+  return toTrainerConfig(
+    fillConfig(kind === "SFT" ? "JOB_TYPE_SFT" : "JOB_TYPE_DPO", base, { outputModelId: "bench", epochs: 1 }, count),
+  );
 }
 
 const count = Number(process.argv[2] ?? 200);
@@ -76,8 +78,14 @@ async function bench(kind: "SFT" | "DPO", rows: ParsedRow[]): Promise<void> {
   stalls.enable();
   const start = performance.now();
   const result = await train({
-    kind, baseModel: "tiny-chat", config: defaults(kind), train: rows, evaluation: [], signal: new AbortController().signal,
-    onStep: (p) => void losses.push(p.loss), onEpochEnd: async () => undefined,
+    kind,
+    baseModel: "tiny-chat",
+    config: defaults(kind),
+    train: rows,
+    evaluation: [],
+    signal: new AbortController().signal,
+    onStep: (p) => void losses.push(p.loss),
+    onEpochEnd: async () => undefined,
   });
   const ms = performance.now() - start;
   stalls.disable();

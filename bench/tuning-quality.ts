@@ -28,16 +28,31 @@ import { encodeRow, localBaseModel } from "../server/finetune/trainer-data.ts";
 import { findPlatformModel } from "../server/inference/catalog.ts";
 import type { GenerationRequest } from "../server/inference/engine.ts";
 import {
-  adaptModel, corpusDialogues, evaluateLoss, LocalProvider, loadAdapter, sequenceLogProb, type Adapter, type LocalModel,
+  adaptModel,
+  corpusDialogues,
+  evaluateLoss,
+  LocalProvider,
+  loadAdapter,
+  sequenceLogProb,
+  type Adapter,
+  type LocalModel,
 } from "../server/inference/local/index.ts";
 import { renderTurns } from "../server/inference/local/template.ts";
-import { isDegenerate, PREFERENCE_HELD_OUT_PAIRS, TUNING_CASES, UNRELATED_PROMPTS, type TuningCase } from "./support/tuning-datasets.ts";
+import {
+  isDegenerate,
+  PREFERENCE_HELD_OUT_PAIRS,
+  TUNING_CASES,
+  UNRELATED_PROMPTS,
+  type TuningCase,
+} from "./support/tuning-datasets.ts";
 
 const args = process.argv.slice(2);
 const jsonPath = args.includes("--json") ? args[args.indexOf("--json") + 1] : undefined;
 const only = args.includes("--case") ? args[args.indexOf("--case") + 1] : undefined;
 const verbose = args.includes("--verbose");
-const sent = args.includes("--config") ? (JSON.parse(args[args.indexOf("--config") + 1]!) as Record<string, unknown>) : {};
+const sent = args.includes("--config")
+  ? (JSON.parse(args[args.indexOf("--config") + 1]!) as Record<string, unknown>)
+  : {};
 
 const BASE = findPlatformModel("tiny-chat") as TrainableModel;
 const base = localBaseModel();
@@ -59,13 +74,16 @@ async function answers(prompts: ChatMessage[][], adapter: Adapter | null): Promi
   const out: string[] = [];
   for (const prompt of prompts) {
     let text = "";
-    for await (const e of provider.generate(request(prompt, adapter === null ? "tiny-chat" : "ft:bench"))) if (e.type === "text") text += e.delta;
+    for await (const e of provider.generate(request(prompt, adapter === null ? "tiny-chat" : "ft:bench")))
+      if (e.type === "text") text += e.delta;
     out.push(text);
   }
   return out;
 }
 
-const FLUENCY_SAMPLE = corpusDialogues().slice(-64).map((d) => renderTurns(base.vocab, d.turns));
+const FLUENCY_SAMPLE = corpusDialogues()
+  .slice(-64)
+  .map((d) => renderTurns(base.vocab, d.turns));
 
 /** Mean log p(preferred) − log p(rejected) of the held-out pairs. */
 function preferenceMargin(model: LocalModel): number {
@@ -73,7 +91,8 @@ function preferenceMargin(model: LocalModel): number {
   for (const row of PREFERENCE_HELD_OUT_PAIRS) {
     const e = encodeRow(model, row);
     if (e.format !== "PREFERENCE") continue;
-    sum += sequenceLogProb(model, model.weights, e.pair.chosen) - sequenceLogProb(model, model.weights, e.pair.rejected);
+    sum +=
+      sequenceLogProb(model, model.weights, e.pair.chosen) - sequenceLogProb(model, model.weights, e.pair.rejected);
   }
   return sum / PREFERENCE_HELD_OUT_PAIRS.length;
 }
@@ -104,16 +123,32 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
   let steps = 0;
   const started = performance.now();
   const result = await train({
-    kind: c.kind, baseModel: "tiny-chat", config, train: c.rows, evaluation: [], signal: new AbortController().signal,
-    onStep: () => void steps++, onEpochEnd: async () => undefined,
+    kind: c.kind,
+    baseModel: "tiny-chat",
+    config,
+    train: c.rows,
+    evaluation: [],
+    signal: new AbortController().signal,
+    onStep: () => void steps++,
+    onEpochEnd: async () => undefined,
   });
   const seconds = (performance.now() - started) / 1000;
   const adapter = loadAdapter(result.adapter);
   const tunedModel = adaptModel(base, adapter);
-  const [baseAnswers, tunedAnswers, unrelatedTuned] = [await answers(c.heldOut, null), await answers(c.heldOut, adapter), await answers(UNRELATED_PROMPTS, adapter)];
+  const [baseAnswers, tunedAnswers, unrelatedTuned] = [
+    await answers(c.heldOut, null),
+    await answers(c.heldOut, adapter),
+    await answers(UNRELATED_PROMPTS, adapter),
+  ];
   if (verbose) {
-    c.heldOut.forEach((p, i) => console.log(`  ${JSON.stringify(p.at(-1)!.content)}\n    base:  ${JSON.stringify(baseAnswers[i])}\n    tuned: ${JSON.stringify(tunedAnswers[i])}`));
-    UNRELATED_PROMPTS.forEach((p, i) => console.log(`  unrelated ${JSON.stringify(p.at(-1)!.content)} → ${JSON.stringify(unrelatedTuned[i])}`));
+    c.heldOut.forEach((p, i) =>
+      console.log(
+        `  ${JSON.stringify(p.at(-1)!.content)}\n    base:  ${JSON.stringify(baseAnswers[i])}\n    tuned: ${JSON.stringify(tunedAnswers[i])}`,
+      ),
+    );
+    UNRELATED_PROMPTS.forEach((p, i) =>
+      console.log(`  unrelated ${JSON.stringify(p.at(-1)!.content)} → ${JSON.stringify(unrelatedTuned[i])}`),
+    );
   }
   return {
     name: c.name,
@@ -131,9 +166,12 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
 }
 
 // A name that matches no case would otherwise report every target met over nothing.
-const matches = (c: (typeof TUNING_CASES)[number]) => only === undefined || c.name === only || c.name.split(" ")[0] === only;
+const matches = (c: (typeof TUNING_CASES)[number]) =>
+  only === undefined || c.name === only || c.name.split(" ")[0] === only;
 if (!TUNING_CASES.some(matches)) {
-  console.error(`no case ${JSON.stringify(only)}; the cases: ${TUNING_CASES.map((c) => c.name.split(" ")[0]).join(", ")}`);
+  console.error(
+    `no case ${JSON.stringify(only)}; the cases: ${TUNING_CASES.map((c) => c.name.split(" ")[0]).join(", ")}`,
+  );
   process.exit(2);
 }
 
@@ -153,6 +191,8 @@ for (const c of TUNING_CASES) {
 
 const held = results.every((r) => r.pattern.tuned === 1 && r.degenerate.tuned === 0 && r.unrelatedDegenerate === 0);
 const fast = results.filter((r) => r.rows <= 40).every((r) => r.seconds < 30);
-console.log(`\ntargets: 100 % pattern and 0 degenerate on held-out prompts: ${held ? "met" : "NOT met"}; under 30 s a job of ≤ 40 rows: ${fast ? "met" : "NOT met"}`);
-if (jsonPath !== undefined) writeFileSync(jsonPath, JSON.stringify({ date: new Date().toISOString(), results }, null, 2));
-
+console.log(
+  `\ntargets: 100 % pattern and 0 degenerate on held-out prompts: ${held ? "met" : "NOT met"}; under 30 s a job of ≤ 40 rows: ${fast ? "met" : "NOT met"}`,
+);
+if (jsonPath !== undefined)
+  writeFileSync(jsonPath, JSON.stringify({ date: new Date().toISOString(), results }, null, 2));

@@ -30,7 +30,9 @@ export function contextOf(command: Command): Context {
  * Wraps an action so it receives (context, ...positional arguments, options). commander
  * calls actions with the arguments, then the options, then the command.
  */
-export function act<Args extends unknown[], Options>(fn: (ctx: Context, options: Options, ...args: Args) => Promise<void>) {
+export function act<Args extends unknown[], Options>(
+  fn: (ctx: Context, options: Options, ...args: Args) => Promise<void>,
+) {
   return async (...raw: unknown[]): Promise<void> => {
     const command = raw.at(-1) as Command;
     const options = raw.at(-2) as Options;
@@ -49,7 +51,8 @@ export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 
 export function decimal(value: string): string {
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value.trim())) throw new InvalidArgumentError(`not a number: ${value}`);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(value.trim()))
+    throw new InvalidArgumentError(`not a number: ${value}`);
   return value.trim();
 }
 

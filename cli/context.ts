@@ -74,12 +74,20 @@ export class Context {
   /** The typed client; a key is required for every call the CLI makes. */
   get client(): ApiClient {
     if (this.#client) return this.#client;
-    if (!this.apiKey) throw usageError(`no API key: pass --api-key or set ${ENV.apiKey}`, [`demo key of the development seed: ${ENV.apiKey}=sk-dev-acme-00000000000000000000000000000000`]);
+    if (!this.apiKey)
+      throw usageError(`no API key: pass --api-key or set ${ENV.apiKey}`, [
+        `demo key of the development seed: ${ENV.apiKey}=sk-dev-acme-00000000000000000000000000000000`,
+      ]);
     const client = createClient({
       baseUrl: this.baseUrl,
       apiKey: this.apiKey,
       headers: { "User-Agent": "inference-toolkit-cli/0.2.0" },
-      retry: { onRetry: (info) => this.note(`retrying ${info.method} ${info.url} in ${Math.round(info.delayMs)} ms (${typeof info.cause === "number" ? `HTTP ${info.cause}` : "connection failed"})`) },
+      retry: {
+        onRetry: (info) =>
+          this.note(
+            `retrying ${info.method} ${info.url} in ${Math.round(info.delayMs)} ms (${typeof info.cause === "number" ? `HTTP ${info.cause}` : "connection failed"})`,
+          ),
+      },
     });
     if (this.debug) {
       client.use({
@@ -88,7 +96,9 @@ export class Context {
           return undefined;
         },
         onResponse: ({ request, response }) => {
-          this.io.stderr.write(`[debug] ← ${response.status} ${request.method} ${request.url} (x-request-id: ${response.headers.get("x-request-id") ?? "none"})\n`);
+          this.io.stderr.write(
+            `[debug] ← ${response.status} ${request.method} ${request.url} (x-request-id: ${response.headers.get("x-request-id") ?? "none"})\n`,
+          );
           return undefined;
         },
       });
@@ -102,7 +112,8 @@ export class Context {
     if (this.#account) return this.#account;
     const given = this.options.account ?? this.io.env[ENV.account];
     const account = given || (this.apiKey ? accountFromKey(this.apiKey) : null);
-    if (!account) throw usageError(`no account: pass --account or set ${ENV.account} (the key does not name its account)`);
+    if (!account)
+      throw usageError(`no account: pass --account or set ${ENV.account} (the key does not name its account)`);
     this.#account = account;
     return account;
   }
@@ -151,7 +162,9 @@ export class Context {
   async confirm(question: string, yes: boolean | undefined): Promise<void> {
     if (yes) return;
     if (this.io.stdin.isTTY !== true || this.json) {
-      throw usageError(`${question.replace(/\?$/, "")}: refusing without --yes, since there is no terminal to ask on`, ["pass --yes to go ahead"]);
+      throw usageError(`${question.replace(/\?$/, "")}: refusing without --yes, since there is no terminal to ask on`, [
+        "pass --yes to go ahead",
+      ]);
     }
     const rl = createInterface({ input: this.io.stdin, output: this.io.stderr });
     try {

@@ -91,7 +91,17 @@ export function describeError(error: unknown, context: { baseUrl?: string } = {}
     return {
       exitCode: exitCodeOfStatus(error.status),
       lines,
-      json: { error: { status: error.status, code: error.code, type: error.type, param: error.param, message: error.message, requestId: error.requestId, midStream: error.midStream } },
+      json: {
+        error: {
+          status: error.status,
+          code: error.code,
+          type: error.type,
+          param: error.param,
+          message: error.message,
+          requestId: error.requestId,
+          midStream: error.midStream,
+        },
+      },
     };
   }
   if (error instanceof CliError) {
@@ -102,20 +112,35 @@ export function describeError(error: unknown, context: { baseUrl?: string } = {}
     };
   }
   if (error instanceof WaitTimeoutError) {
-    return { exitCode: EXIT.TIMEOUT, lines: [`error: ${error.message}`], json: { error: { code: "TIMEOUT", message: error.message } } };
+    return {
+      exitCode: EXIT.TIMEOUT,
+      lines: [`error: ${error.message}`],
+      json: { error: { code: "TIMEOUT", message: error.message } },
+    };
   }
   const unreachable = connectionFailure(error);
   if (unreachable !== null) {
     const where = context.baseUrl ?? "the service";
     return {
       exitCode: EXIT.UNAVAILABLE,
-      lines: [`error: cannot reach ${where} (${unreachable})`, "  hint: is the server running (npm start)? Set the address with --base-url or SERVICE_BASE_URL"],
+      lines: [
+        `error: cannot reach ${where} (${unreachable})`,
+        "  hint: is the server running (npm start)? Set the address with --base-url or SERVICE_BASE_URL",
+      ],
       json: { error: { code: "UNREACHABLE", message: `cannot reach ${where} (${unreachable})` } },
     };
   }
   if (error instanceof Error && error.name === "AbortError") {
-    return { exitCode: EXIT.INTERRUPTED, lines: ["interrupted"], json: { error: { code: "INTERRUPTED", message: "interrupted" } } };
+    return {
+      exitCode: EXIT.INTERRUPTED,
+      lines: ["interrupted"],
+      json: { error: { code: "INTERRUPTED", message: "interrupted" } },
+    };
   }
   const message = error instanceof Error ? error.message : String(error);
-  return { exitCode: EXIT.ERROR, lines: [`error: ${message}`, "  (run with --debug for the stack trace)"], json: { error: { code: "ERROR", message } } };
+  return {
+    exitCode: EXIT.ERROR,
+    lines: [`error: ${message}`, "  (run with --debug for the stack trace)"],
+    json: { error: { code: "ERROR", message } },
+  };
 }

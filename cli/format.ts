@@ -43,7 +43,9 @@ export function table(rows: string[][]): string {
   if (rows.length === 0) return "";
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ")).join("\n");
+  return rows
+    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  "))
+    .join("\n");
 }
 
 /** `label  value` pairs, labels padded. */
@@ -57,5 +59,7 @@ export function duration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
-  return m < 60 ? `${m}m${String(s % 60).padStart(2, "0")}s` : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+  return m < 60
+    ? `${m}m${String(s % 60).padStart(2, "0")}s`
+    : `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
 }

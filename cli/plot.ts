@@ -23,17 +23,27 @@ export interface ChartOptions {
   log?: boolean;
 }
 
-export function lossChartSpec(job: Pick<TrainingJob, "jobId" | "jobType" | "baseModel" | "config">, curve: Curve, options: ChartOptions = {}): TopLevelSpec {
+export function lossChartSpec(
+  job: Pick<TrainingJob, "jobId" | "jobType" | "baseModel" | "config">,
+  curve: Curve,
+  options: ChartOptions = {},
+): TopLevelSpec {
   const values = [
     ...curve.points.map((p) => ({ step: Number(p.step), epoch: p.epoch, loss: Number(p.loss), series: "training" })),
-    ...curve.evaluationPoints.map((p) => ({ step: Number(p.step), epoch: p.epoch, loss: Number(p.loss), series: "evaluation" })),
+    ...curve.evaluationPoints.map((p) => ({
+      step: Number(p.step),
+      epoch: p.epoch,
+      loss: Number(p.loss),
+      series: "evaluation",
+    })),
   ];
   // Between the last step of an epoch and the first of the next.
   const boundaries: { step: number; label: string }[] = [];
   for (let i = 1; i < curve.points.length; i++) {
     const a = curve.points[i - 1]!;
     const b = curve.points[i]!;
-    if (b.epoch !== a.epoch) boundaries.push({ step: (Number(a.step) + Number(b.step)) / 2, label: `epoch ${b.epoch}` });
+    if (b.epoch !== a.epoch)
+      boundaries.push({ step: (Number(a.step) + Number(b.step)) / 2, label: `epoch ${b.epoch}` });
   }
   const domain = curve.evaluationPoints.length > 0 ? ["training", "evaluation"] : ["training"];
   const kind = job.jobType === "JOB_TYPE_DPO" ? "DPO" : "SFT";
@@ -64,7 +74,12 @@ export function lossChartSpec(job: Pick<TrainingJob, "jobId" | "jobType" | "base
         mark: { type: "line", strokeWidth: 2, interpolate: "monotone" },
         encoding: {
           x: { field: "step", type: "quantitative", title: "Training step", axis: { tickMinStep: 1 } },
-          y: { field: "loss", type: "quantitative", title: options.log ? "Loss (log scale)" : "Loss", scale: options.log ? { type: "log" } : { zero: false } },
+          y: {
+            field: "loss",
+            type: "quantitative",
+            title: options.log ? "Loss (log scale)" : "Loss",
+            scale: options.log ? { type: "log" } : { zero: false },
+          },
           color: {
             field: "series",
             type: "nominal",
@@ -80,7 +95,11 @@ export function lossChartSpec(job: Pick<TrainingJob, "jobId" | "jobType" | "base
         encoding: { x: { field: "step", type: "quantitative" }, y: { field: "loss", type: "quantitative" } },
       },
     ],
-    config: { font: "DejaVu Sans, Liberation Sans, Arial, sans-serif", axis: { labelFontSize: 11, titleFontSize: 13 }, title: { fontSize: 16 } },
+    config: {
+      font: "DejaVu Sans, Liberation Sans, Arial, sans-serif",
+      axis: { labelFontSize: 11, titleFontSize: 13 },
+      title: { fontSize: 16 },
+    },
   } as TopLevelSpec;
 }
 
@@ -95,9 +114,14 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 /** Writes the chart to `file`, as SVG or PNG by its extension; returns the format. */
-export async function writeChart(file: string, spec: TopLevelSpec, env: NodeJS.ProcessEnv = process.env): Promise<"svg" | "png"> {
+export async function writeChart(
+  file: string,
+  spec: TopLevelSpec,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<"svg" | "png"> {
   const ext = path.extname(file).toLowerCase();
-  if (ext !== ".svg" && ext !== ".png") throw usageError(`--plot writes .svg or .png, not ${ext || "a file without extension"}: ${file}`);
+  if (ext !== ".svg" && ext !== ".png")
+    throw usageError(`--plot writes .svg or .png, not ${ext || "a file without extension"}: ${file}`);
   const svg = await renderSvg(spec);
   // `--plot reports/loss.svg` in a fresh checkout: the folder is made, as a user expects.
   mkdirSync(path.dirname(file), { recursive: true });

@@ -40,9 +40,16 @@ export function allCommands(command: Command): Command[] {
 
 export function buildProgram(io: Io, signal?: AbortSignal): Command {
   const program = new Command(PROGRAM_NAME)
-    .description("Command-line tool of the inference and fine-tuning service: datasets, fine-tuning jobs, models, chat, and the conformance kit.")
+    .description(
+      "Command-line tool of the inference and fine-tuning service: datasets, fine-tuning jobs, models, chat, and the conformance kit.",
+    )
     .version(VERSION, "-V, --version", "print the version")
-    .addOption(new Option("--base-url <url>", `the service's base URL, ending in /v1 (env ${ENV.baseUrl}; default ${DEFAULT_BASE_URL})`))
+    .addOption(
+      new Option(
+        "--base-url <url>",
+        `the service's base URL, ending in /v1 (env ${ENV.baseUrl}; default ${DEFAULT_BASE_URL})`,
+      ),
+    )
     .addOption(new Option("--api-key <key>", `the API key (env ${ENV.apiKey})`))
     .addOption(new Option("--account <id>", `the account (env ${ENV.account}; default: the account the key names)`))
     .option("--json", "print results as JSON on stdout, errors as JSON on stderr; no progress bars")
@@ -78,7 +85,12 @@ export async function run(argv: string[], io: Io, signal?: AbortSignal): Promise
   } catch (error) {
     if (error instanceof CommanderError) {
       // --help, --version, and `help <command>` end here too, with exit code 0.
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || (error.code === "commander.help" && error.exitCode === 0)) return EXIT.OK;
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        (error.code === "commander.help" && error.exitCode === 0)
+      )
+        return EXIT.OK;
       return EXIT.USAGE;
     }
     const options = program.opts<GlobalOptions>();

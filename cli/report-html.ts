@@ -17,7 +17,12 @@ import type { Step, Transcript } from "../conformance/transcript.ts";
 export type Status = "pass" | "fail" | "skipped" | "not-implemented";
 
 /** The kit's words for its outcomes (OUTCOME_LABEL in conformance/report.ts; a type import only, so the CLI loads no kit code for this page). */
-const LABEL: Record<Status, string> = { pass: "passed", fail: "failed", skipped: "skipped", "not-implemented": "not implemented" };
+const LABEL: Record<Status, string> = {
+  pass: "passed",
+  fail: "failed",
+  skipped: "skipped",
+  "not-implemented": "not implemented",
+};
 
 /** The request a failure came from, as far as it is known. */
 export interface FailureRequest {
@@ -87,13 +92,15 @@ export function areaRows(report: RunReport): AreaRow[] {
 export function ruleRows(report: RunReport, rules: Rule[] = []): RuleRow[] {
   const byRule = new Map<string, { id: string; status: Status }[]>();
   for (const r of report.details) {
-    for (const rule of r.rules) byRule.set(rule, [...(byRule.get(rule) ?? []), { id: r.transcript, status: statusOf(r) }]);
+    for (const rule of r.rules)
+      byRule.set(rule, [...(byRule.get(rule) ?? []), { id: r.transcript, status: statusOf(r) }]);
   }
   // A failure pinned on a rule (a protocol check) fails that rule even if the transcript named others.
   for (const f of report.failures) {
     for (const rule of (f.rule ?? "").split(/,\s*/).filter(Boolean)) {
       const list = byRule.get(rule) ?? [];
-      if (!list.some((t) => t.id === f.transcript && t.status === "fail")) list.push({ id: f.transcript, status: "fail" });
+      if (!list.some((t) => t.id === f.transcript && t.status === "fail"))
+        list.push({ id: f.transcript, status: "fail" });
       byRule.set(rule, list);
     }
   }
@@ -123,25 +130,51 @@ const WIRE = /\[([A-Z]+) (\S+) → (\d{3})\]\s*$/;
 
 export function failureRequest(failure: StepFailure, transcripts: Transcript[] = []): FailureRequest | undefined {
   const sent = failure.exchange?.request;
-  if (sent) return { method: sent.method, path: sent.url, headers: sent.headers, ...(sent.body !== undefined ? { body: sent.body } : {}) };
-  const carried = (failure as StepFailure & { request?: { method?: string; url?: string; path?: string; relativePath?: string; headers?: Record<string, string>; body?: unknown; json?: unknown } }).request;
+  if (sent)
+    return {
+      method: sent.method,
+      path: sent.url,
+      headers: sent.headers,
+      ...(sent.body !== undefined ? { body: sent.body } : {}),
+    };
+  const carried = (
+    failure as StepFailure & {
+      request?: {
+        method?: string;
+        url?: string;
+        path?: string;
+        relativePath?: string;
+        headers?: Record<string, string>;
+        body?: unknown;
+        json?: unknown;
+      };
+    }
+  ).request;
   if (carried?.method) {
     return {
       method: carried.method,
       path: carried.relativePath ?? carried.path ?? carried.url ?? "",
       ...(carried.headers ? { headers: carried.headers } : {}),
-      ...(carried.json !== undefined ? { body: carried.json } : carried.body !== undefined ? { body: carried.body } : {}),
+      ...(carried.json !== undefined
+        ? { body: carried.json }
+        : carried.body !== undefined
+          ? { body: carried.body }
+          : {}),
     };
   }
   const wire = WIRE.exec(failure.message);
   const step = findStep(failure, transcripts);
   if (!wire && !step) return undefined;
   const spec = step?.request;
-  const body = spec ? (spec.json ?? spec.text ?? (spec.file ? `(file ${spec.file})` : spec.form ? { form: spec.form } : undefined)) : undefined;
+  const body = spec
+    ? (spec.json ?? spec.text ?? (spec.file ? `(file ${spec.file})` : spec.form ? { form: spec.form } : undefined))
+    : undefined;
   return {
     method: wire?.[1] ?? spec?.method ?? "?",
     path: wire?.[2] ?? spec?.path ?? "?",
-    ...(spec?.headers ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [k, String(v)])) } : {}),
+    ...(spec?.headers
+      ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([k, v]) => [k, String(v)])) }
+      : {}),
     ...(body !== undefined ? { body } : {}),
     template: body !== undefined || spec?.headers !== undefined,
   };
@@ -151,7 +184,10 @@ function findStep(failure: StepFailure, transcripts: Transcript[]): Step | undef
   const t = transcripts.find((x) => x.id === failure.transcript);
   if (!t) return undefined;
   const all = [...t.steps, ...t.cleanup];
-  return all.find((s) => s.label === String(failure.step)) ?? (typeof failure.step === "number" ? all.find((s) => s.index === failure.step) : undefined);
+  return (
+    all.find((s) => s.label === String(failure.step)) ??
+    (typeof failure.step === "number" ? all.find((s) => s.index === failure.step) : undefined)
+  );
 }
 
 function received(failure: StepFailure): unknown {
@@ -163,7 +199,12 @@ function received(failure: StepFailure): unknown {
 // ---------------------------------------------------------------------------
 
 export function escapeHtml(value: string): string {
-  return value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+  return value
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
 }
 
 const h = escapeHtml;
@@ -227,19 +268,44 @@ export function htmlReport(report: RunReport, options: HtmlReportOptions = {}): 
   </dl>
   <div class="panes">
     <section class="pane request"><h4>Request${request?.template ? ' <span class="muted">(from the transcript, before its variables were filled in)</span>' : ""}</h4>
-      <pre>${request ? h(`${request.method} ${request.path}${request.headers ? "\n" + Object.entries(request.headers).map(([k, v]) => `${k}: ${v}`).join("\n") : ""}${request.body !== undefined ? "\n\n" + pretty(request.body) : ""}`) : "(not recorded)"}</pre></section>
+      <pre>${
+        request
+          ? h(
+              `${request.method} ${request.path}${
+                request.headers
+                  ? "\n" +
+                    Object.entries(request.headers)
+                      .map(([k, v]) => `${k}: ${v}`)
+                      .join("\n")
+                  : ""
+              }${request.body !== undefined ? "\n\n" + pretty(request.body) : ""}`,
+            )
+          : "(not recorded)"
+      }</pre></section>
     <section class="pane expected"><h4>Expected</h4><pre>${h(pretty(f.expected))}</pre></section>
     <section class="pane received"><h4>Received</h4><pre>${h(pretty(received(f)))}</pre></section>
   </div>
   ${f.details?.length ? `<details class="also"><summary>${f.details.length} more under this rule</summary><ul>${f.details.map((d) => `<li>${h(d)}</li>`).join("")}</ul></details>` : ""}
-  ${f.exchange?.response.status ? `<details class="response"><summary>Response ${f.exchange.response.status}${f.exchange.events ? `, ${f.exchange.events.length} events up to the failure` : ""}</summary><pre>${h(`${Object.entries(f.exchange.response.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}${f.exchange.response.body !== undefined ? `\n\n${pretty(f.exchange.response.body)}` : ""}${f.exchange.events ? `\n\n${f.exchange.events.map((e) => `event: ${e.event ?? "message"}\ndata: ${typeof e.data === "string" ? e.data : JSON.stringify(e.data)}`).join("\n\n")}` : ""}`)}</pre></details>` : ""}
+  ${
+    f.exchange?.response.status
+      ? `<details class="response"><summary>Response ${f.exchange.response.status}${f.exchange.events ? `, ${f.exchange.events.length} events up to the failure` : ""}</summary><pre>${h(
+          `${Object.entries(f.exchange.response.headers)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(
+              "\n",
+            )}${f.exchange.response.body !== undefined ? `\n\n${pretty(f.exchange.response.body)}` : ""}${f.exchange.events ? `\n\n${f.exchange.events.map((e) => `event: ${e.event ?? "message"}\ndata: ${typeof e.data === "string" ? e.data : JSON.stringify(e.data)}`).join("\n\n")}` : ""}`,
+        )}</pre></details>`
+      : ""
+  }
 </article>`;
     })
     .join("\n");
 
   const transcriptSections = areas
     .map((a) => {
-      const rows = report.details.filter((d) => (d.transcript.includes("/") ? d.transcript.split("/")[0] : "(setup)") === a.area);
+      const rows = report.details.filter(
+        (d) => (d.transcript.includes("/") ? d.transcript.split("/")[0] : "(setup)") === a.area,
+      );
       return `<section class="area" id="area-${slug(a.area)}">
   <h3>${h(a.area)} ${badge(a.status)}</h3>
   <table class="transcripts">
@@ -250,7 +316,9 @@ ${rows
     const s = statusOf(r);
     const firstFailure = report.failures.findIndex((f) => f.transcript === r.transcript);
     return `      <tr id="t-${slug(r.transcript)}" data-status="${s}"><td><code>${h(r.transcript)}</code><div class="muted">${h(r.title)}</div></td><td>${badge(s)}</td><td>${r.rules.map((x) => `<code>${h(x)}</code>`).join(" ")}</td><td class="n">${r.requests}</td><td class="n">${r.durationMs} ms</td><td>${
-      firstFailure >= 0 ? `<a href="#failure-${firstFailure + 1}">${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}</a>` : h(r.reason ?? "")
+      firstFailure >= 0
+        ? `<a href="#failure-${firstFailure + 1}">${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}</a>`
+        : h(r.reason ?? "")
     }</td></tr>`;
   })
   .join("\n")}
@@ -344,7 +412,9 @@ ${rules
   .map(
     (r) =>
       `    <tr data-rule="${h(r.id)}" data-status="${r.status}"><td><code>${h(r.id)}</code></td><td>${badge(r.status)}</td><td>${h(r.text)}${r.source ? ` <span class="muted">(${h(r.source)})</span>` : ""}</td><td>${
-        r.transcripts.length ? r.transcripts.map((t) => `<a href="#t-${slug(t.id)}" class="${cls(t.status)}">${h(t.id)}</a>`).join(", ") : '<span class="muted">no transcript in this run</span>'
+        r.transcripts.length
+          ? r.transcripts.map((t) => `<a href="#t-${slug(t.id)}" class="${cls(t.status)}">${h(t.id)}</a>`).join(", ")
+          : '<span class="muted">no transcript in this run</span>'
       }</td></tr>`,
   )
   .join("\n")}

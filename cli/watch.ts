@@ -25,14 +25,23 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-export async function getJob(client: ApiClient, job: Pick<TrainingJob, "jobType" | "jobId" | "name">, signal?: AbortSignal): Promise<TrainingJob> {
+export async function getJob(
+  client: ApiClient,
+  job: Pick<TrainingJob, "jobType" | "jobId" | "name">,
+  signal?: AbortSignal,
+): Promise<TrainingJob> {
   const params = { path: { account: accountOf(job.name), job: job.jobId } };
   return job.jobType === "JOB_TYPE_DPO"
     ? ok(client.GET("/accounts/{account}/dpoJobs/{job}", { params, signal }))
     : ok(client.GET("/accounts/{account}/supervisedFineTuningJobs/{job}", { params, signal }));
 }
 
-export async function getCurve(client: ApiClient, job: Pick<TrainingJob, "jobType" | "jobId" | "name">, maxPoints: number, signal?: AbortSignal): Promise<Curve> {
+export async function getCurve(
+  client: ApiClient,
+  job: Pick<TrainingJob, "jobType" | "jobId" | "name">,
+  maxPoints: number,
+  signal?: AbortSignal,
+): Promise<Curve> {
   const params = { path: { account: accountOf(job.name), job: job.jobId }, query: { maxPoints } };
   return job.jobType === "JOB_TYPE_DPO"
     ? ok(client.GET("/accounts/{account}/dpoJobs/{job}/metrics", { params, signal }))
@@ -56,7 +65,11 @@ export function chartLines(curve: Curve | undefined, width: number, height: numb
   const train = (curve?.points ?? []).map((p) => ({ step: Number(p.step), loss: Number(p.loss) }));
   if (train.length < 2) {
     const lines = Array.from({ length: height + 1 }, () => "");
-    lines[Math.floor(height / 2)] = " ".repeat(Y_LABEL_WIDTH) + (train.length === 0 ? "waiting for the first training step…" : `step ${train[0]?.step}: loss ${train[0]?.loss.toFixed(4)}`);
+    lines[Math.floor(height / 2)] =
+      " ".repeat(Y_LABEL_WIDTH) +
+      (train.length === 0
+        ? "waiting for the first training step…"
+        : `step ${train[0]?.step}: loss ${train[0]?.loss.toFixed(4)}`);
     return lines;
   }
   const columns = Math.max(2, Math.min(width, train.length));
@@ -180,7 +193,9 @@ export async function watchJob(ctx: Context, initial: TrainingJob, options: Watc
             line:
               `${" ".repeat(Y_LABEL_WIDTH - 4)}loss  ` +
               (color ? asciichart.colored("── training", asciichart.cyan) : "── training") +
-              (evaluation ? `  ${color ? asciichart.colored("── evaluation", asciichart.yellow) : "── evaluation"}` : "") +
+              (evaluation
+                ? `  ${color ? asciichart.colored("── evaluation", asciichart.yellow) : "── evaluation"}`
+                : "") +
               `   (x: step 1 to ${payload.step})`,
           });
           const lines = chartLines(curve, chartWidth, chartHeight, color);
@@ -194,7 +209,10 @@ export async function watchJob(ctx: Context, initial: TrainingJob, options: Watc
       }
       if (TERMINAL_JOB_STATES.includes(job.state)) break;
       if (Date.now() > deadline) {
-        throw new WaitTimeoutError(`gave up watching job ${job.jobId} after ${duration(options.timeoutMs ?? 0)}; it is ${state(job.state)} and goes on`, job);
+        throw new WaitTimeoutError(
+          `gave up watching job ${job.jobId} after ${duration(options.timeoutMs ?? 0)}; it is ${state(job.state)} and goes on`,
+          job,
+        );
       }
       await sleep(options.intervalMs, options.signal);
     }

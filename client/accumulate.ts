@@ -15,20 +15,35 @@ export class ChatAccumulator {
   #result: StreamedChatCompletion | null = null;
 
   add(chunk: ChatCompletionChunk): void {
-    const result = (this.#result ??= { id: chunk.id, object: "chat.completion", created: chunk.created, model: chunk.model, choices: [], usage: null });
+    const result = (this.#result ??= {
+      id: chunk.id,
+      object: "chat.completion",
+      created: chunk.created,
+      model: chunk.model,
+      choices: [],
+      usage: null,
+    });
     if (chunk.usage) result.usage = chunk.usage;
     for (const part of chunk.choices) {
       let choice = result.choices.find((c) => c.index === part.index);
       if (!choice) {
         // finish_reason is filled in by the chunk that ends the choice.
-        choice = { index: part.index, message: { role: "assistant", content: null }, finish_reason: null as unknown as ChatCompletion["choices"][number]["finish_reason"] };
+        choice = {
+          index: part.index,
+          message: { role: "assistant", content: null },
+          finish_reason: null as unknown as ChatCompletion["choices"][number]["finish_reason"],
+        };
         result.choices.push(choice);
       }
       const { delta } = part;
       if (typeof delta.content === "string") choice.message.content = (choice.message.content ?? "") + delta.content;
       for (const call of delta.tool_calls ?? []) {
         const calls = (choice.message.tool_calls ??= []);
-        const existing: ChatToolCall = (calls[call.index] ??= { id: "", type: "function", function: { name: "", arguments: "" } });
+        const existing: ChatToolCall = (calls[call.index] ??= {
+          id: "",
+          type: "function",
+          function: { name: "", arguments: "" },
+        });
         if (call.id) existing.id = call.id;
         if (call.function?.name) existing.function.name += call.function.name;
         if (call.function?.arguments) existing.function.arguments += call.function.arguments;
@@ -46,7 +61,14 @@ export class CompletionAccumulator {
   #result: Completion | null = null;
 
   add(chunk: Completion): void {
-    const result = (this.#result ??= { id: chunk.id, object: "text_completion", created: chunk.created, model: chunk.model, choices: [], usage: null });
+    const result = (this.#result ??= {
+      id: chunk.id,
+      object: "text_completion",
+      created: chunk.created,
+      model: chunk.model,
+      choices: [],
+      usage: null,
+    });
     if (chunk.usage) result.usage = chunk.usage;
     for (const part of chunk.choices) {
       const choice = result.choices.find((c) => c.index === part.index);
@@ -81,7 +103,8 @@ export class MessageAccumulator {
         const { delta } = event;
         if (delta.type === "text_delta" && block?.type === "text") block.text += delta.text;
         else if (delta.type === "thinking_delta" && block?.type === "thinking") block.thinking += delta.thinking;
-        else if (delta.type === "input_json_delta") this.#partialJson.set(event.index, (this.#partialJson.get(event.index) ?? "") + delta.partial_json);
+        else if (delta.type === "input_json_delta")
+          this.#partialJson.set(event.index, (this.#partialJson.get(event.index) ?? "") + delta.partial_json);
         return;
       }
       case "content_block_stop": {

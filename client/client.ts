@@ -52,7 +52,11 @@ export function createClient(options: ClientOptions): ApiClient {
     headers,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const request = base.request as unknown as (method: Method, url: string, init?: Init) => Promise<{ response: Response }>;
+  const request = base.request as unknown as (
+    method: Method,
+    url: string,
+    init?: Init,
+  ) => Promise<{ response: Response }>;
   const retry = options.retry === false ? { maxRetries: 0 } : (options.retry ?? {});
   const newKey = options.idempotencyKey ?? randomIdempotencyKey;
   const keyByDefault = hasHeader({ headers }, "Idempotency-Key");

@@ -46,7 +46,9 @@ const STATUS_OF_CODE = {
   UPSTREAM_TIMEOUT: 504,
 } as const satisfies Record<ErrorCode, number>;
 
-type CodesWithStatus<S extends number> = { [C in ErrorCode]: (typeof STATUS_OF_CODE)[C] extends S ? C : never }[ErrorCode];
+type CodesWithStatus<S extends number> = {
+  [C in ErrorCode]: (typeof STATUS_OF_CODE)[C] extends S ? C : never;
+}[ErrorCode];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 // Type-level only: each alias fails to compile if the contract moves a code to another status.
@@ -142,8 +144,11 @@ export function errorFromResponse(response: Response, body: unknown): ApiError {
   // Every error of the contract is `{error: {message, type, code, param}}`; the messages
   // format adds a top-level `type: "error"`. Anything else (a proxy's page) keeps the text.
   const detail: ErrorFields =
-    typeof body === "object" && body !== null && typeof (body as { error?: unknown }).error === "object" ? ((body as { error: ErrorFields }).error ?? {}) : {};
-  const message = text(detail.message) ?? (typeof body === "string" && body !== "" ? body.slice(0, 500) : `HTTP ${response.status}`);
+    typeof body === "object" && body !== null && typeof (body as { error?: unknown }).error === "object"
+      ? ((body as { error: ErrorFields }).error ?? {})
+      : {};
+  const message =
+    text(detail.message) ?? (typeof body === "string" && body !== "" ? body.slice(0, 500) : `HTTP ${response.status}`);
   return new ApiError({
     status: response.status,
     message,
@@ -163,7 +168,8 @@ export function errorFromResponse(response: Response, body: unknown): ApiError {
  */
 export function errorFromEvent(data: unknown, requestId: string | null): ApiError {
   const outer = (typeof data === "object" && data !== null ? data : {}) as ErrorFields & { error?: unknown };
-  const detail: ErrorFields = typeof outer.error === "object" && outer.error !== null ? (outer.error as ErrorFields) : outer;
+  const detail: ErrorFields =
+    typeof outer.error === "object" && outer.error !== null ? (outer.error as ErrorFields) : outer;
   const code = text(detail.code);
   const status = (code !== null && (STATUS_OF_CODE as Record<string, number>)[code]) || 500;
   return new ApiError({

@@ -16,7 +16,10 @@ type IdempotentPostPath = {
 }[keyof paths];
 
 /** The job creates (SFT and DPO). Written out because the client has no schema at run time… */
-export const IDEMPOTENT_CREATE_PATHS = ["/accounts/{account}/supervisedFineTuningJobs", "/accounts/{account}/dpoJobs"] as const satisfies readonly IdempotentPostPath[];
+export const IDEMPOTENT_CREATE_PATHS = [
+  "/accounts/{account}/supervisedFineTuningJobs",
+  "/accounts/{account}/dpoJobs",
+] as const satisfies readonly IdempotentPostPath[];
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
@@ -39,8 +42,11 @@ export function hasHeader(init: Init, name: string): boolean {
   const has = (headers: unknown): boolean => {
     if (headers === undefined || headers === null) return false;
     if (typeof Headers !== "undefined" && headers instanceof Headers) return headers.has(name);
-    if (Array.isArray(headers)) return headers.some(([key, value]) => String(key).toLowerCase() === lower && value != null);
-    return Object.entries(headers as Record<string, unknown>).some(([key, value]) => key.toLowerCase() === lower && value != null);
+    if (Array.isArray(headers))
+      return headers.some(([key, value]) => String(key).toLowerCase() === lower && value != null);
+    return Object.entries(headers as Record<string, unknown>).some(
+      ([key, value]) => key.toLowerCase() === lower && value != null,
+    );
   };
   return has(init.params?.header) || has(init.headers);
 }

@@ -43,9 +43,16 @@ export interface PagingInit<P extends ListPath> {
  * Every page of a list, in order: `for await (const page of pages(client, path, init))`.
  * Each page is the operation's typed answer, with `totalSize` and `nextPageToken`.
  */
-export async function* pages<P extends ListPath>(client: ApiClient, path: P, init: PagingInit<NoInfer<P>>): AsyncGenerator<ListPage<P>, void, undefined> {
+export async function* pages<P extends ListPath>(
+  client: ApiClient,
+  path: P,
+  init: PagingInit<NoInfer<P>>,
+): AsyncGenerator<ListPage<P>, void, undefined> {
   // The generic path defeats openapi-fetch's per-path overloads; the init was typed above.
-  const get = client.GET as unknown as (path: string, init: unknown) => Promise<{ data?: ListPage<P>; error?: unknown; response: Response }>;
+  const get = client.GET as unknown as (
+    path: string,
+    init: unknown,
+  ) => Promise<{ data?: ListPage<P>; error?: unknown; response: Response }>;
   let pageToken: string | undefined;
   do {
     const query = { ...init.params.query, ...(pageToken === undefined ? {} : { pageToken }) };
@@ -60,7 +67,11 @@ export async function* pages<P extends ListPath>(client: ApiClient, path: P, ini
  * Every item of a list across all its pages:
  * `for await (const job of paginate(client, "/accounts/{account}/dpoJobs", { params: { path: { account } } }))`.
  */
-export async function* paginate<P extends ListPath>(client: ApiClient, path: P, init: PagingInit<NoInfer<P>>): AsyncGenerator<ListItem<P>, void, undefined> {
+export async function* paginate<P extends ListPath>(
+  client: ApiClient,
+  path: P,
+  init: PagingInit<NoInfer<P>>,
+): AsyncGenerator<ListItem<P>, void, undefined> {
   for await (const page of pages(client, path, init)) {
     for (const value of Object.values(page as object)) {
       if (Array.isArray(value)) yield* value as ListItem<P>[];

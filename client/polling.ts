@@ -8,9 +8,18 @@ import { ok } from "./errors.ts";
 import { sleep } from "./retry.ts";
 import type { Dataset, DatasetState, JobState, JobType, TrainingJob } from "./types.ts";
 
-export const TERMINAL_JOB_STATES: readonly JobState[] = ["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"];
+export const TERMINAL_JOB_STATES: readonly JobState[] = [
+  "JOB_STATE_SUCCEEDED",
+  "JOB_STATE_FAILED",
+  "JOB_STATE_CANCELLED",
+  "JOB_STATE_EXPIRED",
+];
 /** States a dataset does not leave by itself. */
-export const TERMINAL_DATASET_STATES: readonly DatasetState[] = ["DATASET_STATE_READY", "DATASET_STATE_FAILED", "DATASET_STATE_DELETED"];
+export const TERMINAL_DATASET_STATES: readonly DatasetState[] = [
+  "DATASET_STATE_READY",
+  "DATASET_STATE_FAILED",
+  "DATASET_STATE_DELETED",
+];
 
 export interface WaitOptions<State, Resource> {
   /**
@@ -43,7 +52,11 @@ export type JobRef = Pick<TrainingJob, "name" | "jobType"> | { account: string; 
 export type DatasetRef = Pick<Dataset, "name"> | { account: string; dataset: string };
 
 /** Polls the job until it is in a terminal state or one of `until`; returns it. */
-export function waitForJob(client: ApiClient, job: JobRef, options: WaitOptions<JobState, TrainingJob> = {}): Promise<TrainingJob> {
+export function waitForJob(
+  client: ApiClient,
+  job: JobRef,
+  options: WaitOptions<JobState, TrainingJob> = {},
+): Promise<TrainingJob> {
   const { account, id } = "name" in job ? parseName(job.name, "trainingJobs") : { account: job.account, id: job.jobId };
   const params = { path: { account, job: id } };
   const get =
@@ -54,9 +67,20 @@ export function waitForJob(client: ApiClient, job: JobRef, options: WaitOptions<
 }
 
 /** Polls the dataset until it is READY, FAILED or DELETED, or in one of `until`; returns it. */
-export function waitForDataset(client: ApiClient, dataset: DatasetRef, options: WaitOptions<DatasetState, Dataset> = {}): Promise<Dataset> {
-  const { account, id } = "name" in dataset ? parseName(dataset.name, "datasets") : { account: dataset.account, id: dataset.dataset };
-  const get = () => ok(client.GET("/accounts/{account}/datasets/{dataset}", { params: { path: { account, dataset: id } }, signal: options.signal }));
+export function waitForDataset(
+  client: ApiClient,
+  dataset: DatasetRef,
+  options: WaitOptions<DatasetState, Dataset> = {},
+): Promise<Dataset> {
+  const { account, id } =
+    "name" in dataset ? parseName(dataset.name, "datasets") : { account: dataset.account, id: dataset.dataset };
+  const get = () =>
+    ok(
+      client.GET("/accounts/{account}/datasets/{dataset}", {
+        params: { path: { account, dataset: id } },
+        signal: options.signal,
+      }),
+    );
   return poll(get, (d) => d.state, TERMINAL_DATASET_STATES, options, `dataset ${id}`);
 }
 
@@ -75,7 +99,11 @@ async function poll<State, Resource>(
     const state = stateOf(resource);
     if (terminal.includes(state) || options.until?.includes(state)) return resource;
     const left = deadline - Date.now();
-    if (left <= 0) throw new WaitTimeoutError(`Gave up waiting for ${what} after ${options.timeoutMs ?? 30 * 60_000} ms; it is ${String(state)}.`, resource);
+    if (left <= 0)
+      throw new WaitTimeoutError(
+        `Gave up waiting for ${what} after ${options.timeoutMs ?? 30 * 60_000} ms; it is ${String(state)}.`,
+        resource,
+      );
     await sleep(Math.min(intervalMs, left), options.signal);
   }
 }

@@ -73,17 +73,23 @@ export interface Attempt {
 export type Outcome = { response: Response } | { error: unknown };
 
 /** The wait before the next attempt, or null when the outcome is final. */
-export function retryDelay(outcome: Outcome, attempt: Attempt, options: RetryOptions = {}): { delayMs: number; fromRetryAfter: boolean } | null {
+export function retryDelay(
+  outcome: Outcome,
+  attempt: Attempt,
+  options: RetryOptions = {},
+): { delayMs: number; fromRetryAfter: boolean } | null {
   const settings = { ...RETRY_DEFAULTS, ...options };
   if (attempt.retries >= settings.maxRetries) return null;
   if ("response" in outcome) {
     if (!RETRYABLE_STATUSES.has(outcome.response.status)) return null;
     const retryAfter = parseRetryAfter(outcome.response.headers.get("retry-after"));
-    if (retryAfter !== null) return retryAfter <= settings.maxRetryAfterMs ? { delayMs: retryAfter, fromRetryAfter: true } : null;
+    if (retryAfter !== null)
+      return retryAfter <= settings.maxRetryAfterMs ? { delayMs: retryAfter, fromRetryAfter: true } : null;
     return { delayMs: backoff(attempt.retries, settings), fromRetryAfter: false };
   }
   if (isAbort(outcome.error)) return null;
-  const replayable = IDEMPOTENT_METHODS.has(attempt.method.toUpperCase()) || attempt.idempotencyKey || neverSent(outcome.error);
+  const replayable =
+    IDEMPOTENT_METHODS.has(attempt.method.toUpperCase()) || attempt.idempotencyKey || neverSent(outcome.error);
   return replayable ? { delayMs: backoff(attempt.retries, settings), fromRetryAfter: false } : null;
 }
 
@@ -94,12 +100,20 @@ export function backoff(retries: number, settings: { initialDelayMs: number; max
 }
 
 export function isAbort(error: unknown): boolean {
-  return typeof error === "object" && error !== null && ((error as { name?: unknown }).name === "AbortError" || (error as { name?: unknown }).name === "TimeoutError");
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    ((error as { name?: unknown }).name === "AbortError" || (error as { name?: unknown }).name === "TimeoutError")
+  );
 }
 
 /** Whether a fetch failure proves the request was never sent (see NEVER_SENT_CODES). */
 function neverSent(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; typeof e === "object" && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = error, depth = 0;
+    typeof e === "object" && e !== null && depth < 4;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === "string" && NEVER_SENT_CODES.has(code)) return true;
   }

@@ -13,7 +13,9 @@ export type { EventSourceMessage };
  * the body, which closes the connection, so the server stops generating and does not bill
  * the rest.
  */
-export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage, void, undefined> {
+export async function* readEvents(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<EventSourceMessage, void, undefined> {
   // (The DOM typings declare TextDecoderStream's input as BufferSource, which Uint8Array is.)
   const decoder = new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>;
   const reader = body.pipeThrough(decoder).pipeThrough(new EventSourceParserStream()).getReader();

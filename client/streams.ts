@@ -12,7 +12,12 @@
  * `finalResponse()`. Cancel with the `signal` option or `stream.abort()`; leaving the loop
  * early also closes the connection.
  */
-import { ChatAccumulator, CompletionAccumulator, MessageAccumulator, type StreamedChatCompletion } from "./accumulate.ts";
+import {
+  ChatAccumulator,
+  CompletionAccumulator,
+  MessageAccumulator,
+  type StreamedChatCompletion,
+} from "./accumulate.ts";
 import type { ApiClient } from "./client.ts";
 import { errorFromEvent, errorFromResponse } from "./errors.ts";
 import { readEvents, type EventSourceMessage } from "./sse.ts";
@@ -50,7 +55,12 @@ export class EventStream<Event, Final> implements AsyncIterable<Event> {
   #started = false;
 
   /** `signal` is the call's (the caller's signal combined with `controller`'s). */
-  constructor(response: Response, source: AsyncGenerator<Event, Final, undefined>, controller: AbortController, signal: AbortSignal) {
+  constructor(
+    response: Response,
+    source: AsyncGenerator<Event, Final, undefined>,
+    controller: AbortController,
+    signal: AbortSignal,
+  ) {
     this.response = response;
     this.requestId = response.headers.get("x-request-id");
     this.#source = source;
@@ -111,42 +121,81 @@ export type CompletionStream = EventStream<Completion, Completion>;
 export type MessageStream = EventStream<MessageStreamEvent, Message>;
 
 /** POST /responses with `stream: true`. */
-export function streamResponse(client: ApiClient, body: Omit<CreateResponseRequest, "stream">, options: StreamOptions = {}): Promise<ResponseStream> {
-  return open(options, (signal, header) => client.POST("/responses", { body: { ...body, stream: true }, params: { header }, parseAs: "stream", signal }), responseEvents);
+export function streamResponse(
+  client: ApiClient,
+  body: Omit<CreateResponseRequest, "stream">,
+  options: StreamOptions = {},
+): Promise<ResponseStream> {
+  return open(
+    options,
+    (signal, header) =>
+      client.POST("/responses", { body: { ...body, stream: true }, params: { header }, parseAs: "stream", signal }),
+    responseEvents,
+  );
 }
 
 /** POST /chat/completions with `stream: true`; usage is asked for unless `stream_options` says otherwise. */
-export function streamChatCompletion(client: ApiClient, body: Omit<CreateChatCompletionRequest, "stream">, options: StreamOptions = {}): Promise<ChatCompletionStream> {
+export function streamChatCompletion(
+  client: ApiClient,
+  body: Omit<CreateChatCompletionRequest, "stream">,
+  options: StreamOptions = {},
+): Promise<ChatCompletionStream> {
   const request = { ...body, stream: true, stream_options: body.stream_options ?? { include_usage: true } };
-  return open(options, (signal, header) => client.POST("/chat/completions", { body: request, params: { header }, parseAs: "stream", signal }), (events, id) =>
-    chunkEvents<ChatCompletionChunk, StreamedChatCompletion>(events, id, new ChatAccumulator()),
+  return open(
+    options,
+    (signal, header) =>
+      client.POST("/chat/completions", { body: request, params: { header }, parseAs: "stream", signal }),
+    (events, id) => chunkEvents<ChatCompletionChunk, StreamedChatCompletion>(events, id, new ChatAccumulator()),
   );
 }
 
 /** POST /completions with `stream: true`. */
-export function streamCompletion(client: ApiClient, body: Omit<CreateCompletionRequest, "stream">, options: StreamOptions = {}): Promise<CompletionStream> {
-  return open(options, (signal, header) => client.POST("/completions", { body: { ...body, stream: true }, params: { header }, parseAs: "stream", signal }), (events, id) =>
-    chunkEvents<Completion, Completion>(events, id, new CompletionAccumulator()),
+export function streamCompletion(
+  client: ApiClient,
+  body: Omit<CreateCompletionRequest, "stream">,
+  options: StreamOptions = {},
+): Promise<CompletionStream> {
+  return open(
+    options,
+    (signal, header) =>
+      client.POST("/completions", { body: { ...body, stream: true }, params: { header }, parseAs: "stream", signal }),
+    (events, id) => chunkEvents<Completion, Completion>(events, id, new CompletionAccumulator()),
   );
 }
 
 /** POST /messages with `stream: true`. */
-export function streamMessage(client: ApiClient, body: Omit<CreateMessageRequest, "stream">, options: StreamOptions = {}): Promise<MessageStream> {
-  return open(options, (signal, header) => client.POST("/messages", { body: { ...body, stream: true }, params: { header }, parseAs: "stream", signal }), messageEvents);
+export function streamMessage(
+  client: ApiClient,
+  body: Omit<CreateMessageRequest, "stream">,
+  options: StreamOptions = {},
+): Promise<MessageStream> {
+  return open(
+    options,
+    (signal, header) =>
+      client.POST("/messages", { body: { ...body, stream: true }, params: { header }, parseAs: "stream", signal }),
+    messageEvents,
+  );
 }
 
 type Header = { "x-request-timeout-ms"?: number };
-type Call = (signal: AbortSignal, header: Header) => Promise<{ data?: ReadableStream<Uint8Array> | null; error?: unknown; response: Response }>;
+type Call = (
+  signal: AbortSignal,
+  header: Header,
+) => Promise<{ data?: ReadableStream<Uint8Array> | null; error?: unknown; response: Response }>;
 
 /** Sends the call (retried like any other, until the answer starts) and wraps its body. */
 async function open<Event, Final>(
   options: StreamOptions,
   call: Call,
-  parse: (events: AsyncGenerator<EventSourceMessage, void, undefined>, requestId: string | null) => AsyncGenerator<Event, Final, undefined>,
+  parse: (
+    events: AsyncGenerator<EventSourceMessage, void, undefined>,
+    requestId: string | null,
+  ) => AsyncGenerator<Event, Final, undefined>,
 ): Promise<EventStream<Event, Final>> {
   const controller = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-  const header: Header = options.requestTimeoutMs === undefined ? {} : { "x-request-timeout-ms": options.requestTimeoutMs };
+  const header: Header =
+    options.requestTimeoutMs === undefined ? {} : { "x-request-timeout-ms": options.requestTimeoutMs };
   const { data, error, response } = await call(signal, header);
   if (!response.ok) throw errorFromResponse(response, error);
   if (!data || !(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
@@ -165,7 +214,10 @@ function json(message: EventSourceMessage): unknown {
 }
 
 /** /responses: every event is named after its `type`; `response.completed` ends the stream (no `[DONE]`). */
-async function* responseEvents(events: AsyncGenerator<EventSourceMessage, void, undefined>, requestId: string | null): AsyncGenerator<ResponseStreamEvent, ResponseObject, undefined> {
+async function* responseEvents(
+  events: AsyncGenerator<EventSourceMessage, void, undefined>,
+  requestId: string | null,
+): AsyncGenerator<ResponseStreamEvent, ResponseObject, undefined> {
   for await (const message of events) {
     const event = json(message) as ResponseStreamEvent;
     if (event.type === "error") throw errorFromEvent(event, requestId);
@@ -187,7 +239,8 @@ async function* chunkEvents<Chunk, Final>(
       return accumulator.result;
     }
     const data = json(message);
-    if (message.event === "error" || (typeof data === "object" && data !== null && "error" in data)) throw errorFromEvent(data, requestId);
+    if (message.event === "error" || (typeof data === "object" && data !== null && "error" in data))
+      throw errorFromEvent(data, requestId);
     accumulator.add(data as Chunk);
     yield data as Chunk;
   }
@@ -195,7 +248,10 @@ async function* chunkEvents<Chunk, Final>(
 }
 
 /** Messages: named events from `message_start` to `message_stop`; `error` replaces the rest on a failure. */
-async function* messageEvents(events: AsyncGenerator<EventSourceMessage, void, undefined>, requestId: string | null): AsyncGenerator<MessageStreamEvent, Message, undefined> {
+async function* messageEvents(
+  events: AsyncGenerator<EventSourceMessage, void, undefined>,
+  requestId: string | null,
+): AsyncGenerator<MessageStreamEvent, Message, undefined> {
   const accumulator = new MessageAccumulator();
   for await (const message of events) {
     const event = json(message) as MessageStreamEvent;

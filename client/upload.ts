@@ -13,7 +13,12 @@ import type { DatasetVersion } from "./types.ts";
 export type UploadBody = string | Blob | ArrayBuffer | Uint8Array | ReadableStream<Uint8Array>;
 
 /** POST …/datasets/{dataset}:upload with the rows as `application/jsonl`; returns the new version. */
-export function uploadDataset(client: ApiClient, target: { account: string; dataset: string }, body: UploadBody, options: { signal?: AbortSignal } = {}): Promise<DatasetVersion> {
+export function uploadDataset(
+  client: ApiClient,
+  target: { account: string; dataset: string },
+  body: UploadBody,
+  options: { signal?: AbortSignal } = {},
+): Promise<DatasetVersion> {
   const streamed = typeof ReadableStream !== "undefined" && body instanceof ReadableStream;
   return ok(
     client.POST("/accounts/{account}/datasets/{dataset}:upload", {

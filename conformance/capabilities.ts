@@ -43,14 +43,20 @@ export class CapabilityError extends Error {
  * The operation ids an `implements` list stands for; undefined (the profile has no
  * `implements`) means every operation. An unknown name is an error naming the closest ones.
  */
-export function implementedOperations(contract: Contract, implementsList: string[] | undefined): Set<string> | undefined {
+export function implementedOperations(
+  contract: Contract,
+  implementsList: string[] | undefined,
+): Set<string> | undefined {
   if (implementsList === undefined) return undefined;
   const capabilities = capabilityOperations(contract);
   const ids = contract.operations.map((o) => o.id);
   const out = new Set<string>();
   for (const name of implementsList) {
     const ops = capabilities.get(name) ?? (ids.includes(name) ? [name] : undefined);
-    if (!ops) throw new CapabilityError(`implements: unknown capability ${JSON.stringify(name)}${didYouMean(name, [...capabilities.keys(), ...ids])}`);
+    if (!ops)
+      throw new CapabilityError(
+        `implements: unknown capability ${JSON.stringify(name)}${didYouMean(name, [...capabilities.keys(), ...ids])}`,
+      );
     for (const op of ops) out.add(op);
   }
   return out;
@@ -74,7 +80,12 @@ export function templatePath(step: Step): string {
 }
 
 /** The operations a transcript needs that are not implemented (its setups' included). */
-export function missingOperations(t: Transcript, byId: Map<string, Transcript>, contract: Contract, implemented: Set<string>): string[] {
+export function missingOperations(
+  t: Transcript,
+  byId: Map<string, Transcript>,
+  contract: Contract,
+  implemented: Set<string>,
+): string[] {
   const missing = new Set<string>();
   const visit = (x: Transcript, seen: Set<string>) => {
     if (seen.has(x.id)) return;
@@ -103,11 +114,15 @@ export function profileNeeds(t: Transcript): string[] {
   const needs = new Set<string>();
   const text = t.document.toString();
   for (const expr of text.matchAll(/\{\{([^{}]*)\}\}/g)) {
-    for (const m of (expr[1] as string).matchAll(new RegExp(`(?<![\\w.])(${NEEDED_ROOTS.join("|")})\\.([A-Za-z_]\\w*)`, "g"))) needs.add(`${m[1]}.${m[2]}`);
+    for (const m of (expr[1] as string).matchAll(
+      new RegExp(`(?<![\\w.])(${NEEDED_ROOTS.join("|")})\\.([A-Za-z_]\\w*)`, "g"),
+    ))
+      needs.add(`${m[1]}.${m[2]}`);
   }
   for (const step of [...t.steps, ...t.cleanup]) {
     const auth = step.request.auth;
-    const role = typeof auth === "string" ? auth : auth?.key === undefined && auth?.header === undefined ? auth?.role : undefined;
+    const role =
+      typeof auth === "string" ? auth : auth?.key === undefined && auth?.header === undefined ? auth?.role : undefined;
     if (role && role !== "none") needs.add(`accounts.${role}`);
   }
   return [...needs].filter((n) => !ALWAYS_PRESENT.has(n)).sort();
@@ -116,7 +131,11 @@ export function profileNeeds(t: Transcript): string[] {
 /** ` (did you mean a, b?)` with the names closest to `name`, or nothing when none is close. */
 export function didYouMean(name: string, candidates: string[], limit = 3): string {
   const scored = [...new Set(candidates)]
-    .map((c) => ({ c, d: distance(name.toLowerCase(), c.toLowerCase()), contains: c.toLowerCase().includes(name.toLowerCase()) || name.toLowerCase().includes(c.toLowerCase()) }))
+    .map((c) => ({
+      c,
+      d: distance(name.toLowerCase(), c.toLowerCase()),
+      contains: c.toLowerCase().includes(name.toLowerCase()) || name.toLowerCase().includes(c.toLowerCase()),
+    }))
     .filter((x) => x.contains || x.d <= Math.max(2, Math.floor(name.length / 3)))
     .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
     .slice(0, limit)
@@ -129,7 +148,12 @@ function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (prev[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     prev = row;
   }
   return prev[b.length] as number;

@@ -6,7 +6,14 @@
 import type { Contract, Operation } from "./contract.ts";
 import type { Exchange } from "./http.ts";
 import { getPath, isPlainObject, match, type Mismatch } from "./matchers.ts";
-import { checkHeaders, checkInferenceHeaders, checkJsonBody, checkStream, streamKindOf, type ProtocolProblem } from "./protocol.ts";
+import {
+  checkHeaders,
+  checkInferenceHeaders,
+  checkJsonBody,
+  checkStream,
+  streamKindOf,
+  type ProtocolProblem,
+} from "./protocol.ts";
 import type { EventPattern, Expectation, StreamExpectation } from "./transcript.ts";
 
 /** error.type decided for each HTTP status (CONTRACT-DECISIONS.md, Errors). */
@@ -45,7 +52,11 @@ export function apiPath(ex: Exchange): string {
 }
 
 /** Contract and protocol checks, which apply to every answer whatever the transcript expects. */
-export function checkExchange(contract: Contract, ex: Exchange, options: { includeUsage?: boolean } = {}): { problems: Problem[]; operation?: Operation; rulesChecked: string[] } {
+export function checkExchange(
+  contract: Contract,
+  ex: Exchange,
+  options: { includeUsage?: boolean } = {},
+): { problems: Problem[]; operation?: Operation; rulesChecked: string[] } {
   const problems: Problem[] = [];
   const rulesChecked = new Set<string>(["headers.x-request-id"]);
   for (const p of checkHeaders(ex.status, ex.headers)) problems.push(protocol(p));
@@ -53,10 +64,25 @@ export function checkExchange(contract: Contract, ex: Exchange, options: { inclu
 
   const op = operationOf(contract, ex);
   if (op) {
-    for (const c of contract.validateResponse(op, ex.status, ex.headers, ex)) problems.push({ kind: "contract", rule: `contract:${op.id}`, message: c.message, ...(c.at ? { at: c.at } : {}), ...(c.received !== undefined ? { received: c.received } : {}) });
-    if (ex.events) ex.events.forEach((e, i) => {
-      for (const c of contract.validateEvent(op, e, i)) problems.push({ kind: "contract", rule: `contract:${op.id}`, message: c.message, ...(c.at ? { at: c.at } : {}), ...(c.received !== undefined ? { received: c.received } : {}) });
-    });
+    for (const c of contract.validateResponse(op, ex.status, ex.headers, ex))
+      problems.push({
+        kind: "contract",
+        rule: `contract:${op.id}`,
+        message: c.message,
+        ...(c.at ? { at: c.at } : {}),
+        ...(c.received !== undefined ? { received: c.received } : {}),
+      });
+    if (ex.events)
+      ex.events.forEach((e, i) => {
+        for (const c of contract.validateEvent(op, e, i))
+          problems.push({
+            kind: "contract",
+            rule: `contract:${op.id}`,
+            message: c.message,
+            ...(c.at ? { at: c.at } : {}),
+            ...(c.received !== undefined ? { received: c.received } : {}),
+          });
+      });
     if (/estimate/i.test(op.id) && ex.status === 200 && ex.isJson) {
       for (const p of checkEstimateArithmetic(ex.json)) problems.push(protocol(p));
       rulesChecked.add("finetune.estimate");
@@ -67,7 +93,18 @@ export function checkExchange(contract: Contract, ex: Exchange, options: { inclu
       rulesChecked.add("headers.x-provider-class").add("headers.x-config-version");
       if (ex.events) {
         for (const p of checkStream(kind, ex.events, options)) problems.push(protocol(p));
-        if (kind === "responses") for (const r of ["events.order", "events.type-equals-event", "events.sequence", "events.item-ids", "events.deltas", "events.completed-usage", "events.created", "events.no-done"]) rulesChecked.add(r);
+        if (kind === "responses")
+          for (const r of [
+            "events.order",
+            "events.type-equals-event",
+            "events.sequence",
+            "events.item-ids",
+            "events.deltas",
+            "events.completed-usage",
+            "events.created",
+            "events.no-done",
+          ])
+            rulesChecked.add(r);
         else rulesChecked.add("inference.stream-done");
       } else if (ex.isJson) {
         for (const p of checkJsonBody(kind, ex.json)) problems.push(protocol(p));
@@ -75,7 +112,11 @@ export function checkExchange(contract: Contract, ex: Exchange, options: { inclu
       }
     }
   } else if (ex.status < 400) {
-    problems.push({ kind: "contract", rule: "contract", message: `${ex.request.method} ${apiPath(ex)} matches no operation of the contract, yet answered ${ex.status}` });
+    problems.push({
+      kind: "contract",
+      rule: "contract",
+      message: `${ex.request.method} ${apiPath(ex)} matches no operation of the contract, yet answered ${ex.status}`,
+    });
   }
   if (ex.status >= 400) problems.push(...checkErrorEnvelope(contract, ex));
   return { problems, ...(op ? { operation: op } : {}), rulesChecked: [...rulesChecked] };
@@ -84,19 +125,43 @@ export function checkExchange(contract: Contract, ex: Exchange, options: { inclu
 /** Every error answer: the envelope with a known code and the type decided for its status. */
 function checkErrorEnvelope(contract: Contract, ex: Exchange): Problem[] {
   const problems: Problem[] = [];
-  const add = (message: string, at: string, expected?: unknown, received?: unknown) => problems.push({ kind: "contract", rule: "errors.envelope", message, at, ...(expected !== undefined ? { expected } : {}), ...(received !== undefined ? { received } : {}) });
+  const add = (message: string, at: string, expected?: unknown, received?: unknown) =>
+    problems.push({
+      kind: "contract",
+      rule: "errors.envelope",
+      message,
+      at,
+      ...(expected !== undefined ? { expected } : {}),
+      ...(received !== undefined ? { received } : {}),
+    });
   const body = ex.json;
   if (!ex.isJson || !isPlainObject(body) || !isPlainObject(body.error)) {
-    add("an error answer carries the envelope {error: {message, type, code, param}}", "body", { error: { message: "$string", type: "$string", code: "$string" } }, ex.text.slice(0, 200));
+    add(
+      "an error answer carries the envelope {error: {message, type, code, param}}",
+      "body",
+      { error: { message: "$string", type: "$string", code: "$string" } },
+      ex.text.slice(0, 200),
+    );
     return problems;
   }
   const e = body.error;
   if (typeof e.message !== "string") add("error.message is a string", "body.error.message", "$string", e.message);
-  if (typeof e.code !== "string" || !contract.errorCodes.includes(e.code)) add("error.code is one of the contract's codes", "body.error.code", contract.errorCodes, e.code);
+  if (typeof e.code !== "string" || !contract.errorCodes.includes(e.code))
+    add("error.code is one of the contract's codes", "body.error.code", contract.errorCodes, e.code);
   const decided = DECIDED_ERROR_TYPES[ex.status];
-  if (decided && e.type !== decided) problems.push({ kind: "contract", rule: "errors.type", message: `error.type of a ${ex.status} is ${decided}`, at: "body.error.type", expected: decided, received: e.type });
-  else if (!contract.errorTypes.includes(e.type as string)) add("error.type is one of the contract's types", "body.error.type", contract.errorTypes, e.type);
-  if (e.param !== undefined && e.param !== null && typeof e.param !== "string") add("error.param is a string or null", "body.error.param", "$string", e.param);
+  if (decided && e.type !== decided)
+    problems.push({
+      kind: "contract",
+      rule: "errors.type",
+      message: `error.type of a ${ex.status} is ${decided}`,
+      at: "body.error.type",
+      expected: decided,
+      received: e.type,
+    });
+  else if (!contract.errorTypes.includes(e.type as string))
+    add("error.type is one of the contract's types", "body.error.type", contract.errorTypes, e.type);
+  if (e.param !== undefined && e.param !== null && typeof e.param !== "string")
+    add("error.param is a string or null", "body.error.param", "$string", e.param);
   return problems;
 }
 
@@ -117,13 +182,25 @@ export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
   const exact = (tokens * rate) / 1_000_000;
   const tolerance = 10 ** -decimals;
   if (!(Math.abs(Number(amountText) - exact) <= tolerance + 1e-12)) {
-    problems.push({ rule: "finetune.estimate", message: `estimatedCost ${amountText} is not tokensProcessed × ratePerMillion / 1e6 = ${tokens} × ${rate} / 1e6 = ${exact}`, at: "body.estimate.estimatedCost.amount", expected: exact, received: amountText });
+    problems.push({
+      rule: "finetune.estimate",
+      message: `estimatedCost ${amountText} is not tokensProcessed × ratePerMillion / 1e6 = ${tokens} × ${rate} / 1e6 = ${exact}`,
+      at: "body.estimate.estimatedCost.amount",
+      expected: exact,
+      received: amountText,
+    });
   }
   const trained = Number(e.exampleCount) - Number(e.examplesSkipped);
   const epochs = Number(e.epochs);
   const approx = Number(e.avgTokensPerExample) * trained * epochs;
   if (trained >= 0 && !(Math.abs(approx - tokens) <= 0.5 * trained * epochs + 1e-9)) {
-    problems.push({ rule: "finetune.estimate", message: `tokensProcessed ${tokens} does not match avgTokensPerExample × examples trained × epochs = ${approx}`, at: "body.estimate.tokensProcessed", expected: approx, received: tokens });
+    problems.push({
+      rule: "finetune.estimate",
+      message: `tokensProcessed ${tokens} does not match avgTokensPerExample × examples trained × epochs = ${approx}`,
+      at: "body.estimate.tokensProcessed",
+      expected: approx,
+      received: tokens,
+    });
   }
   return problems;
 }
@@ -160,14 +237,28 @@ export function matchExpectation(expect: Expectation, ex: Exchange): Mismatch[] 
       return matchExpectation(rest, ex);
     }
     const best = results.reduce((a, b) => (b.length < a.length ? b : a));
-    const received = ex.events ? { status: ex.status, events: collapse(ex.events.map((e) => e.event ?? "message")), last: ex.events.at(-1)?.json ?? ex.events.at(-1)?.data } : { status: ex.status, body: ex.json ?? ex.text.slice(0, 200) };
-    return [{ path: "", message: `matches none of ${results.length} alternatives; closest: ${best.map((m) => `${m.path} ${m.message}${m.received !== undefined ? ` (got ${JSON.stringify(m.received)})` : ""}`).join("; ")}`, expected: expect.anyOf.map(summary), received }];
+    const received = ex.events
+      ? {
+          status: ex.status,
+          events: collapse(ex.events.map((e) => e.event ?? "message")),
+          last: ex.events.at(-1)?.json ?? ex.events.at(-1)?.data,
+        }
+      : { status: ex.status, body: ex.json ?? ex.text.slice(0, 200) };
+    return [
+      {
+        path: "",
+        message: `matches none of ${results.length} alternatives; closest: ${best.map((m) => `${m.path} ${m.message}${m.received !== undefined ? ` (got ${JSON.stringify(m.received)})` : ""}`).join("; ")}`,
+        expected: expect.anyOf.map(summary),
+        received,
+      },
+    ];
   }
   const out: Mismatch[] = [];
   if (expect.status !== undefined) out.push(...match(expect.status, ex.status, "status"));
   if (expect.headers) {
     const view = exchangeView(ex).headers as Record<string, string>;
-    for (const [name, m] of Object.entries(expect.headers)) out.push(...match(m, view[name.toLowerCase()], `headers.${name.toLowerCase()}`));
+    for (const [name, m] of Object.entries(expect.headers))
+      out.push(...match(m, view[name.toLowerCase()], `headers.${name.toLowerCase()}`));
   }
   if (expect.error) {
     const e = expect.error;
@@ -179,11 +270,22 @@ export function matchExpectation(expect: Expectation, ex: Exchange): Mismatch[] 
     out.push(...match({ error: envelope }, ex.isJson ? ex.json : undefined, "body"));
   }
   if (expect.body !== undefined) {
-    if (!ex.isJson && !(typeof expect.body === "string" && expect.body.startsWith("$"))) out.push({ path: "body", message: "the body is not JSON", expected: expect.body, received: ex.text.slice(0, 200) });
+    if (!ex.isJson && !(typeof expect.body === "string" && expect.body.startsWith("$")))
+      out.push({
+        path: "body",
+        message: "the body is not JSON",
+        expected: expect.body,
+        received: ex.text.slice(0, 200),
+      });
     else out.push(...match(expect.body, ex.json, "body"));
   }
   if (expect.stream) {
-    if (!ex.events) out.push({ path: "events", message: "expected an event stream (text/event-stream)", received: ex.headers.get("content-type") });
+    if (!ex.events)
+      out.push({
+        path: "events",
+        message: "expected an event stream (text/event-stream)",
+        received: ex.headers.get("content-type"),
+      });
     else out.push(...matchStream(expect.stream, ex));
   }
   return out;
@@ -193,7 +295,10 @@ function summary(e: Expectation): unknown {
   return { ...(e.status !== undefined ? { status: e.status } : {}), ...(e.error ? { error: e.error } : {}) };
 }
 
-function eventValue(e: { event: string | undefined; data: string; json: unknown }): { event: string | undefined; data: unknown } {
+function eventValue(e: { event: string | undefined; data: string; json: unknown }): {
+  event: string | undefined;
+  data: unknown;
+} {
   return { event: e.event, data: e.json ?? e.data };
 }
 
@@ -211,19 +316,34 @@ function matchStream(spec: StreamExpectation, ex: Exchange): Mismatch[] {
   if (spec.count !== undefined) out.push(...match(spec.count, events.length, "events.length"));
   if (spec.events) {
     const failure = sequenceMismatch(spec.events, events);
-    if (failure) out.push({ path: failure.at, message: failure.message, expected: spec.events.map(describePattern), received: collapse(names) });
+    if (failure)
+      out.push({
+        path: failure.at,
+        message: failure.message,
+        expected: spec.events.map(describePattern),
+        received: collapse(names),
+      });
   }
-  for (const [i, p] of (spec.includes ?? []).entries()) if (!events.some((e) => patternMatches(p, e))) out.push({ path: `events`, message: `no event matches includes[${i}]`, expected: p, received: collapse(names) });
+  for (const [i, p] of (spec.includes ?? []).entries())
+    if (!events.some((e) => patternMatches(p, e)))
+      out.push({ path: `events`, message: `no event matches includes[${i}]`, expected: p, received: collapse(names) });
   for (const [i, p] of (spec.excludes ?? []).entries()) {
     const hit = events.findIndex((e) => patternMatches(p, e));
-    if (hit >= 0) out.push({ path: `events[${hit}]`, message: `event matches excludes[${i}], which must not occur`, expected: { $not: p }, received: eventValue(events[hit] as never) });
+    if (hit >= 0)
+      out.push({
+        path: `events[${hit}]`,
+        message: `event matches excludes[${i}], which must not occur`,
+        expected: { $not: p },
+        received: eventValue(events[hit] as never),
+      });
   }
   if (spec.last) {
     const last = events.at(-1);
     if (!last) out.push({ path: "events", message: "the stream has no events", expected: spec.last });
     else {
       const v = eventValue(last);
-      if (spec.last.event !== undefined) out.push(...match(spec.last.event, v.event ?? "message", `events[${events.length - 1}].event`));
+      if (spec.last.event !== undefined)
+        out.push(...match(spec.last.event, v.event ?? "message", `events[${events.length - 1}].event`));
       if (spec.last.data !== undefined) out.push(...match(spec.last.data, v.data, `events[${events.length - 1}].data`));
     }
   }
@@ -249,7 +369,14 @@ export function streamText(events: { event: string | undefined; json: unknown }[
 }
 
 function describePattern(p: EventPattern): string {
-  const name = typeof p.event === "string" ? p.event : p.event === undefined ? (p.data === "[DONE]" ? "[DONE]" : "*") : JSON.stringify(p.event);
+  const name =
+    typeof p.event === "string"
+      ? p.event
+      : p.event === undefined
+        ? p.data === "[DONE]"
+          ? "[DONE]"
+          : "*"
+        : JSON.stringify(p.event);
   return p.repeat === undefined ? name : `${name}${typeof p.repeat === "number" ? `{${p.repeat}}` : p.repeat}`;
 }
 
@@ -267,7 +394,10 @@ function collapse(names: string[]): string[] {
 }
 
 /** Matches events against a pattern list with runs (`+`, `*`, `?`, n), backtracking. */
-function sequenceMismatch(patterns: EventPattern[], events: { event: string | undefined; data: string; json: unknown }[]): { at: string; message: string } | undefined {
+function sequenceMismatch(
+  patterns: EventPattern[],
+  events: { event: string | undefined; data: string; json: unknown }[],
+): { at: string; message: string } | undefined {
   let deepest = { event: -1, pattern: -1 };
   const memo = new Set<string>();
   const go = (p: number, e: number): boolean => {
@@ -291,13 +421,21 @@ function sequenceMismatch(patterns: EventPattern[], events: { event: string | un
   if (go(0, 0)) return undefined;
   const e = deepest.event;
   const p = deepest.pattern;
-  if (p >= patterns.length) return { at: `events[${e}]`, message: `unexpected event after the expected sequence ended` };
-  if (e >= events.length) return { at: "events", message: `the stream ended before ${describePattern(patterns[p] as EventPattern)} (expected entry ${p + 1})` };
+  if (p >= patterns.length)
+    return { at: `events[${e}]`, message: `unexpected event after the expected sequence ended` };
+  if (e >= events.length)
+    return {
+      at: "events",
+      message: `the stream ended before ${describePattern(patterns[p] as EventPattern)} (expected entry ${p + 1})`,
+    };
   const ev = events[e] as { event: string | undefined; data: string; json: unknown };
   const pat = patterns[p] as EventPattern;
   const dataProblems = pat.data !== undefined ? match(pat.data, ev.json ?? ev.data, `events[${e}].data`) : [];
   const detail = dataProblems.length ? `: ${dataProblems.map((m) => `${m.path} ${m.message}`).join("; ")}` : "";
-  return { at: `events[${e}]`, message: `event ${e} (${ev.event ?? "message"}) does not match expected entry ${p + 1} (${describePattern(pat)})${detail}` };
+  return {
+    at: `events[${e}]`,
+    message: `event ${e} (${ev.event ?? "message"}) does not match expected entry ${p + 1} (${describePattern(pat)})${detail}`,
+  };
 }
 
 /** Values at the given paths of each exchange must be equal (`same`) or all different (`distinct`). */
@@ -306,11 +444,18 @@ export function checkSameAndDistinct(exchanges: Exchange[], same: string[] = [],
   const views = exchanges.map(exchangeView);
   for (const p of same) {
     const values = views.map((v) => JSON.stringify(getPath(v, p)));
-    if (new Set(values).size > 1) out.push({ path: p, message: `must be the same in all ${views.length} responses`, expected: values[0], received: values });
+    if (new Set(values).size > 1)
+      out.push({
+        path: p,
+        message: `must be the same in all ${views.length} responses`,
+        expected: values[0],
+        received: values,
+      });
   }
   for (const p of distinct) {
     const values = views.map((v) => JSON.stringify(getPath(v, p)));
-    if (new Set(values).size !== values.length) out.push({ path: p, message: `must differ in each of the ${views.length} responses`, received: values });
+    if (new Set(values).size !== values.length)
+      out.push({ path: p, message: `must differ in each of the ${views.length} responses`, received: values });
   }
   return out;
 }

@@ -95,7 +95,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = positionals[0] ?? "run";
   const profileFile = values.profile ?? path.join(kitRoot(), "profiles/reference.json");
-  const overrides = { ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}), ...(values.origin ? { origin: values.origin } : {}) };
+  const overrides = {
+    ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}),
+    ...(values.origin ? { origin: values.origin } : {}),
+  };
   const color = !values["no-color"] && process.stdout.isTTY === true;
 
   switch (command) {
@@ -117,7 +120,9 @@ async function main(argv: string[]): Promise<number> {
       interrupt.dispose();
       if (process.stderr.isTTY) process.stderr.write("\n");
       writeOutputs(report, values.junit, values["json-report"] ?? values.json);
-      console.log(textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl, rules: loadRules() }));
+      console.log(
+        textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl, rules: loadRules() }),
+      );
       return report.interrupted ? EXIT.INTERRUPTED : report.failed > 0 ? EXIT.FAILED : EXIT.OK;
     }
     case "init": {
@@ -129,22 +134,33 @@ async function main(argv: string[]): Promise<number> {
         ...(values.key !== undefined ? { key: values.key } : {}),
       });
       for (const note of result.notes) console.log(`  ${note}`);
-      console.log(`\nWrote ${result.file}. Fill in the secondary account, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  npm run conformance -- --profile ${result.file}`);
+      console.log(
+        `\nWrote ${result.file}. Fill in the secondary account, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  npm run conformance -- --profile ${result.file}`,
+      );
       return EXIT.OK;
     }
     case "record":
       return record(profileFile, overrides, color);
     case "mock": {
       const profile = loadProfile(profileFile, { baseUrl: "http://127.0.0.1/v1" });
-      const mock = await startMockServer({ profile, port: Number(values.port ?? 8090), host: values.host ?? "127.0.0.1" });
-      console.log(`Mock server: each transcript is served at ${mock.url}/<area>/<name>/v1 (for example ${mock.url}/responses/stream-events/v1)`);
-      console.log("Point the client under test at one transcript's base URL and make that transcript's requests in order.");
+      const mock = await startMockServer({
+        profile,
+        port: Number(values.port ?? 8090),
+        host: values.host ?? "127.0.0.1",
+      });
+      console.log(
+        `Mock server: each transcript is served at ${mock.url}/<area>/<name>/v1 (for example ${mock.url}/responses/stream-events/v1)`,
+      );
+      console.log(
+        "Point the client under test at one transcript's base URL and make that transcript's requests in order.",
+      );
       return await new Promise<number>(() => undefined);
     }
     case "coverage":
       return coverage();
     case "list": {
-      for (const t of loadTranscripts()) console.log(`${t.id.padEnd(48)} ${t.title}${t.requires.length ? `  [requires ${t.requires.join(", ")}]` : ""}`);
+      for (const t of loadTranscripts())
+        console.log(`${t.id.padEnd(48)} ${t.title}${t.requires.length ? `  [requires ${t.requires.join(", ")}]` : ""}`);
       return 0;
     }
     default:
@@ -197,7 +213,9 @@ async function record(profileFile: string, overrides: { baseUrl?: string }, colo
     const passed = report.details.filter((r) => r.status === "passed").map((r) => r.transcript);
     const written = writer.write(passed);
     console.log(textReport(report, { color, baseUrl }));
-    console.log(`\nWrote ${written.length} goldens under ${path.relative(process.cwd(), path.join(kitRoot(), "goldens")) || "goldens"}/; review them with git diff.`);
+    console.log(
+      `\nWrote ${written.length} goldens under ${path.relative(process.cwd(), path.join(kitRoot(), "goldens")) || "goldens"}/; review them with git diff.`,
+    );
     const failed = report.details.filter((r) => r.status === "failed").map((r) => r.transcript);
     if (failed.length) console.log(`Not rewritten (failed against the reference server): ${failed.join(", ")}`);
     return report.failed > 0 ? EXIT.FAILED : EXIT.OK;
@@ -215,9 +233,18 @@ interface ReferenceServer {
 /** The reference server of this repository, in-process, on a fresh data directory with the development seed. */
 async function startReferenceServer(): Promise<{ baseUrl: string; close: () => Promise<void> }> {
   const serverModule = path.join(kitRoot(), "../server/server.ts");
-  const { startServer } = (await import(serverModule)) as { startServer: (options: Record<string, unknown>) => Promise<ReferenceServer> };
+  const { startServer } = (await import(serverModule)) as {
+    startServer: (options: Record<string, unknown>) => Promise<ReferenceServer>;
+  };
   const dir = mkdtempSync(path.join(os.tmpdir(), "conformance-record-"));
-  const server = await startServer({ dataDir: path.join(dir, "data"), port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, fineTuning: { pollMs: 50 } });
+  const server = await startServer({
+    dataDir: path.join(dir, "data"),
+    port: 0,
+    host: "127.0.0.1",
+    validateResponses: true,
+    devSeed: true,
+    fineTuning: { pollMs: 50 },
+  });
   for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
   return {
     baseUrl: server.baseUrl,
@@ -236,7 +263,9 @@ function coverage(): number {
   let ok = true;
   const section = (title: string, map: Map<string, string[]>) => {
     const missing = [...map].filter(([, ts]) => ts.length === 0).map(([k]) => k);
-    console.log(`${title}: ${map.size - missing.length}/${map.size}${missing.length ? `  missing: ${missing.join(", ")}` : ""}`);
+    console.log(
+      `${title}: ${map.size - missing.length}/${map.size}${missing.length ? `  missing: ${missing.join(", ")}` : ""}`,
+    );
     return missing;
   };
   if (section("operations", cov.operations).length) ok = false;
@@ -252,7 +281,9 @@ function coverage(): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError].some((kind) => error instanceof kind);
+    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError].some(
+      (kind) => error instanceof kind,
+    );
     if (usage) console.error(`conformance: ${(error as Error).message}`);
     else console.error(error);
     process.exit(usage ? EXIT.USAGE : EXIT.ERROR);

@@ -13,7 +13,8 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import { parse as parseYaml } from "yaml";
 
 // ajv's CommonJS build puts the class on `default` under Node's ESM interop.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
+  Ajv2020Module) as typeof Ajv2020Module.default;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -113,11 +114,20 @@ export class Contract {
    * Checks a response against its operation: the status is declared, the media type is
    * declared, required headers are present and valid, and the JSON body validates.
    */
-  validateResponse(op: Operation, status: number, headers: Headers, body: { text: string; json: unknown; isJson: boolean }): ContractProblem[] {
+  validateResponse(
+    op: Operation,
+    status: number,
+    headers: Headers,
+    body: { text: string; json: unknown; isJson: boolean },
+  ): ContractProblem[] {
     const problems: ContractProblem[] = [];
     const response = op.spec.responses?.[String(status)] ?? op.spec.responses?.default;
     if (!response) {
-      problems.push({ message: `status ${status} is not declared for ${op.method} ${op.template} (declared: ${op.statuses.join(", ")})`, at: "status", received: status });
+      problems.push({
+        message: `status ${status} is not declared for ${op.method} ${op.template} (declared: ${op.statuses.join(", ")})`,
+        at: "status",
+        received: status,
+      });
       return problems;
     }
     const responsePointer = `${op.pointer}/responses/${op.spec.responses?.[String(status)] ? status : "default"}`;
@@ -127,7 +137,11 @@ export class Contract {
     if (mediaTypes.length === 0) return problems;
     const received = (headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
     if (!mediaTypes.includes(received)) {
-      problems.push({ message: `content type ${JSON.stringify(received)} is not declared for ${status} (declared: ${mediaTypes.join(", ")})`, at: "headers.content-type", received });
+      problems.push({
+        message: `content type ${JSON.stringify(received)} is not declared for ${status} (declared: ${mediaTypes.join(", ")})`,
+        at: "headers.content-type",
+        received,
+      });
       return problems;
     }
     if (received === "text/event-stream") return problems; // validated event by event
@@ -148,18 +162,23 @@ export class Contract {
     for (const [name, spec] of Object.entries<Record<string, any>>(response.headers ?? {})) {
       const value = headers.get(name);
       if (value === null) {
-        if (spec.required) problems.push({ message: `required header ${name} is missing`, at: `headers.${name.toLowerCase()}` });
+        if (spec.required)
+          problems.push({ message: `required header ${name} is missing`, at: `headers.${name.toLowerCase()}` });
         continue;
       }
       const schema = this.resolve(spec.schema ?? {});
       const problem = checkHeaderValue(value, schema);
-      if (problem) problems.push({ message: `header ${name}: ${problem}`, at: `headers.${name.toLowerCase()}`, received: value });
+      if (problem)
+        problems.push({ message: `header ${name}: ${problem}`, at: `headers.${name.toLowerCase()}`, received: value });
     }
     return problems;
   }
 
   /** The itemSchema branches of an operation's streamed 200 response; undefined when it does not stream. */
-  streamBranches(op: Operation, status = 200): { event: string; requiresEvent: boolean; dataConst?: string; pointer?: string }[] | undefined {
+  streamBranches(
+    op: Operation,
+    status = 200,
+  ): { event: string; requiresEvent: boolean; dataConst?: string; pointer?: string }[] | undefined {
     const media = op.spec.responses?.[String(status)]?.content?.["text/event-stream"];
     if (!media?.itemSchema) return undefined;
     const base = `${op.pointer}/responses/${status}/content/text~1event-stream/itemSchema`;
@@ -179,20 +198,48 @@ export class Contract {
   /** Validates one SSE event of an operation's stream against the branch its event name selects. */
   validateEvent(op: Operation, event: SseEvent, index: number): ContractProblem[] {
     const branches = this.streamBranches(op);
-    if (!branches) return [{ message: `${op.method} ${op.template} does not declare an event stream`, at: `events[${index}]` }];
+    if (!branches)
+      return [{ message: `${op.method} ${op.template} does not declare an event stream`, at: `events[${index}]` }];
     const name = event.event ?? "message";
     const named = branches.filter((b) => b.event === name);
-    if (named.length === 0 && event.event === undefined) return [{ message: `an event without an \`event:\` line (SSE calls it "message") is not an event of ${op.template}; each must name itself`, at: `events[${index}].event` }];
-    if (named.length === 0) return [{ message: `event ${JSON.stringify(name)} is not an event of ${op.template} (allowed: ${[...new Set(branches.map((b) => b.event))].join(", ")})`, at: `events[${index}].event`, received: name }];
+    if (named.length === 0 && event.event === undefined)
+      return [
+        {
+          message: `an event without an \`event:\` line (SSE calls it "message") is not an event of ${op.template}; each must name itself`,
+          at: `events[${index}].event`,
+        },
+      ];
+    if (named.length === 0)
+      return [
+        {
+          message: `event ${JSON.stringify(name)} is not an event of ${op.template} (allowed: ${[...new Set(branches.map((b) => b.event))].join(", ")})`,
+          at: `events[${index}].event`,
+          received: name,
+        },
+      ];
     const exact = named.find((b) => b.dataConst !== undefined && b.dataConst === event.data);
     if (exact) {
-      if (exact.requiresEvent && event.event === undefined) return [{ message: `event without an \`event:\` line; it must be \`event: ${name}\``, at: `events[${index}].event` }];
+      if (exact.requiresEvent && event.event === undefined)
+        return [
+          { message: `event without an \`event:\` line; it must be \`event: ${name}\``, at: `events[${index}].event` },
+        ];
       return [];
     }
     const branch = named.find((b) => b.pointer !== undefined);
-    if (!branch) return [{ message: `data ${JSON.stringify(event.data.slice(0, 60))} is not allowed for event ${name}`, at: `events[${index}].data`, received: event.data }];
+    if (!branch)
+      return [
+        {
+          message: `data ${JSON.stringify(event.data.slice(0, 60))} is not allowed for event ${name}`,
+          at: `events[${index}].data`,
+          received: event.data,
+        },
+      ];
     const problems: ContractProblem[] = [];
-    if (branch.requiresEvent && event.event === undefined) problems.push({ message: `event without an \`event:\` line; it must be \`event: ${name}\``, at: `events[${index}].event` });
+    if (branch.requiresEvent && event.event === undefined)
+      problems.push({
+        message: `event without an \`event:\` line; it must be \`event: ${name}\``,
+        at: `events[${index}].event`,
+      });
     if (event.json === undefined) {
       problems.push({ message: "data is not JSON", at: `events[${index}].data`, received: event.data.slice(0, 200) });
       return problems;
@@ -207,7 +254,11 @@ export class Contract {
     if (validate(value)) return [];
     return simplifyErrors(validate.errors ?? []).map((e) => {
       const plain = plainSchemaError(e);
-      return { message: plain.message, at: `${at}${pointerToPath(plain.pointer)}`, received: pick(value, plain.pointer) };
+      return {
+        message: plain.message,
+        at: `${at}${pointerToPath(plain.pointer)}`,
+        received: pick(value, plain.pointer),
+      };
     });
   }
 
@@ -248,8 +299,10 @@ function checkHeaderValue(value: string, schema: Record<string, any>): string | 
     if (typeof schema.maximum === "number" && n > schema.maximum) return `must be <= ${schema.maximum}`;
     return undefined;
   }
-  if (Array.isArray(schema.enum) && !schema.enum.includes(value)) return `must be one of ${schema.enum.join(", ")}, got ${JSON.stringify(value)}`;
-  if (schema.type === "string" && schema.minLength !== undefined && value.length < schema.minLength) return `must have at least ${schema.minLength} characters`;
+  if (Array.isArray(schema.enum) && !schema.enum.includes(value))
+    return `must be one of ${schema.enum.join(", ")}, got ${JSON.stringify(value)}`;
+  if (schema.type === "string" && schema.minLength !== undefined && value.length < schema.minLength)
+    return `must have at least ${schema.minLength} characters`;
   return undefined;
 }
 
@@ -270,17 +323,32 @@ export function plainSchemaError(e: ErrorObject): { message: string; pointer: st
   const field = (name: string) => `\`${name.replace(/~1/g, "/").replace(/~0/g, "~")}\``;
   switch (e.keyword) {
     case "required":
-      return { message: `missing field ${field(String(params.missingProperty))}`, pointer: `${e.instancePath}/${String(params.missingProperty)}` };
+      return {
+        message: `missing field ${field(String(params.missingProperty))}`,
+        pointer: `${e.instancePath}/${String(params.missingProperty)}`,
+      };
     case "additionalProperties":
-      return { message: `unexpected field ${field(String(params.additionalProperty))}`, pointer: `${e.instancePath}/${String(params.additionalProperty)}` };
+      return {
+        message: `unexpected field ${field(String(params.additionalProperty))}`,
+        pointer: `${e.instancePath}/${String(params.additionalProperty)}`,
+      };
     case "unevaluatedProperties":
-      return { message: `unexpected field ${field(String(params.unevaluatedProperty))}`, pointer: `${e.instancePath}/${String(params.unevaluatedProperty)}` };
+      return {
+        message: `unexpected field ${field(String(params.unevaluatedProperty))}`,
+        pointer: `${e.instancePath}/${String(params.unevaluatedProperty)}`,
+      };
     case "not":
-      return { message: last && !/^\d+$/.test(last) ? `unexpected field ${field(last)}` : "a value that is not allowed here", pointer: e.instancePath };
+      return {
+        message: last && !/^\d+$/.test(last) ? `unexpected field ${field(last)}` : "a value that is not allowed here",
+        pointer: e.instancePath,
+      };
     case "type":
       return { message: `must be ${article(String(params.type))}`, pointer: e.instancePath };
     case "enum":
-      return { message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`, pointer: e.instancePath };
+      return {
+        message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
+        pointer: e.instancePath,
+      };
     case "const":
       return { message: `must be ${JSON.stringify(params.allowedValue)}`, pointer: e.instancePath };
     case "format":
@@ -289,10 +357,16 @@ export function plainSchemaError(e: ErrorObject): { message: string; pointer: st
       return { message: `must match the pattern ${String(params.pattern)}`, pointer: e.instancePath };
     case "minLength":
     case "maxLength":
-      return { message: `must have ${e.keyword === "minLength" ? "at least" : "at most"} ${String(params.limit)} characters`, pointer: e.instancePath };
+      return {
+        message: `must have ${e.keyword === "minLength" ? "at least" : "at most"} ${String(params.limit)} characters`,
+        pointer: e.instancePath,
+      };
     case "minItems":
     case "maxItems":
-      return { message: `must have ${e.keyword === "minItems" ? "at least" : "at most"} ${String(params.limit)} items`, pointer: e.instancePath };
+      return {
+        message: `must have ${e.keyword === "minItems" ? "at least" : "at most"} ${String(params.limit)} items`,
+        pointer: e.instancePath,
+      };
     case "minimum":
     case "maximum":
     case "exclusiveMinimum":
@@ -304,7 +378,10 @@ export function plainSchemaError(e: ErrorObject): { message: string; pointer: st
 }
 
 function article(type: string): string {
-  return type.split(",").map((t) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`)).join(" or ");
+  return type
+    .split(",")
+    .map((t) => (/^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`))
+    .join(" or ");
 }
 
 /** ajv's anyOf/oneOf failures list every branch; keep the most useful lines. */
@@ -324,13 +401,21 @@ function simplifyErrors(errors: ErrorObject[]): ErrorObject[] {
   const enums = new Map<string, ErrorObject>();
   for (const e of specific.length ? specific : out) {
     if (e.keyword === "enum" || e.keyword === "const") {
-      const allowed = e.keyword === "enum" ? (e.params as { allowedValues: unknown[] }).allowedValues : [(e.params as { allowedValue: unknown }).allowedValue];
+      const allowed =
+        e.keyword === "enum"
+          ? (e.params as { allowedValues: unknown[] }).allowedValues
+          : [(e.params as { allowedValue: unknown }).allowedValue];
       const prior = enums.get(e.instancePath);
       if (prior) {
         (prior.params as { allowedValues: unknown[] }).allowedValues.push(...allowed);
         continue;
       }
-      const copy = { ...e, keyword: "enum", message: "must be one of the allowed values", params: { allowedValues: [...allowed] } } as ErrorObject;
+      const copy = {
+        ...e,
+        keyword: "enum",
+        message: "must be one of the allowed values",
+        params: { allowedValues: [...allowed] },
+      } as ErrorObject;
       enums.set(e.instancePath, copy);
       merged.push(copy);
     } else merged.push(e);
@@ -368,8 +453,14 @@ function templateRegex(template: string): RegExp {
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 function addFormats(ajv: InstanceType<typeof Ajv2020>): void {
-  ajv.addFormat("date-time", { type: "string", validate: (s: string) => DATE_TIME.test(s) && !Number.isNaN(Date.parse(s)) });
-  ajv.addFormat("int32", { type: "number", validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat("date-time", {
+    type: "string",
+    validate: (s: string) => DATE_TIME.test(s) && !Number.isNaN(Date.parse(s)),
+  });
+  ajv.addFormat("int32", {
+    type: "number",
+    validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+  });
   ajv.addFormat("int64", { type: "number", validate: (n: number) => Number.isInteger(n) });
   ajv.addFormat("double", { type: "number", validate: (n: number) => Number.isFinite(n) });
   ajv.addFormat("float", { type: "number", validate: (n: number) => Number.isFinite(n) });

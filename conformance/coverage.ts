@@ -50,7 +50,12 @@ export class CoverageTracker {
     this.#rules = rules;
   }
 
-  exchange(op: Operation | undefined, status: number, body: unknown, events?: { event: string | undefined; json: unknown }[]): void {
+  exchange(
+    op: Operation | undefined,
+    status: number,
+    body: unknown,
+    events?: { event: string | undefined; json: unknown }[],
+  ): void {
     if (op) {
       this.#operations.add(op.id);
       this.#statuses.add(`${op.id} ${status}`);
@@ -59,7 +64,8 @@ export class CoverageTracker {
     if (typeof code === "string") this.#codes.add(code);
     for (const e of events ?? []) {
       if (e.event !== "error" || !isPlainObject(e.json)) continue;
-      const c = typeof e.json.code === "string" ? e.json.code : isPlainObject(e.json.error) ? e.json.error.code : undefined;
+      const c =
+        typeof e.json.code === "string" ? e.json.code : isPlainObject(e.json.error) ? e.json.error.code : undefined;
       if (typeof c === "string") this.#codes.add(c);
     }
   }
@@ -77,16 +83,26 @@ export class CoverageTracker {
     const ruleIds = this.#rules.map((r) => r.id);
     const touchedRules = ruleIds.filter((id) => this.#rulesTouched.has(id));
     return {
-      operations: count(ops.map((o) => o.id), this.#operations),
+      operations: count(
+        ops.map((o) => o.id),
+        this.#operations,
+      ),
       statusCodes: count(statusPairs, this.#statuses),
       errorCodes: count(this.#contract.errorCodes, this.#codes),
-      rules: { ...count(ruleIds, this.#rulesTouched), passed: touchedRules.filter((id) => !this.#rulesFailed.has(id)).length },
+      rules: {
+        ...count(ruleIds, this.#rulesTouched),
+        passed: touchedRules.filter((id) => !this.#rulesFailed.has(id)).length,
+      },
     };
   }
 }
 
 function count(all: string[], touched: Set<string>): CoverageCount {
-  return { total: all.length, touched: all.filter((x) => touched.has(x)).length, missing: all.filter((x) => !touched.has(x)) };
+  return {
+    total: all.length,
+    touched: all.filter((x) => touched.has(x)).length,
+    missing: all.filter((x) => !touched.has(x)),
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -150,7 +166,13 @@ function expectedCodes(step: Step): string[] {
     if (!e) return;
     collectCodes(e.error?.code, codes);
     if (isPlainObject(e.body) && isPlainObject(e.body.error)) collectCodes(e.body.error.code, codes);
-    if (e.stream) for (const p of [...(e.stream.events ?? []), ...(e.stream.includes ?? []), ...(e.stream.last ? [e.stream.last] : [])]) if (isPlainObject(p.data)) collectCodes((p.data as Record<string, unknown>).code, codes);
+    if (e.stream)
+      for (const p of [
+        ...(e.stream.events ?? []),
+        ...(e.stream.includes ?? []),
+        ...(e.stream.last ? [e.stream.last] : []),
+      ])
+        if (isPlainObject(p.data)) collectCodes((p.data as Record<string, unknown>).code, codes);
     for (const alt of e.anyOf ?? []) fromExpect(alt);
   };
   fromExpect(step.expect);

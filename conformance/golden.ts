@@ -140,7 +140,16 @@ export function goldenExpectation(value: unknown, ignore: string[] = [], key?: s
 function isDeltaLike(e: { event: string | undefined; json: unknown }): boolean {
   if (e.event && /delta/.test(e.event) && e.event !== "message_delta") return true;
   const d = e.json as Record<string, any> | undefined;
-  return e.event === undefined && Array.isArray(d?.choices) && d.choices.length > 0 && d.choices.every((c: any) => (c?.delta && typeof c.delta.content === "string" && c.finish_reason == null) || (typeof c?.text === "string" && c.finish_reason == null));
+  return (
+    e.event === undefined &&
+    Array.isArray(d?.choices) &&
+    d.choices.length > 0 &&
+    d.choices.every(
+      (c: any) =>
+        (c?.delta && typeof c.delta.content === "string" && c.finish_reason == null) ||
+        (typeof c?.text === "string" && c.finish_reason == null),
+    )
+  );
 }
 
 /** The event sequence of a golden stream as patterns: runs of deltas may have any length. */
@@ -152,7 +161,8 @@ export function goldenEventPatterns(sse: string, ignore: string[] = []): EventPa
     const pattern: EventPattern = { event: e.event ?? "message", data };
     const prev = patterns.at(-1);
     if (isDeltaLike(e)) {
-      if (prev && prev.repeat === "+" && deepEqual(prev.event, pattern.event) && deepEqual(prev.data, pattern.data)) continue;
+      if (prev && prev.repeat === "+" && deepEqual(prev.event, pattern.event) && deepEqual(prev.data, pattern.data))
+        continue;
       pattern.repeat = "+";
     }
     patterns.push(pattern);
@@ -161,7 +171,13 @@ export function goldenEventPatterns(sse: string, ignore: string[] = []): EventPa
 }
 
 /** Compares a live exchange with the step's golden (the last recorded exchange of that step). */
-export function compareGolden(golden: Golden, stepIndex: number, ex: Exchange, ignore: string[], scope: Scope): Mismatch[] {
+export function compareGolden(
+  golden: Golden,
+  stepIndex: number,
+  ex: Exchange,
+  ignore: string[],
+  scope: Scope,
+): Mismatch[] {
   const step = golden.steps.find((s) => s.step === stepIndex + 1);
   const recorded = step?.exchanges.at(-1);
   if (!recorded) return [{ path: "", message: "the golden has no recording of this step; run `conformance record`" }];
@@ -172,10 +188,13 @@ export function compareGolden(golden: Golden, stepIndex: number, ex: Exchange, i
   const r = recorded.response;
   const expect: Expectation = { status: r.status };
   try {
-    if (r.sse !== undefined) expect.stream = { events: interpolate(goldenEventPatterns(r.sse, ignore), goldenScope) as EventPattern[] };
+    if (r.sse !== undefined)
+      expect.stream = { events: interpolate(goldenEventPatterns(r.sse, ignore), goldenScope) as EventPattern[] };
     else if (r.body !== undefined) expect.body = interpolate(goldenExpectation(r.body, ignore), goldenScope);
   } catch (error) {
-    return [{ path: "", message: `the golden cannot be read with this transcript's variables: ${(error as Error).message}` }];
+    return [
+      { path: "", message: `the golden cannot be read with this transcript's variables: ${(error as Error).message}` },
+    ];
   }
   return matchExpectation(expect, ex);
 }
@@ -205,10 +224,16 @@ export class GoldenWriter implements GoldenRecorder {
     }
     const { golden, normaliser } = entry;
     normaliser.substitutions = substitutions;
-    for (const [value, name] of substitutions) if (!(name in golden.vars) && !PROFILE_ROOTS.has(name.split(/[.[]/)[0] as string)) golden.vars[name] = value;
+    for (const [value, name] of substitutions)
+      if (!(name in golden.vars) && !PROFILE_ROOTS.has(name.split(/[.[]/)[0] as string)) golden.vars[name] = value;
     const number = goldenStepNumber(step);
     golden.steps = golden.steps.filter((s) => s.step !== number);
-    golden.steps.push({ step: number, label: step.label, ...(step.repeat ? { repeated: true } : {}), exchanges: exchanges.map((ex) => normaliser.exchange(ex, step)) });
+    golden.steps.push({
+      step: number,
+      label: step.label,
+      ...(step.repeat ? { repeated: true } : {}),
+      exchanges: exchanges.map((ex) => normaliser.exchange(ex, step)),
+    });
   }
 
   /** Writes the goldens of the transcripts given (those that passed); returns the files written. */
@@ -223,7 +248,10 @@ export class GoldenWriter implements GoldenRecorder {
       const file = goldenFile(this.#dir, id);
       mkdirSync(path.dirname(file), { recursive: true });
       const header = `# Recorded from the reference server by \`npm run conformance -- record\`: do not edit by hand.\n# ${id}: what the reference answered to each step, normalised (conformance/golden.ts).\n`;
-      writeFileSync(file, header + stringifyYaml(entry.golden, { lineWidth: 0, aliasDuplicateObjects: false, blockQuote: "literal" }));
+      writeFileSync(
+        file,
+        header + stringifyYaml(entry.golden, { lineWidth: 0, aliasDuplicateObjects: false, blockQuote: "literal" }),
+      );
       written.push(file);
     }
     return written;
@@ -241,7 +269,18 @@ export function longMarker(value: string): string {
 }
 
 /** Names that the profile supplies (the mock reads them from its own profile). */
-const PROFILE_ROOTS = new Set(["accounts", "models", "settings", "capabilities", "timeouts", "account", "otherAccount", "faults", "baseUrl", "origin"]);
+const PROFILE_ROOTS = new Set([
+  "accounts",
+  "models",
+  "settings",
+  "capabilities",
+  "timeouts",
+  "account",
+  "otherAccount",
+  "faults",
+  "baseUrl",
+  "origin",
+]);
 
 const ID = /\b((?:resp|msg|rs|fc|call|chatcmpl|cmpl|req|key|toolu|sft|dpo)[_-])([0-9a-f]{12,40})\b/g;
 const DATETIME = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b/g;
@@ -251,19 +290,31 @@ class Normaliser {
   readonly #ids = new Map<string, string>();
 
   exchange(ex: Exchange, step: Step): GoldenExchange {
-    const auth = typeof step.request.auth === "string" ? step.request.auth : step.request.auth?.key || step.request.auth?.header ? "literal" : (step.request.auth?.role ?? (step.request.auth?.scheme === "none" ? "none" : "primary"));
+    const auth =
+      typeof step.request.auth === "string"
+        ? step.request.auth
+        : step.request.auth?.key || step.request.auth?.header
+          ? "literal"
+          : (step.request.auth?.role ?? (step.request.auth?.scheme === "none" ? "none" : "primary"));
     const request: GoldenRequest = { method: ex.request.method, path: this.text(ex.request.relativePath, true) };
     if (step.request.base === "origin") request.base = "origin";
     if (auth !== "primary") request.auth = auth;
     if (ex.request.json !== undefined) request.json = this.normaliseValue(ex.request.json, true);
-    else if (ex.request.bodyLabel !== undefined) request.body = `${ex.request.bodyKind}: ${this.text(ex.request.bodyLabel, true)}`;
+    else if (ex.request.bodyLabel !== undefined)
+      request.body = `${ex.request.bodyKind}: ${this.text(ex.request.bodyLabel, true)}`;
     const headers: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
       const v = ex.headers.get(name);
       if (v !== null) headers[name] = v;
     }
     const response: GoldenResponse = { status: ex.status, headers };
-    if (ex.events) response.sse = formatSse(ex.events.map((e) => ({ event: e.event, data: e.json === undefined ? e.data : JSON.stringify(this.normaliseValue(e.json, false)) })));
+    if (ex.events)
+      response.sse = formatSse(
+        ex.events.map((e) => ({
+          event: e.event,
+          data: e.json === undefined ? e.data : JSON.stringify(this.normaliseValue(e.json, false)),
+        })),
+      );
     else if (ex.isJson) response.body = this.normaliseValue(ex.json, false);
     else if (ex.text !== "") response.text = this.text(ex.text, false);
     return { request, response };
@@ -276,7 +327,13 @@ class Normaliser {
       return this.text(value, request);
     }
     // Unix times of creation (created_at, created) and of a response's completion (completed_at) are the same instant in every golden.
-    if (!request && typeof value === "number" && (key === "created_at" || key === "created" || key === "completed_at") && value > 1e9) return FIXED_UNIX_TIME;
+    if (
+      !request &&
+      typeof value === "number" &&
+      (key === "created_at" || key === "created" || key === "completed_at") &&
+      value > 1e9
+    )
+      return FIXED_UNIX_TIME;
     if (Array.isArray(value)) return value.map((v) => this.normaliseValue(v, request));
     if (isPlainObject(value)) {
       const out: Record<string, unknown> = {};
@@ -296,7 +353,8 @@ class Normaliser {
     const out: Record<string, unknown> = {};
     try {
       for (const [name, value] of Object.entries(vars)) {
-        this.substitutions = typeof value === "string" ? saved.filter(([v, n]) => n !== name && v.length < value.length) : [];
+        this.substitutions =
+          typeof value === "string" ? saved.filter(([v, n]) => n !== name && v.length < value.length) : [];
         out[name] = this.normaliseValue(value, false);
       }
     } finally {
@@ -336,7 +394,8 @@ function normaliseTimes(golden: Golden): void {
 
 function walkStrings(value: unknown, fn: (s: string) => string): unknown {
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = typeof value[i] === "string" ? fn(value[i]) : walkStrings(value[i], fn);
+    for (let i = 0; i < value.length; i++)
+      value[i] = typeof value[i] === "string" ? fn(value[i]) : walkStrings(value[i], fn);
   } else if (isPlainObject(value)) {
     for (const [k, v] of Object.entries(value)) value[k] = typeof v === "string" ? fn(v) : walkStrings(v, fn);
   }

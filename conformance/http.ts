@@ -52,7 +52,12 @@ export async function send(request: PreparedRequest, timeoutMs: number, signal?:
     if (request.declaredLength !== undefined) {
       response = await withheldBody(request, request.declaredLength, timeoutMs);
     } else {
-      const init: RequestInit & { duplex?: "half" } = { method: request.method, headers: request.headers, signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs), redirect: "manual" };
+      const init: RequestInit & { duplex?: "half" } = {
+        method: request.method,
+        headers: request.headers,
+        signal: signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal]) : AbortSignal.timeout(timeoutMs),
+        redirect: "manual",
+      };
       if (request.body !== undefined) init.body = request.body as BodyInit;
       response = await fetch(request.url, init);
     }
@@ -80,7 +85,15 @@ async function exchangeOf(request: PreparedRequest, response: Response, started:
       json = undefined;
     }
   }
-  const exchange: Exchange = { request, status: response.status, headers: response.headers, text, json, isJson, durationMs: performance.now() - started };
+  const exchange: Exchange = {
+    request,
+    status: response.status,
+    headers: response.headers,
+    text,
+    json,
+    isJson,
+    durationMs: performance.now() - started,
+  };
   if (type.startsWith("text/event-stream")) exchange.events = parseSse(text);
   return exchange;
 }
@@ -94,8 +107,21 @@ function withheldBody(request: PreparedRequest, declared: number, timeoutMs: num
   const url = new URL(request.url);
   const transport = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
-    const req = transport.request(url, { method: request.method, headers: { ...request.headers, "content-length": String(declared) }, agent: false });
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error("no complete answer within the request timeout while the declared body was withheld"), { name: "WithheldBodyTimeout" })), timeoutMs);
+    const req = transport.request(url, {
+      method: request.method,
+      headers: { ...request.headers, "content-length": String(declared) },
+      agent: false,
+    });
+    const timer = setTimeout(
+      () =>
+        req.destroy(
+          Object.assign(
+            new Error("no complete answer within the request timeout while the declared body was withheld"),
+            { name: "WithheldBodyTimeout" },
+          ),
+        ),
+      timeoutMs,
+    );
     req.on("error", (error) => {
       clearTimeout(timer);
       reject(error);
@@ -108,8 +134,14 @@ function withheldBody(request: PreparedRequest, declared: number, timeoutMs: num
         clearTimeout(timer);
         req.destroy();
         const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) for (const v of Array.isArray(value) ? value : [value ?? ""]) headers.append(name, v);
-        resolve(new Response(res.statusCode === 204 || res.statusCode === 304 ? null : Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
+        for (const [name, value] of Object.entries(res.headers))
+          for (const v of Array.isArray(value) ? value : [value ?? ""]) headers.append(name, v);
+        resolve(
+          new Response(res.statusCode === 204 || res.statusCode === 304 ? null : Buffer.concat(chunks), {
+            status: res.statusCode ?? 0,
+            headers,
+          }),
+        );
       });
     });
     req.flushHeaders();
@@ -130,15 +162,34 @@ export function buildBody(
   spec: { json?: unknown; text?: string; file?: string; form?: Record<string, unknown>; contentType?: string },
   fixturesDir: string,
 ): { body?: string | Buffer | FormData; contentType?: string; kind?: PreparedRequest["bodyKind"]; label?: string } {
-  if (spec.json !== undefined) return { body: JSON.stringify(spec.json), contentType: spec.contentType ?? "application/json", kind: "json" };
-  if (spec.text !== undefined) return { body: spec.text, ...(spec.contentType ? { contentType: spec.contentType } : {}), kind: "text", label: spec.text.length > 200 ? `${spec.text.slice(0, 200)}…` : spec.text };
-  if (spec.file !== undefined) return { body: readFixture(fixturesDir, spec.file), ...(spec.contentType ? { contentType: spec.contentType } : {}), kind: "file", label: spec.file };
+  if (spec.json !== undefined)
+    return { body: JSON.stringify(spec.json), contentType: spec.contentType ?? "application/json", kind: "json" };
+  if (spec.text !== undefined)
+    return {
+      body: spec.text,
+      ...(spec.contentType ? { contentType: spec.contentType } : {}),
+      kind: "text",
+      label: spec.text.length > 200 ? `${spec.text.slice(0, 200)}…` : spec.text,
+    };
+  if (spec.file !== undefined)
+    return {
+      body: readFixture(fixturesDir, spec.file),
+      ...(spec.contentType ? { contentType: spec.contentType } : {}),
+      kind: "file",
+      label: spec.file,
+    };
   if (spec.form !== undefined) {
     const form = new FormData();
     for (const [name, value] of Object.entries(spec.form)) {
       if (value !== null && typeof value === "object" && "file" in value) {
         const part = value as { file: string; filename?: string; contentType?: string };
-        form.append(name, new Blob([new Uint8Array(readFixture(fixturesDir, part.file))], { type: part.contentType ?? "application/octet-stream" }), part.filename ?? path.basename(part.file));
+        form.append(
+          name,
+          new Blob([new Uint8Array(readFixture(fixturesDir, part.file))], {
+            type: part.contentType ?? "application/octet-stream",
+          }),
+          part.filename ?? path.basename(part.file),
+        );
       } else form.append(name, String(value));
     }
     return { body: form, kind: "form", label: Object.keys(spec.form).join(", ") };
@@ -148,6 +199,7 @@ export function buildBody(
 
 export function readFixture(fixturesDir: string, name: string): Buffer {
   const file = path.resolve(fixturesDir, name);
-  if (!file.startsWith(path.resolve(fixturesDir) + path.sep)) throw new Error(`fixture ${name} is outside the fixtures folder`);
+  if (!file.startsWith(path.resolve(fixturesDir) + path.sep))
+    throw new Error(`fixture ${name} is outside the fixtures folder`);
   return readFileSync(file);
 }

@@ -46,21 +46,43 @@ const PROBES: Probe[] = [
   { capability: "completions", method: "POST", path: "/completions", body: {} },
   { capability: "messages", method: "POST", path: "/messages", body: {} },
   { capability: "datasets", method: "GET", path: "/accounts/{account}/datasets", needsAccount: true },
-  { capability: "fineTuning.sft", method: "GET", path: "/accounts/{account}/supervisedFineTuningJobs", needsAccount: true },
+  {
+    capability: "fineTuning.sft",
+    method: "GET",
+    path: "/accounts/{account}/supervisedFineTuningJobs",
+    needsAccount: true,
+  },
   { capability: "fineTuning.dpo", method: "GET", path: "/accounts/{account}/dpoJobs", needsAccount: true },
 ];
 
 export async function initProfile(options: InitOptions): Promise<InitResult> {
   const ask = asker(options);
   try {
-    const baseUrl = (options.baseUrl ?? (await ask.question("Base URL of the implementation, including /v1 (e.g. https://api.example.com/v1): "))).trim().replace(/\/+$/, "");
-    if (!/^https?:\/\/\S+$/.test(baseUrl)) throw new InitError(`the base URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
-    const account = (options.account ?? (await ask.question("Primary account id, as in /accounts/{account}/… (empty if it has no accounts API): "))).trim();
-    const key = (options.key ?? process.env.CONFORMANCE_PRIMARY_KEY ?? (await ask.question("An API key to probe with (not written to the file; empty for none): "))).trim();
-    if (existsSync(options.out) && !options.force) throw new InitError(`${options.out} exists; pass --force to overwrite it or --out <file> for another`);
+    const baseUrl = (
+      options.baseUrl ??
+      (await ask.question("Base URL of the implementation, including /v1 (e.g. https://api.example.com/v1): "))
+    )
+      .trim()
+      .replace(/\/+$/, "");
+    if (!/^https?:\/\/\S+$/.test(baseUrl))
+      throw new InitError(`the base URL must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+    const account = (
+      options.account ??
+      (await ask.question("Primary account id, as in /accounts/{account}/… (empty if it has no accounts API): "))
+    ).trim();
+    const key = (
+      options.key ??
+      process.env.CONFORMANCE_PRIMARY_KEY ??
+      (await ask.question("An API key to probe with (not written to the file; empty for none): "))
+    ).trim();
+    if (existsSync(options.out) && !options.force)
+      throw new InitError(`${options.out} exists; pass --force to overwrite it or --out <file> for another`);
 
     const notes: string[] = [];
-    const headers: Record<string, string> = { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+    };
     const implemented: string[] = [];
     let chat: string | undefined;
     const otherModels: string[] = [];
@@ -85,21 +107,40 @@ export async function initProfile(options: InitOptions): Promise<InitResult> {
         const ids = modelIds(answer.json);
         chat = ids.platform[0] ?? ids.all[0];
         otherModels.push(...ids.all.filter((id) => id !== chat));
-        notes.push(chat ? `models.chat: ${chat} (the first of ${ids.all.length} listed)` : "models.chat: GET /models listed none; fill it in");
+        notes.push(
+          chat
+            ? `models.chat: ${chat} (the first of ${ids.all.length} listed)`
+            : "models.chat: GET /models listed none; fill it in",
+        );
       }
     }
-    if (implemented.length === 0) throw new InitError(`nothing at ${baseUrl} answered like an implementation of the interface (see above); check the base URL`);
+    if (implemented.length === 0)
+      throw new InitError(
+        `nothing at ${baseUrl} answered like an implementation of the interface (see above); check the base URL`,
+      );
 
     const profile: Record<string, unknown> = {
-      $comment: "Written by `conformance init`. Fill in what is left (the secondary account, the other model roles), export the keys, and run: npm run conformance -- --profile <this file>. conformance/profiles/template.json documents every key.",
+      $comment:
+        "Written by `conformance init`. Fill in what is left (the secondary account, the other model roles), export the keys, and run: npm run conformance -- --profile <this file>. conformance/profiles/template.json documents every key.",
       name: new URL(baseUrl).hostname,
       baseUrl,
       implements: implemented,
       accounts: {
         primary: { id: account || "my-account", key: "env:CONFORMANCE_PRIMARY_KEY" },
-        secondary: { id: "my-other-account", key: "env:CONFORMANCE_SECONDARY_KEY", $comment: "a second ordinary account: proves a key reaches its own account only" },
+        secondary: {
+          id: "my-other-account",
+          key: "env:CONFORMANCE_SECONDARY_KEY",
+          $comment: "a second ordinary account: proves a key reaches its own account only",
+        },
       },
-      models: { chat: chat ?? "my-chat-model", ...(otherModels.length ? { $comment: `other models listed: ${otherModels.slice(0, 20).join(", ")}; roles: ${PROFILE_KEYS.models.join(", ")}` } : {}) },
+      models: {
+        chat: chat ?? "my-chat-model",
+        ...(otherModels.length
+          ? {
+              $comment: `other models listed: ${otherModels.slice(0, 20).join(", ")}; roles: ${PROFILE_KEYS.models.join(", ")}`,
+            }
+          : {}),
+      },
       timeouts: { requestMs: 30000, pollMs: 30000, jobMs: 600000, pollIntervalMs: 1000, rateLimitWaitMs: 120000 },
       concurrency: 4,
     };
@@ -129,9 +170,19 @@ function asker(options: InitOptions): { question: (q: string) => Promise<string>
   };
 }
 
-async function request(url: string, probe: Probe, headers: Record<string, string>, timeoutMs: number): Promise<{ status?: number; json?: unknown; error?: string }> {
+async function request(
+  url: string,
+  probe: Probe,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ status?: number; json?: unknown; error?: string }> {
   try {
-    const res = await fetch(url, { method: probe.method, headers, signal: AbortSignal.timeout(timeoutMs), ...(probe.body !== undefined ? { body: JSON.stringify(probe.body) } : {}) });
+    const res = await fetch(url, {
+      method: probe.method,
+      headers,
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(probe.body !== undefined ? { body: JSON.stringify(probe.body) } : {}),
+    });
     const text = await res.text();
     let json: unknown;
     try {

@@ -43,8 +43,12 @@ const KEYWORDS: Record<string, (v: unknown) => string | undefined> = {
   $boolean: (v) => (typeof v === "boolean" ? undefined : "must be a boolean"),
   $object: (v) => (isPlainObject(v) ? undefined : "must be an object"),
   $array: (v) => (Array.isArray(v) ? undefined : "must be an array"),
-  $datetime: (v) => (typeof v === "string" && DATETIME.test(v) && !Number.isNaN(Date.parse(v)) ? undefined : "must be an RFC 3339 date-time"),
-  $int64: (v) => (typeof v === "string" && INT64.test(v) ? undefined : "must be a 64-bit integer carried as a decimal string"),
+  $datetime: (v) =>
+    typeof v === "string" && DATETIME.test(v) && !Number.isNaN(Date.parse(v))
+      ? undefined
+      : "must be an RFC 3339 date-time",
+  $int64: (v) =>
+    typeof v === "string" && INT64.test(v) ? undefined : "must be a 64-bit integer carried as a decimal string",
   $decimal: (v) => (typeof v === "string" && DECIMAL.test(v) ? undefined : "must be a decimal string"),
 };
 
@@ -86,15 +90,18 @@ function matchInto(expected: unknown, actual: unknown, path: string, out: Mismat
     return literal(expected, actual, path, out);
   }
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual)) return fail(out, path, actual === undefined ? "is absent" : "must be an array", expected, actual);
-    if (actual.length !== expected.length) fail(out, path, `must have ${expected.length} items, has ${actual.length}`, expected, actual);
+    if (!Array.isArray(actual))
+      return fail(out, path, actual === undefined ? "is absent" : "must be an array", expected, actual);
+    if (actual.length !== expected.length)
+      fail(out, path, `must have ${expected.length} items, has ${actual.length}`, expected, actual);
     const n = Math.min(expected.length, actual.length);
     for (let i = 0; i < n; i++) matchInto(expected[i], actual[i], `${path}[${i}]`, out);
     return;
   }
   if (isOperatorObject(expected)) return operators(expected, actual, path, out);
   if (isPlainObject(expected)) {
-    if (!isPlainObject(actual)) return fail(out, path, actual === undefined ? "is absent" : "must be an object", expected, actual);
+    if (!isPlainObject(actual))
+      return fail(out, path, actual === undefined ? "is absent" : "must be an object", expected, actual);
     for (const [key, sub] of Object.entries(expected)) matchInto(sub, actual[key], join(path, key), out);
     return;
   }
@@ -110,14 +117,16 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
     switch (op) {
       case "$regex": {
         const flags = typeof ops.$flags === "string" ? ops.$flags : "";
-        if (typeof actual !== "string" || !new RegExp(String(arg), flags).test(actual)) fail(out, path, `must match /${String(arg)}/${flags}`, ops, actual);
+        if (typeof actual !== "string" || !new RegExp(String(arg), flags).test(actual))
+          fail(out, path, `must match /${String(arg)}/${flags}`, ops, actual);
         break;
       }
       case "$flags":
         break;
       case "$oneOf": {
         const options = asArray(arg, op);
-        if (!options.some((o) => match(o, actual, path).length === 0)) fail(out, path, "matches none of the allowed alternatives", options, actual);
+        if (!options.some((o) => match(o, actual, path).length === 0))
+          fail(out, path, "matches none of the allowed alternatives", options, actual);
         break;
       }
       case "$allOf":
@@ -138,8 +147,18 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
       case "$lte": {
         const a = numeric(actual);
         const b = numeric(arg);
-        const ok = a !== undefined && b !== undefined && (op === "$gt" ? a > b : op === "$gte" ? a >= b : op === "$lt" ? a < b : a <= b);
-        if (!ok) fail(out, path, `must be ${{ $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" }[op]} ${String(arg)}`, { [op]: arg }, actual);
+        const ok =
+          a !== undefined &&
+          b !== undefined &&
+          (op === "$gt" ? a > b : op === "$gte" ? a >= b : op === "$lt" ? a < b : a <= b);
+        if (!ok)
+          fail(
+            out,
+            path,
+            `must be ${{ $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" }[op]} ${String(arg)}`,
+            { [op]: arg },
+            actual,
+          );
         break;
       }
       case "$length": {
@@ -159,7 +178,8 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
         if (typeof actual === "string" && typeof arg === "string") {
           if (!actual.includes(arg)) fail(out, path, `must contain ${JSON.stringify(arg)}`, { $contains: arg }, actual);
         } else if (!Array.isArray(actual)) fail(out, path, "must be an array", { $contains: arg }, actual);
-        else if (!actual.some((item) => match(arg, item).length === 0)) fail(out, path, "has no item that matches", { $contains: arg }, summarize(actual));
+        else if (!actual.some((item) => match(arg, item).length === 0))
+          fail(out, path, "has no item that matches", { $contains: arg }, summarize(actual));
         break;
       case "$inOrder": {
         // Items matching each entry appear in this order (other items may come between).
@@ -172,7 +192,15 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
           const at = actual.findIndex((item, i) => i >= from && match(want, item).length === 0);
           if (at < 0) {
             const anywhere = actual.findIndex((item) => match(want, item).length === 0);
-            fail(out, path, anywhere < 0 ? `has no item matching entry ${k} of $inOrder` : `entry ${k} of $inOrder is at index ${anywhere}, before entry ${k - 1}: wrong order`, want, summarize(actual));
+            fail(
+              out,
+              path,
+              anywhere < 0
+                ? `has no item matching entry ${k} of $inOrder`
+                : `entry ${k} of $inOrder is at index ${anywhere}, before entry ${k - 1}: wrong order`,
+              want,
+              summarize(actual),
+            );
             break;
           }
           from = at + 1;
@@ -183,7 +211,8 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
         if (!Array.isArray(actual)) fail(out, path, "must be an array", { $containsAll: arg }, actual);
         else
           for (const want of asArray(arg, op))
-            if (!actual.some((item) => match(want, item).length === 0)) fail(out, path, "has no item that matches", want, summarize(actual));
+            if (!actual.some((item) => match(want, item).length === 0))
+              fail(out, path, "has no item that matches", want, summarize(actual));
         break;
       case "$exact": {
         if (!isPlainObject(arg)) throw new Error("$exact takes an object");
@@ -191,18 +220,28 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
           fail(out, path, "must be an object", arg, actual);
           break;
         }
-        for (const key of Object.keys(actual)) if (!(key in arg)) fail(out, join(path, key), "is not expected here", undefined, actual[key]);
+        for (const key of Object.keys(actual))
+          if (!(key in arg)) fail(out, join(path, key), "is not expected here", undefined, actual[key]);
         for (const [key, sub] of Object.entries(arg)) matchInto(sub, actual[key], join(path, key), out);
         break;
       }
       case "$startsWith":
-        if (typeof actual !== "string" || !actual.startsWith(String(arg))) fail(out, path, `must start with ${JSON.stringify(arg)}`, ops, actual);
+        if (typeof actual !== "string" || !actual.startsWith(String(arg)))
+          fail(out, path, `must start with ${JSON.stringify(arg)}`, ops, actual);
         break;
       case "$endsWith":
-        if (typeof actual !== "string" || !actual.endsWith(String(arg))) fail(out, path, `must end with ${JSON.stringify(arg)}`, ops, actual);
+        if (typeof actual !== "string" || !actual.endsWith(String(arg)))
+          fail(out, path, `must end with ${JSON.stringify(arg)}`, ops, actual);
         break;
       case "$type": {
-        const t = actual === null ? "null" : Array.isArray(actual) ? "array" : Number.isInteger(actual) && arg === "integer" ? "integer" : typeof actual;
+        const t =
+          actual === null
+            ? "null"
+            : Array.isArray(actual)
+              ? "array"
+              : Number.isInteger(actual) && arg === "integer"
+                ? "integer"
+                : typeof actual;
         if (t !== arg) fail(out, path, `must be of type ${String(arg)}`, ops, actual);
         break;
       }
@@ -216,7 +255,13 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
         for (let i = 1; i < keys.length; i++) {
           const c = compare(keys[i - 1], keys[i]);
           if (spec.order === "desc" ? c < 0 : c > 0) {
-            fail(out, `${path}[${i}]`, `must be sorted ${spec.order === "desc" ? "newest/largest first" : "ascending"} by ${spec.by ?? "value"}`, keys[i - 1], keys[i]);
+            fail(
+              out,
+              `${path}[${i}]`,
+              `must be sorted ${spec.order === "desc" ? "newest/largest first" : "ascending"} by ${spec.by ?? "value"}`,
+              keys[i - 1],
+              keys[i],
+            );
             break;
           }
         }
@@ -231,7 +276,14 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
         actual.forEach((item, i) => {
           const key = JSON.stringify(typeof arg === "string" && arg !== "" ? getPath(item, arg) : item);
           const before = seen.get(key);
-          if (before !== undefined) fail(out, `${path}[${i}]`, `repeats item ${before}${typeof arg === "string" && arg ? ` (same ${arg})` : ""}`, "each item once", key);
+          if (before !== undefined)
+            fail(
+              out,
+              `${path}[${i}]`,
+              `repeats item ${before}${typeof arg === "string" && arg ? ` (same ${arg})` : ""}`,
+              "each item once",
+              key,
+            );
           else seen.set(key, i);
         });
         break;
@@ -241,7 +293,8 @@ function operators(ops: Record<string, unknown>, actual: unknown, path: string, 
         const a = typeof actual === "string" ? Date.parse(actual) : Number.NaN;
         const b = typeof arg === "string" ? Date.parse(arg) : Number.NaN;
         const ok = !Number.isNaN(a) && !Number.isNaN(b) && (op === "$notBefore" ? a >= b : a < b);
-        if (!ok) fail(out, path, `must be ${op === "$notBefore" ? "at or after" : "before"} ${String(arg)}`, ops, actual);
+        if (!ok)
+          fail(out, path, `must be ${op === "$notBefore" ? "at or after" : "before"} ${String(arg)}`, ops, actual);
         break;
       }
       default:

@@ -74,7 +74,12 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
   for (const t of transcripts) {
     const golden = loadGolden(goldensDir, t.id);
     if (!golden) continue;
-    served.set(t.id, { golden, entries: golden.steps.flatMap((s) => s.exchanges.map((e) => ({ ...e, step: s.step, repeated: s.repeated === true }))) });
+    served.set(t.id, {
+      golden,
+      entries: golden.steps.flatMap((s) =>
+        s.exchanges.map((e) => ({ ...e, step: s.step, repeated: s.repeated === true })),
+      ),
+    });
   }
   const sessions = new Map<string, Session>();
   const unmatched: string[] = [];
@@ -85,7 +90,9 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       try {
         handle(req, body, res);
       } catch (error) {
-        reply(res, 500, { error: { message: `mock: ${(error as Error).message}`, type: "server_error", code: "INTERNAL", param: null } });
+        reply(res, 500, {
+          error: { message: `mock: ${(error as Error).message}`, type: "server_error", code: "INTERNAL", param: null },
+        });
       }
     };
     // Transcripts declare large bodies without sending them (`declaredLength`), to prove
@@ -111,12 +118,23 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       session = { cursor: -1, vars: new Map() };
       sessions.set(id, session);
     }
-    const incoming = { method: (req.method ?? "GET").toUpperCase(), path: rest, query: url.searchParams, headers: req.headers, body, json: parseJson(req.headers["content-type"], body) };
+    const incoming = {
+      method: (req.method ?? "GET").toUpperCase(),
+      path: rest,
+      query: url.searchParams,
+      headers: req.headers,
+      body,
+      json: parseJson(req.headers["content-type"], body),
+    };
     // Strictly in order: the next step; the current one again only when it repeats its
     // request; else the first (the client has started the transcript over).
     const current = entry.entries[session.cursor];
     const next = session.cursor + 1 < entry.entries.length ? session.cursor + 1 : undefined;
-    const order = [...(next !== undefined ? [next] : []), ...(current?.repeated ? [session.cursor] : []), ...(next !== 0 ? [0] : [])];
+    const order = [
+      ...(next !== undefined ? [next] : []),
+      ...(current?.repeated ? [session.cursor] : []),
+      ...(next !== 0 ? [0] : []),
+    ];
     const transcript = byId.get(id);
     for (const i of order) {
       const candidate = entry.entries[i] as Entry;
@@ -126,15 +144,35 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
       session.cursor = i;
       session.vars = vars;
       learnRun(vars);
-      return serve(res, candidate, vars, { golden: entry.golden, profile: options.profile, renames, setupValue: (name) => setupValue(id, name), run: () => globalRun });
+      return serve(res, candidate, vars, {
+        golden: entry.golden,
+        profile: options.profile,
+        renames,
+        setupValue: (name) => setupValue(id, name),
+        run: () => globalRun,
+      });
     }
     const show = (e: Entry) => `${e.request.method} ${e.request.base === "origin" ? "" : "/v1"}${e.request.path}`;
     unmatched.push(`${id}: ${incoming.method} ${rest}`);
     // Over: the transcript starts again with its first step.
     const expectedEntry = entry.entries[next ?? 0] as Entry;
-    const differences = requestDifferences(expectedEntry, incoming, next === undefined ? new Map() : new Map(session.vars), options.profile, schemeOf(transcript, expectedEntry.step));
+    const differences = requestDifferences(
+      expectedEntry,
+      incoming,
+      next === undefined ? new Map() : new Map(session.vars),
+      options.profile,
+      schemeOf(transcript, expectedEntry.step),
+    );
     const message = `mock: ${incoming.method} ${rest} is not step ${expectedEntry.step} of ${id}, which is next${next === undefined ? " (the transcript was over: it starts again)" : ""}: ${show(expectedEntry)}; ${differences.join("; ")}`;
-    reply(res, 422, { error: { message, type: "invalid_request_error", code: "MOCK_MISMATCH", param: differences[0]?.split(":")[0] ?? null, differences } });
+    reply(res, 422, {
+      error: {
+        message,
+        type: "invalid_request_error",
+        code: "MOCK_MISMATCH",
+        param: differences[0]?.split(":")[0] ?? null,
+        differences,
+      },
+    });
   }
 
   /** The client's `{{run}}` (one per run of the kit, shared by all transcripts), learnt from any request. */
@@ -155,7 +193,13 @@ export async function startMockServer(options: MockServerOptions): Promise<MockS
     const setup = served.get(setupId);
     const session = sessions.get(setupId);
     if (typeof exported !== "string" || !setup || !session) return undefined;
-    const value = fill(exported, session.vars, { golden: setup.golden, profile: options.profile, renames, setupValue: (n) => setupValue(setupId, n), run: () => globalRun });
+    const value = fill(exported, session.vars, {
+      golden: setup.golden,
+      profile: options.profile,
+      renames,
+      setupValue: (n) => setupValue(setupId, n),
+      run: () => globalRun,
+    });
     return value.includes("{{") ? undefined : value;
   }
 
@@ -195,7 +239,13 @@ interface Incoming {
   json: unknown;
 }
 
-function requestMatches(entry: Entry, incoming: Incoming, vars: Map<string, unknown>, profile: Profile, scheme: Scheme): boolean {
+function requestMatches(
+  entry: Entry,
+  incoming: Incoming,
+  vars: Map<string, unknown>,
+  profile: Profile,
+  scheme: Scheme,
+): boolean {
   return requestDifferences(entry, incoming, vars, profile, scheme, 1).length === 0;
 }
 
@@ -204,13 +254,21 @@ function requestMatches(entry: Entry, incoming: Incoming, vars: Map<string, unkn
  * `query.pageSize: expected "2", got "3"`, `auth: expected Bearer key of secondary`);
  * empty when it matches, binding the step's unbound variables in `vars`.
  */
-function requestDifferences(entry: Entry, incoming: Incoming, vars: Map<string, unknown>, profile: Profile, scheme: Scheme, limit = 8): string[] {
+function requestDifferences(
+  entry: Entry,
+  incoming: Incoming,
+  vars: Map<string, unknown>,
+  profile: Profile,
+  scheme: Scheme,
+  limit = 8,
+): string[] {
   const out: string[] = [];
   const r = entry.request;
   if (r.method !== incoming.method) out.push(`method: expected ${r.method}, got ${incoming.method}`);
   const [goldenPath, goldenQuery = ""] = r.path.split("?") as [string, string?];
   const full = r.base === "origin" ? goldenPath : `/v1${goldenPath}`;
-  if (!matchTemplate(safeDecode(full), safeDecode(incoming.path), vars, profile)) out.push(`path: expected ${full}, got ${incoming.path}`);
+  if (!matchTemplate(safeDecode(full), safeDecode(incoming.path), vars, profile))
+    out.push(`path: expected ${full}, got ${incoming.path}`);
   if (out.length >= limit) return out;
   const want = new URLSearchParams(goldenQuery);
   const wantKeys = [...new Set(want.keys())];
@@ -218,12 +276,14 @@ function requestDifferences(entry: Entry, incoming: Incoming, vars: Map<string, 
   for (const k of gotKeys) if (!wantKeys.includes(k)) out.push(`query.${k}: unexpected parameter`);
   for (const k of wantKeys) {
     if (!gotKeys.includes(k)) out.push(`query.${k}: missing parameter`);
-    else if (!matchTemplate(want.get(k) ?? "", incoming.query.get(k) ?? "", vars, profile)) out.push(`query.${k}: expected ${JSON.stringify(want.get(k))}, got ${JSON.stringify(incoming.query.get(k))}`);
+    else if (!matchTemplate(want.get(k) ?? "", incoming.query.get(k) ?? "", vars, profile))
+      out.push(`query.${k}: expected ${JSON.stringify(want.get(k))}, got ${JSON.stringify(incoming.query.get(k))}`);
   }
   const auth = authDifference(r.auth ?? "primary", scheme, incoming.headers, profile);
   if (auth) out.push(auth);
   if (out.length >= limit) return out.slice(0, limit);
-  if (r.json !== undefined) out.push(...jsonDifferences(r.json, incoming.json, vars, profile, "body", limit - out.length));
+  if (r.json !== undefined)
+    out.push(...jsonDifferences(r.json, incoming.json, vars, profile, "body", limit - out.length));
   return out.slice(0, limit);
 }
 
@@ -236,24 +296,45 @@ function schemeOf(t: Transcript | undefined, stepNumber: number): Scheme {
   return typeof auth === "object" && auth.scheme === "x-api-key" ? "x-api-key" : "bearer";
 }
 
-function authDifference(role: string, scheme: Scheme, headers: http.IncomingHttpHeaders, profile: Profile): string | undefined {
+function authDifference(
+  role: string,
+  scheme: Scheme,
+  headers: http.IncomingHttpHeaders,
+  profile: Profile,
+): string | undefined {
   if (role === "literal") return undefined;
   const authorization = headers.authorization;
   const apiKey = headers["x-api-key"];
   if (role === "none") return authorization === undefined && apiKey === undefined ? undefined : "auth: expected no key";
   const key = profile.accounts[role]?.key;
   if (!key) return `auth: the profile has no account ${role}`;
-  if (scheme === "x-api-key") return apiKey === key && authorization === undefined ? undefined : `auth: expected the key of ${role} in x-api-key`;
-  return authorization === `Bearer ${key}` && apiKey === undefined ? undefined : `auth: expected Authorization: Bearer with the key of ${role}`;
+  if (scheme === "x-api-key")
+    return apiKey === key && authorization === undefined ? undefined : `auth: expected the key of ${role} in x-api-key`;
+  return authorization === `Bearer ${key}` && apiKey === undefined
+    ? undefined
+    : `auth: expected Authorization: Bearer with the key of ${role}`;
 }
 
-const PROFILE_ROOTS = new Set(["accounts", "models", "settings", "capabilities", "timeouts", "account", "otherAccount", "faults"]);
+const PROFILE_ROOTS = new Set([
+  "accounts",
+  "models",
+  "settings",
+  "capabilities",
+  "timeouts",
+  "account",
+  "otherAccount",
+  "faults",
+]);
 
 function profileValue(name: string, profile: Profile): unknown {
   const root = name.split(/[.[]/)[0] as string;
   if (!PROFILE_ROOTS.has(root)) return undefined;
   const scope = (n: string): unknown =>
-    n === "account" ? profile.accounts.primary.id : n === "otherAccount" ? profile.accounts.secondary.id : (profile as unknown as Record<string, unknown>)[n];
+    n === "account"
+      ? profile.accounts.primary.id
+      : n === "otherAccount"
+        ? profile.accounts.secondary.id
+        : (profile as unknown as Record<string, unknown>)[n];
   try {
     return evaluate(name, scope);
   } catch (error) {
@@ -295,14 +376,29 @@ function matchTemplate(template: string, value: string, vars: Map<string, unknow
 }
 
 /** Field-level differences of a JSON body from a golden's (with `{{variables}}` matching and binding). */
-function jsonDifferences(template: unknown, value: unknown, vars: Map<string, unknown>, profile: Profile, at: string, limit: number): string[] {
+function jsonDifferences(
+  template: unknown,
+  value: unknown,
+  vars: Map<string, unknown>,
+  profile: Profile,
+  at: string,
+  limit: number,
+): string[] {
   const got = (v: unknown) => (v === undefined ? "nothing" : JSON.stringify(v)?.slice(0, 80));
-  if (typeof template === "string" && template.startsWith("{{$long:")) return typeof value === "string" && longMarker(value) === template ? [] : [`${at}: expected ${template}, got ${got(value)}`];
-  if (typeof template === "string") return typeof value === "string" && matchTemplate(template, value, vars, profile) ? [] : [`${at}: expected ${JSON.stringify(template)}, got ${got(value)}`];
+  if (typeof template === "string" && template.startsWith("{{$long:"))
+    return typeof value === "string" && longMarker(value) === template
+      ? []
+      : [`${at}: expected ${template}, got ${got(value)}`];
+  if (typeof template === "string")
+    return typeof value === "string" && matchTemplate(template, value, vars, profile)
+      ? []
+      : [`${at}: expected ${JSON.stringify(template)}, got ${got(value)}`];
   if (Array.isArray(template)) {
     if (!Array.isArray(value)) return [`${at}: expected an array, got ${got(value)}`];
     if (value.length !== template.length) return [`${at}: expected ${template.length} items, got ${value.length}`];
-    return template.flatMap((t, i) => jsonDifferences(t, value[i], vars, profile, `${at}[${i}]`, limit)).slice(0, limit);
+    return template
+      .flatMap((t, i) => jsonDifferences(t, value[i], vars, profile, `${at}[${i}]`, limit))
+      .slice(0, limit);
   }
   if (isPlainObject(template)) {
     if (!isPlainObject(value)) return [`${at}: expected an object, got ${got(value)}`];
@@ -392,7 +488,12 @@ function rename(value: string, renames: Map<string, string>): string {
   if (renames.size === 0) return value;
   const whole = renames.get(value);
   if (whole !== undefined) return whole;
-  return value.includes("/") ? value.split("/").map((segment) => renames.get(segment) ?? segment).join("/") : value;
+  return value.includes("/")
+    ? value
+        .split("/")
+        .map((segment) => renames.get(segment) ?? segment)
+        .join("/")
+    : value;
 }
 
 function fillJson(value: unknown, vars: Map<string, unknown>, ctx: FillContext): unknown {
@@ -411,7 +512,10 @@ function serve(res: http.ServerResponse, entry: Entry, vars: Map<string, unknown
   const headers: Record<string, string> = { "x-request-id": `req_${randomBytes(12).toString("hex")}` };
   for (const [k, v] of Object.entries(r.headers ?? {})) headers[k] = v;
   if (r.sse !== undefined) {
-    const events = parseSse(r.sse).map((e) => ({ event: e.event, data: e.json === undefined ? e.data : JSON.stringify(fillJson(e.json, vars, ctx)) }));
+    const events = parseSse(r.sse).map((e) => ({
+      event: e.event,
+      data: e.json === undefined ? e.data : JSON.stringify(fillJson(e.json, vars, ctx)),
+    }));
     res.writeHead(r.status, headers);
     res.end(formatSse(events));
     return;
@@ -428,7 +532,10 @@ function notFound(res: http.ServerResponse, message: string): void {
 }
 
 function reply(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { "content-type": "application/json", "x-request-id": `req_${randomBytes(12).toString("hex")}` });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "x-request-id": `req_${randomBytes(12).toString("hex")}`,
+  });
   res.end(JSON.stringify(body));
 }
 

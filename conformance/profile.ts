@@ -153,15 +153,73 @@ export interface Profile {
 
 /** The keys a profile may have, by section: anything else is a typo and an error. */
 export const PROFILE_KEYS = {
-  top: ["name", "baseUrl", "origin", "accounts", "models", "settings", "capabilities", "faults", "timeouts", "concurrency", "implements"],
-  accounts: ["primary", "secondary", "suspended", "zeroBalance", "noPaymentMethod", "restricted", "fineTuningDisabled", "budgetExhausted", "rateLimited", "withoutAgreement"],
-  models: ["chat", "tools", "reasoning", "nonReasoning", "textOnly", "trainableBase", "notTrainable", "agreementRequired", "disallowed", "paid"],
-  settings: ["blockedInputTerm", "mediaMaxBytes", "unfetchableMediaUrl", "rateLimitedRequestsPerMinute", "contextWindow", "maxRequestBytes"],
+  top: [
+    "name",
+    "baseUrl",
+    "origin",
+    "accounts",
+    "models",
+    "settings",
+    "capabilities",
+    "faults",
+    "timeouts",
+    "concurrency",
+    "implements",
+  ],
+  accounts: [
+    "primary",
+    "secondary",
+    "suspended",
+    "zeroBalance",
+    "noPaymentMethod",
+    "restricted",
+    "fineTuningDisabled",
+    "budgetExhausted",
+    "rateLimited",
+    "withoutAgreement",
+  ],
+  models: [
+    "chat",
+    "tools",
+    "reasoning",
+    "nonReasoning",
+    "textOnly",
+    "trainableBase",
+    "notTrainable",
+    "agreementRequired",
+    "disallowed",
+    "paid",
+  ],
+  settings: [
+    "blockedInputTerm",
+    "mediaMaxBytes",
+    "unfetchableMediaUrl",
+    "rateLimitedRequestsPerMinute",
+    "contextWindow",
+    "maxRequestBytes",
+  ],
   capabilities: ["mediaInput", "deterministicAtTemperatureZero"],
-  faults: ["blockedOutput", "cutStream", "fallback", "internalError", "slowAnswer", "stalledStream", "upstreamContentRejected", "upstreamRateLimited", "upstreamTimeout", "upstreamUnavailable"],
+  faults: [
+    "blockedOutput",
+    "cutStream",
+    "fallback",
+    "internalError",
+    "slowAnswer",
+    "stalledStream",
+    "upstreamContentRejected",
+    "upstreamRateLimited",
+    "upstreamTimeout",
+    "upstreamUnavailable",
+  ],
 } as const;
 
-const DEFAULT_TIMEOUTS: ProfileTimeouts = { requestMs: 30_000, pollMs: 30_000, jobMs: 120_000, pollIntervalMs: 100, rateLimitWaitMs: 120_000 };
+const DEFAULT_TIMEOUTS: ProfileTimeouts = {
+  requestMs: 30_000,
+  pollMs: 30_000,
+  jobMs: 120_000,
+  pollIntervalMs: 100,
+  rateLimitWaitMs: 120_000,
+};
 
 export class ProfileError extends Error {
   override name = "ProfileError";
@@ -183,13 +241,22 @@ export function loadProfile(file: string, overrides: { baseUrl?: string; origin?
 }
 
 /** Builds a profile from an already parsed object (same rules as loadProfile). */
-export function parseProfile(raw: unknown, overrides: { baseUrl?: string; origin?: string } = {}, fallbackName = "profile"): Profile {
+export function parseProfile(
+  raw: unknown,
+  overrides: { baseUrl?: string; origin?: string } = {},
+  fallbackName = "profile",
+): Profile {
   if (!isObject(raw)) throw new ProfileError("a profile is a JSON object");
   checkKeys(raw, PROFILE_KEYS.top, "");
-  for (const section of ["accounts", "models", "settings", "capabilities", "faults"] as const) if (isObject(raw[section])) checkKeys(raw[section], PROFILE_KEYS[section], `${section}.`);
+  for (const section of ["accounts", "models", "settings", "capabilities", "faults"] as const)
+    if (isObject(raw[section])) checkKeys(raw[section], PROFILE_KEYS[section], `${section}.`);
   const baseUrl = stripSlash(overrides.baseUrl ?? str(raw.baseUrl, "baseUrl"));
-  if (!/^https?:\/\//.test(baseUrl)) throw new ProfileError(`baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
-  const origin = stripSlash(overrides.origin ?? (overrides.baseUrl === undefined && typeof raw.origin === "string" ? raw.origin : deriveOrigin(baseUrl)));
+  if (!/^https?:\/\//.test(baseUrl))
+    throw new ProfileError(`baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
+  const origin = stripSlash(
+    overrides.origin ??
+      (overrides.baseUrl === undefined && typeof raw.origin === "string" ? raw.origin : deriveOrigin(baseUrl)),
+  );
 
   const accountsRaw = raw.accounts;
   if (!isObject(accountsRaw)) throw new ProfileError("accounts must be an object of roles");
@@ -202,7 +269,8 @@ export function parseProfile(raw: unknown, overrides: { baseUrl?: string; origin
     if (key.startsWith("env:") && !process.env[key.slice(4)] && role !== "primary" && role !== "secondary") continue;
     accounts[role] = { id: str(value.id, `accounts.${role}.id`), key: resolveSecret(key, `accounts.${role}.key`) };
   }
-  for (const required of ["primary", "secondary"]) if (!accounts[required]) throw new ProfileError(`accounts.${required} is required`);
+  for (const required of ["primary", "secondary"])
+    if (!accounts[required]) throw new ProfileError(`accounts.${required} is required`);
 
   const modelsRaw = raw.models;
   if (!isObject(modelsRaw)) throw new ProfileError("models must be an object of roles");
@@ -235,7 +303,11 @@ export function parseProfile(raw: unknown, overrides: { baseUrl?: string; origin
     for (const [k, v] of Object.entries(raw.faults)) {
       if (k.startsWith("$") || v === null) continue;
       if (!isObject(v)) throw new ProfileError(`faults.${k} must be {model, input?, headers?, term?}`);
-      const recipe: FaultRecipe = { model: str(v.model, `faults.${k}.model`), input: v.input === undefined ? "Hi" : str(v.input, `faults.${k}.input`), headers: {} };
+      const recipe: FaultRecipe = {
+        model: str(v.model, `faults.${k}.model`),
+        input: v.input === undefined ? "Hi" : str(v.input, `faults.${k}.input`),
+        headers: {},
+      };
       if (v.term !== undefined) recipe.term = str(v.term, `faults.${k}.term`);
       if (v.headers !== undefined) {
         if (!isObject(v.headers)) throw new ProfileError(`faults.${k}.headers must be an object`);
@@ -251,17 +323,25 @@ export function parseProfile(raw: unknown, overrides: { baseUrl?: string; origin
     for (const key of Object.keys(DEFAULT_TIMEOUTS) as (keyof ProfileTimeouts)[]) {
       const v = raw.timeouts[key];
       if (v === undefined) continue;
-      if (typeof v !== "number" || !(v > 0)) throw new ProfileError(`timeouts.${key} must be a positive number of milliseconds`);
+      if (typeof v !== "number" || !(v > 0))
+        throw new ProfileError(`timeouts.${key} must be a positive number of milliseconds`);
       timeouts[key] = v;
     }
   }
   const concurrency = raw.concurrency === undefined ? 4 : raw.concurrency;
-  if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1) throw new ProfileError("concurrency must be a whole number of at least 1");
+  if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1)
+    throw new ProfileError("concurrency must be a whole number of at least 1");
 
   let implementsList: string[] | undefined;
   if (raw.implements !== undefined) {
-    if (!Array.isArray(raw.implements) || raw.implements.length === 0 || !raw.implements.every((x) => typeof x === "string" && x !== "")) {
-      throw new ProfileError('implements must be a non-empty list of capabilities or operation ids, e.g. ["chat.completions", "models"]');
+    if (
+      !Array.isArray(raw.implements) ||
+      raw.implements.length === 0 ||
+      !raw.implements.every((x) => typeof x === "string" && x !== "")
+    ) {
+      throw new ProfileError(
+        'implements must be a non-empty list of capabilities or operation ids, e.g. ["chat.completions", "models"]',
+      );
     }
     implementsList = raw.implements as string[];
   }
@@ -295,7 +375,9 @@ export function profileHas(profile: Profile, requirement: string): boolean {
 function checkKeys(object: Record<string, unknown>, known: readonly string[], prefix: string): void {
   for (const key of Object.keys(object)) {
     if (key.startsWith("$") || known.includes(key)) continue;
-    throw new ProfileError(`unknown profile key ${prefix}${key}${didYouMean(key, [...known]) || ` (known: ${known.join(", ")})`}`);
+    throw new ProfileError(
+      `unknown profile key ${prefix}${key}${didYouMean(key, [...known]) || ` (known: ${known.join(", ")})`}`,
+    );
   }
 }
 
@@ -311,7 +393,8 @@ function resolveSecret(value: string, where: string): string {
   if (!value.startsWith("env:")) return value;
   const name = value.slice(4);
   const found = process.env[name];
-  if (found === undefined || found === "") throw new ProfileError(`${where} names the environment variable ${name}, which is not set`);
+  if (found === undefined || found === "")
+    throw new ProfileError(`${where} names the environment variable ${name}, which is not set`);
   return found;
 }
 

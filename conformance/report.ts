@@ -16,7 +16,12 @@ export interface TextOptions {
 }
 
 /** The words of the outcomes, the same in every report (terminal, JUnit, JSON, HTML). */
-export const OUTCOME_LABEL: Record<Outcome, string> = { passed: "passed", failed: "failed", skipped: "skipped", "not-implemented": "not implemented" };
+export const OUTCOME_LABEL: Record<Outcome, string> = {
+  passed: "passed",
+  failed: "failed",
+  skipped: "skipped",
+  "not-implemented": "not implemented",
+};
 
 export interface AreaSummary {
   area: string;
@@ -67,13 +72,19 @@ export function outcomeCounts(report: Pick<RunReport, "passed" | "failed" | "ski
 export function textReport(report: RunReport, options: TextOptions = {}): string {
   const c = colors(options.color ?? false);
   const lines: string[] = [];
-  lines.push(c.bold(`Conformance run ${report.runId}: profile ${report.profile}${options.baseUrl ? ` → ${options.baseUrl}` : ""}, contract ${report.contractVersion}`));
+  lines.push(
+    c.bold(
+      `Conformance run ${report.runId}: profile ${report.profile}${options.baseUrl ? ` → ${options.baseUrl}` : ""}, contract ${report.contractVersion}`,
+    ),
+  );
   lines.push("");
   for (const r of report.details) {
     if ((r.status === "passed" || r.status === "not-implemented") && !options.verbose) continue;
     if (r.status === "passed") lines.push(`  ${c.green("✓")} ${r.transcript} ${c.dim(`(${r.durationMs} ms)`)}`);
-    else if (r.status === "skipped") lines.push(`  ${c.yellow("-")} ${r.transcript} ${c.dim(`skipped: ${r.reason ?? ""}`)}`);
-    else if (r.status === "not-implemented") lines.push(`  ${c.dim("·")} ${r.transcript} ${c.dim(`not implemented: ${r.reason ?? ""}`)}`);
+    else if (r.status === "skipped")
+      lines.push(`  ${c.yellow("-")} ${r.transcript} ${c.dim(`skipped: ${r.reason ?? ""}`)}`);
+    else if (r.status === "not-implemented")
+      lines.push(`  ${c.dim("·")} ${r.transcript} ${c.dim(`not implemented: ${r.reason ?? ""}`)}`);
     else lines.push(`  ${c.red("✗")} ${r.transcript} ${c.dim(`(${r.durationMs} ms)`)}`);
   }
   if (report.failures.length) {
@@ -83,13 +94,20 @@ export function textReport(report: RunReport, options: TextOptions = {}): string
     const texts = new Map((options.rules ?? []).map((r) => [r.id, r.text]));
     for (const r of failuresByRule(report)) {
       const text = texts.get(r.rule);
-      lines.push(`  ${String(r.count).padStart(4)}× ${r.rule}${text ? c.dim(` — ${oneLine(text)}`) : ""} ${c.dim(`(${r.transcripts.length} transcript${r.transcripts.length === 1 ? "" : "s"})`)}`);
+      lines.push(
+        `  ${String(r.count).padStart(4)}× ${r.rule}${text ? c.dim(` — ${oneLine(text)}`) : ""} ${c.dim(`(${r.transcripts.length} transcript${r.transcripts.length === 1 ? "" : "s"})`)}`,
+      );
     }
   }
   lines.push("", c.bold("By area (passed of those run)"));
   for (const a of byArea(report)) {
     const run = a.passed + a.failed;
-    const rest = [a.skipped ? `${a.skipped} skipped` : "", a.notImplemented ? `${a.notImplemented} not implemented` : ""].filter(Boolean).join(", ");
+    const rest = [
+      a.skipped ? `${a.skipped} skipped` : "",
+      a.notImplemented ? `${a.notImplemented} not implemented` : "",
+    ]
+      .filter(Boolean)
+      .join(", ");
     const line = `  ${a.area.padEnd(10)} ${String(a.passed).padStart(3)}/${run}${rest ? c.dim(`${" ".repeat(Math.max(1, 4 - String(run).length))}${rest}`) : ""}`;
     lines.push(a.failed ? c.red(line) : line);
   }
@@ -100,12 +118,19 @@ export function textReport(report: RunReport, options: TextOptions = {}): string
   lines.push(coverageLine("error codes", cov.errorCodes));
   lines.push(`${coverageLine("rules", cov.rules)}${c.dim(`  (${cov.rules.passed} passed)`)}`);
   lines.push("");
-  const waited = report.rateLimitWaitedMs > 0 ? `; honoured Retry-After of the service's rate limit for ${(report.rateLimitWaitedMs / 1000).toFixed(0)} s in all` : "";
+  const waited =
+    report.rateLimitWaitedMs > 0
+      ? `; honoured Retry-After of the service's rate limit for ${(report.rateLimitWaitedMs / 1000).toFixed(0)} s in all`
+      : "";
   if (report.made.datasets + report.made.jobs > 0) {
     lines.push(
       report.leftBehind.length
-        ? c.yellow(`Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs; could not delete: ${report.leftBehind.join(", ")}`)
-        : c.dim(`Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs still running and deleted the datasets (the models jobs trained stay: the interface cannot delete a model)`),
+        ? c.yellow(
+            `Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs; could not delete: ${report.leftBehind.join(", ")}`,
+          )
+        : c.dim(
+            `Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs still running and deleted the datasets (the models jobs trained stay: the interface cannot delete a model)`,
+          ),
     );
   }
   const summary = `${outcomeCounts(report)} in ${(report.durationMs / 1000).toFixed(1)} s (${report.requests} requests${waited})${report.interrupted ? "; INTERRUPTED, cleanups ran" : ""}`;
@@ -132,17 +157,31 @@ function failureLines(f: StepFailure, n: number, details: TranscriptResult[], c:
   out.push(`     ${c.red(f.message)}`);
   const also = f.details ?? [];
   for (const d of also.slice(0, SHOWN_DETAILS)) out.push(`       ${c.dim(`also: ${d}`)}`);
-  if (also.length > SHOWN_DETAILS) out.push(`       ${c.dim(`… and ${also.length - SHOWN_DETAILS} more (all of them in the JSON, JUnit and HTML reports)`)}`);
+  if (also.length > SHOWN_DETAILS)
+    out.push(
+      `       ${c.dim(`… and ${also.length - SHOWN_DETAILS} more (all of them in the JSON, JUnit and HTML reports)`)}`,
+    );
   if (f.expected !== undefined) out.push(`     expected: ${show(f.expected)}`);
   if (f.received !== undefined) out.push(`     received: ${show(f.received)}`);
-  if (f.exchange) out.push(`     sent:     ${f.exchange.request.method} ${f.exchange.request.url}${f.exchange.request.body !== undefined ? ` ${show(f.exchange.request.body, 200)}` : ""}`);
+  if (f.exchange)
+    out.push(
+      `     sent:     ${f.exchange.request.method} ${f.exchange.request.url}${f.exchange.request.body !== undefined ? ` ${show(f.exchange.request.body, 200)}` : ""}`,
+    );
   if (f.requestId) out.push(`     request id: ${f.requestId}`);
   out.push("");
   return out;
 }
 
 function show(value: unknown, maxChars = Infinity): string {
-  let text = typeof value === "string" ? JSON.stringify(value) : inspect(value, { depth: 4, breakLength: maxChars === Infinity ? 120 : Infinity, maxArrayLength: 12, maxStringLength: 300 });
+  let text =
+    typeof value === "string"
+      ? JSON.stringify(value)
+      : inspect(value, {
+          depth: 4,
+          breakLength: maxChars === Infinity ? 120 : Infinity,
+          maxArrayLength: 12,
+          maxStringLength: 300,
+        });
   if (text.length > maxChars) text = `${text.slice(0, maxChars)}…`;
   return text.split("\n").join("\n               ");
 }
@@ -154,7 +193,10 @@ function oneLine(text: string): string {
 
 function coverageLine(label: string, count: CoverageCount, listMissing = true): string {
   const pct = count.total ? Math.round((100 * count.touched) / count.total) : 100;
-  const missing = listMissing && count.missing.length ? `  not touched: ${count.missing.slice(0, 12).join(", ")}${count.missing.length > 12 ? `, … ${count.missing.length - 12} more` : ""}` : "";
+  const missing =
+    listMissing && count.missing.length
+      ? `  not touched: ${count.missing.slice(0, 12).join(", ")}${count.missing.length > 12 ? `, … ${count.missing.length - 12} more` : ""}`
+      : "";
   return `  ${label.padEnd(13)} ${String(count.touched).padStart(3)}/${String(count.total).padEnd(3)} (${pct}%)${missing}`;
 }
 
@@ -172,17 +214,24 @@ export function junitReport(report: RunReport): string {
     byArea.set(area, [...(byArea.get(area) ?? []), r]);
   }
   const out = ['<?xml version="1.0" encoding="UTF-8"?>'];
-  out.push(`<testsuites name="conformance" tests="${report.details.length}" failures="${report.failed}" skipped="${report.skipped + report.notImplemented}" time="${(report.durationMs / 1000).toFixed(3)}">`);
+  out.push(
+    `<testsuites name="conformance" tests="${report.details.length}" failures="${report.failed}" skipped="${report.skipped + report.notImplemented}" time="${(report.durationMs / 1000).toFixed(3)}">`,
+  );
   for (const [area, results] of byArea) {
     const failures = results.filter((r) => r.status === "failed").length;
     const skipped = results.filter((r) => r.status === "skipped" || r.status === "not-implemented").length;
     const time = results.reduce((s, r) => s + r.durationMs, 0) / 1000;
-    out.push(`  <testsuite name="${xml(area)}" tests="${results.length}" failures="${failures}" skipped="${skipped}" time="${time.toFixed(3)}">`);
+    out.push(
+      `  <testsuite name="${xml(area)}" tests="${results.length}" failures="${failures}" skipped="${skipped}" time="${time.toFixed(3)}">`,
+    );
     for (const r of results) {
-      out.push(`    <testcase classname="${xml(area)}" name="${xml(r.transcript)}" time="${(r.durationMs / 1000).toFixed(3)}">`);
+      out.push(
+        `    <testcase classname="${xml(area)}" name="${xml(r.transcript)}" time="${(r.durationMs / 1000).toFixed(3)}">`,
+      );
       // JUnit has no "not implemented": a skip whose message starts with the outcome's words.
       if (r.status === "skipped") out.push(`      <skipped message="${xml(r.reason ?? "")}"/>`);
-      if (r.status === "not-implemented") out.push(`      <skipped message="${xml(`${OUTCOME_LABEL[r.status]}: ${r.reason ?? ""}`)}"/>`);
+      if (r.status === "not-implemented")
+        out.push(`      <skipped message="${xml(`${OUTCOME_LABEL[r.status]}: ${r.reason ?? ""}`)}"/>`);
       if (r.status === "failed") {
         const first = r.failures[0];
         const body = r.failures
@@ -194,16 +243,21 @@ export function junitReport(report: RunReport): string {
               f.received !== undefined ? `received: ${JSON.stringify(f.received)}` : "",
               f.requestId ? `request id: ${f.requestId}` : "",
               f.exchange ? `request: ${JSON.stringify(f.exchange.request, null, 2)}` : "",
-              f.exchange && f.exchange.response.status ? `response: ${JSON.stringify(f.exchange.response, null, 2)}` : "",
+              f.exchange && f.exchange.response.status
+                ? `response: ${JSON.stringify(f.exchange.response, null, 2)}`
+                : "",
               f.exchange?.events ? `events (up to the failure): ${JSON.stringify(f.exchange.events, null, 2)}` : "",
             ]
               .filter(Boolean)
               .join("\n"),
           )
           .join("\n\n");
-        out.push(`      <failure message="${xml(first?.message ?? r.reason ?? "failed")}" type="${xml(first?.rule ?? "conformance")}">${xml(body)}</failure>`);
+        out.push(
+          `      <failure message="${xml(first?.message ?? r.reason ?? "failed")}" type="${xml(first?.rule ?? "conformance")}">${xml(body)}</failure>`,
+        );
       }
-      if (r.rules.length) out.push(`      <properties><property name="rules" value="${xml(r.rules.join(", "))}"/></properties>`);
+      if (r.rules.length)
+        out.push(`      <properties><property name="rules" value="${xml(r.rules.join(", "))}"/></properties>`);
       out.push("    </testcase>");
     }
     out.push("  </testsuite>");
@@ -213,8 +267,12 @@ export function junitReport(report: RunReport): string {
 }
 
 function xml(s: string): string {
-   
-  return s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  return s
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
 }
 
 /** The whole report as JSON, with the failures by rule and the summary by area added. */

@@ -16,7 +16,14 @@ import { buildBody, send, TransportError, type Exchange, type PreparedRequest } 
 import { getPath, match, type Mismatch } from "./matchers.ts";
 import { profileHas, type Profile } from "./profile.ts";
 import { interpolate, interpolateText, TemplateError, type Scope } from "./template.ts";
-import { kitRoot, loadTranscripts, transcriptsDir, type Expectation, type Step, type Transcript } from "./transcript.ts";
+import {
+  kitRoot,
+  loadTranscripts,
+  transcriptsDir,
+  type Expectation,
+  type Step,
+  type Transcript,
+} from "./transcript.ts";
 
 export interface RunOptions {
   profile: Profile;
@@ -175,10 +182,23 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   const runnable: Transcript[] = [];
   for (const t of selected) {
     const missing = implemented ? missingOperations(t, byId, contract, implemented) : [];
-    if (missing.length) results.push({ transcript: t.id, title: t.title, status: "not-implemented", reason: `calls ${missing.join(", ")}, which the profile does not implement`, durationMs: 0, rules: t.rules, requests: 0, failures: [] });
+    if (missing.length)
+      results.push({
+        transcript: t.id,
+        title: t.title,
+        status: "not-implemented",
+        reason: `calls ${missing.join(", ")}, which the profile does not implement`,
+        durationMs: 0,
+        rules: t.rules,
+        requests: 0,
+        failures: [],
+      });
     else runnable.push(t);
   }
-  if (runnable.length === 0) throw new SelectionError(`nothing to run: the ${selected.length} selected transcripts all call operations outside the profile's implements (${options.profile.implements?.join(", ")})`);
+  if (runnable.length === 0)
+    throw new SelectionError(
+      `nothing to run: the ${selected.length} selected transcripts all call operations outside the profile's implements (${options.profile.implements?.join(", ")})`,
+    );
   const shared = runnable.filter((t) => !t.exclusive);
   const exclusive = runnable.filter((t) => t.exclusive);
   const finish = (r: TranscriptResult) => {
@@ -206,13 +226,34 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
   const interrupted = options.signal?.aborted === true;
   if (interrupted) {
     const ran = new Set(results.map((r) => r.transcript));
-    for (const t of runnable) if (!ran.has(t.id)) results.push({ transcript: t.id, title: t.title, status: "skipped", reason: "not run: the run was interrupted", durationMs: 0, rules: t.rules, requests: 0, failures: [] });
+    for (const t of runnable)
+      if (!ran.has(t.id))
+        results.push({
+          transcript: t.id,
+          title: t.title,
+          status: "skipped",
+          reason: "not run: the run was interrupted",
+          durationMs: 0,
+          rules: t.rules,
+          requests: 0,
+          failures: [],
+        });
   }
   // Setups count as transcripts too: a failed setup is a failure of the implementation.
   for (const [id, outcome] of ctx.setups) {
     const o = await outcome;
     if (o.result) results.push(o.result);
-    else if (o.status === "failed") results.push({ transcript: id, title: id, status: "failed", reason: o.reason ?? "", durationMs: 0, rules: [], requests: 0, failures: [] });
+    else if (o.status === "failed")
+      results.push({
+        transcript: id,
+        title: id,
+        status: "failed",
+        reason: o.reason ?? "",
+        durationMs: 0,
+        rules: [],
+        requests: 0,
+        failures: [],
+      });
   }
   results.sort((a, b) => a.transcript.localeCompare(b.transcript));
 
@@ -224,9 +265,17 @@ export async function runConformance(options: RunOptions): Promise<RunReport> {
     notImplemented: results.filter((r) => r.status === "not-implemented").length,
     interrupted,
     leftBehind,
-    made: { datasets: ctx.created.filter((c) => c.kind === "dataset").length, jobs: ctx.created.filter((c) => c.kind === "job").length },
+    made: {
+      datasets: ctx.created.filter((c) => c.kind === "dataset").length,
+      jobs: ctx.created.filter((c) => c.kind === "job").length,
+    },
     failures,
-    results: results.map((r) => ({ transcript: r.transcript, status: r.status, ...(r.reason !== undefined ? { reason: r.reason } : {}), durationMs: r.durationMs })),
+    results: results.map((r) => ({
+      transcript: r.transcript,
+      status: r.status,
+      ...(r.reason !== undefined ? { reason: r.reason } : {}),
+      durationMs: r.durationMs,
+    })),
     coverage: coverage.summary(),
     durationMs: performance.now() - started,
     details: results,
@@ -260,7 +309,17 @@ async function removeCreated(ctx: RunContext): Promise<string[]> {
   const call = async (c: Pick<Created, "method" | "url" | "headers">): Promise<Exchange | undefined> => {
     ctx.requests++;
     try {
-      return await send({ method: c.method, url: c.url, relativePath: c.url, apiPath: c.url, headers: { ...c.headers, ...(c.method === "POST" ? { "content-type": "application/json" } : {}) }, ...(c.method === "POST" ? { body: "{}" } : {}) }, timeoutMs);
+      return await send(
+        {
+          method: c.method,
+          url: c.url,
+          relativePath: c.url,
+          apiPath: c.url,
+          headers: { ...c.headers, ...(c.method === "POST" ? { "content-type": "application/json" } : {}) },
+          ...(c.method === "POST" ? { body: "{}" } : {}),
+        },
+        timeoutMs,
+      );
     } catch {
       return undefined;
     }
@@ -270,13 +329,23 @@ async function removeCreated(ctx: RunContext): Promise<string[]> {
     await call(job);
     // A job may have made a dataset of its own (the evaluation rows it held out): that goes too.
     const read = await call({ method: "GET", url: job.url.replace(/:cancel$/, ""), headers: job.headers });
-    const evaluation = /^accounts\/[^/]+\/datasets\/[^/]+/.exec(String((read?.json as { evaluationDatasetVersion?: unknown } | undefined)?.evaluationDatasetVersion ?? ""))?.[0];
+    const evaluation = /^accounts\/[^/]+\/datasets\/[^/]+/.exec(
+      String((read?.json as { evaluationDatasetVersion?: unknown } | undefined)?.evaluationDatasetVersion ?? ""),
+    )?.[0];
     const base = job.url.slice(0, job.url.indexOf("/accounts/"));
-    if (evaluation && !datasets.some((d) => d.name === evaluation)) datasets.push({ kind: "dataset", name: evaluation, method: "DELETE", url: `${base}/${evaluation}`, headers: job.headers });
+    if (evaluation && !datasets.some((d) => d.name === evaluation))
+      datasets.push({
+        kind: "dataset",
+        name: evaluation,
+        method: "DELETE",
+        url: `${base}/${evaluation}`,
+        headers: job.headers,
+      });
   });
   await eachAtOnce(datasets, concurrency, async (dataset) => {
     const status = (await call(dataset))?.status;
-    if (status === undefined || (status !== 404 && (status < 200 || status > 299))) leftBehind.push(`${dataset.name} (DELETE → ${status ?? "no answer"})`);
+    if (status === undefined || (status !== 404 && (status < 200 || status > 299)))
+      leftBehind.push(`${dataset.name} (DELETE → ${status ?? "no answer"})`);
   });
   return leftBehind.sort();
 }
@@ -300,18 +369,43 @@ export function select(all: Transcript[], options: Pick<RunOptions, "areas" | "t
   const candidates = all.filter((t) => !t.setup);
   const areas = [...new Set(candidates.map((t) => t.area))];
   for (const area of options.areas ?? []) {
-    if (!areas.includes(area)) throw new SelectionError(`no area ${JSON.stringify(area)}${didYouMean(area, areas) || ` (areas: ${areas.join(", ")}; to run only what an implementation has, list it in the profile's implements)`}`);
+    if (!areas.includes(area))
+      throw new SelectionError(
+        `no area ${JSON.stringify(area)}${didYouMean(area, areas) || ` (areas: ${areas.join(", ")}; to run only what an implementation has, list it in the profile's implements)`}`,
+      );
   }
   const named = (t: Transcript, x: string) => x === t.id || x === t.name || x === `${t.id}.yaml`;
   for (const x of options.transcripts ?? []) {
     if (candidates.some((t) => named(t, x))) continue;
     // Close by id, else by name in another area (responses/stream-text → events/stream-text).
     const name = x.split("/").at(-1) ?? x;
-    const hint = didYouMean(x, candidates.map((t) => t.id)) || didYouMean(name, candidates.map((t) => t.name)).replace(/did you mean (.*)\?/, (_, names: string) => `did you mean ${names.split(", ").map((n) => candidates.find((t) => t.name === n)?.id ?? n).join(", ")}?`);
+    const hint =
+      didYouMean(
+        x,
+        candidates.map((t) => t.id),
+      ) ||
+      didYouMean(
+        name,
+        candidates.map((t) => t.name),
+      ).replace(
+        /did you mean (.*)\?/,
+        (_, names: string) =>
+          `did you mean ${names
+            .split(", ")
+            .map((n) => candidates.find((t) => t.name === n)?.id ?? n)
+            .join(", ")}?`,
+      );
     throw new SelectionError(`no transcript ${JSON.stringify(x)}${hint}`);
   }
-  const selected = candidates.filter((t) => (!options.areas?.length || options.areas.includes(t.area)) && (!options.transcripts?.length || options.transcripts.some((x) => named(t, x))));
-  if (selected.length === 0) throw new SelectionError(`no transcript matches --area ${options.areas?.join(", ")} and --transcript ${options.transcripts?.join(", ")} together`);
+  const selected = candidates.filter(
+    (t) =>
+      (!options.areas?.length || options.areas.includes(t.area)) &&
+      (!options.transcripts?.length || options.transcripts.some((x) => named(t, x))),
+  );
+  if (selected.length === 0)
+    throw new SelectionError(
+      `no transcript matches --area ${options.areas?.join(", ")} and --transcript ${options.transcripts?.join(", ")} together`,
+    );
   return selected;
 }
 
@@ -348,7 +442,12 @@ function runSetup(id: string, ctx: RunContext): Promise<SetupOutcome & { result?
       ? (async () => {
           const exports: Record<string, unknown> = {};
           const result = await runOne(t, ctx, exports);
-          return { status: result.status, ...(result.reason !== undefined ? { reason: result.reason } : {}), exports, result };
+          return {
+            status: result.status,
+            ...(result.reason !== undefined ? { reason: result.reason } : {}),
+            exports,
+            result,
+          };
         })()
       : Promise.resolve({ status: "failed" as const, reason: `setup ${id} does not exist`, exports: {} });
     ctx.setups.set(id, pending);
@@ -358,8 +457,19 @@ function runSetup(id: string, ctx: RunContext): Promise<SetupOutcome & { result?
 
 async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string, unknown>): Promise<TranscriptResult> {
   const started = performance.now();
-  const base: Omit<TranscriptResult, "status" | "durationMs"> = { transcript: t.id, title: t.title, rules: t.rules, requests: 0, failures: [] };
-  const done = (status: TranscriptResult["status"], reason?: string): TranscriptResult => ({ ...base, status, ...(reason !== undefined ? { reason } : {}), durationMs: Math.round(performance.now() - started) });
+  const base: Omit<TranscriptResult, "status" | "durationMs"> = {
+    transcript: t.id,
+    title: t.title,
+    rules: t.rules,
+    requests: 0,
+    failures: [],
+  };
+  const done = (status: TranscriptResult["status"], reason?: string): TranscriptResult => ({
+    ...base,
+    status,
+    ...(reason !== undefined ? { reason } : {}),
+    durationMs: Math.round(performance.now() - started),
+  });
 
   const missing = t.requires.filter((r) => !profileHas(ctx.options.profile, r));
   if (missing.length) return done("skipped", `the profile lacks ${missing.join(", ")}`);
@@ -367,13 +477,17 @@ async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string
   const setups: Record<string, Record<string, unknown>> = {};
   for (const [alias, id] of Object.entries(t.uses)) {
     const outcome = await runSetup(id, ctx);
-    if (outcome.status === "skipped" || outcome.status === "not-implemented") return done("skipped", `setup ${id} was skipped: ${outcome.reason ?? ""}`);
+    if (outcome.status === "skipped" || outcome.status === "not-implemented")
+      return done("skipped", `setup ${id} was skipped: ${outcome.reason ?? ""}`);
     // The setup's failure is reported once, as the setup's; what needed it cannot run.
     if (outcome.status === "failed") return done("skipped", `setup ${id} failed (see its failures)`);
     setups[alias] = outcome.exports;
   }
 
-  const target = ctx.options.targetFor?.(t) ?? { baseUrl: ctx.options.profile.baseUrl, origin: ctx.options.profile.origin };
+  const target = ctx.options.targetFor?.(t) ?? {
+    baseUrl: ctx.options.profile.baseUrl,
+    origin: ctx.options.profile.origin,
+  };
   const vars: Record<string, unknown> = {};
   const tag = `${ctx.runId}-${createHash("sha256").update(t.id).digest("hex").slice(0, 6)}`;
   const scope = makeScope(ctx, t, vars, setups, tag, target);
@@ -393,7 +507,16 @@ async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string
     } else {
       status = "failed";
       if (error instanceof StepFailed) base.failures.push(...error.failures);
-      else base.failures.push({ transcript: t.id, step: runner.currentLabel, rule: "kit.error", message: error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : String(error) });
+      else
+        base.failures.push({
+          transcript: t.id,
+          step: runner.currentLabel,
+          rule: "kit.error",
+          message:
+            error instanceof Error
+              ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`
+              : String(error),
+        });
       reason = base.failures[0]?.message;
     }
   } finally {
@@ -407,7 +530,14 @@ async function runOne(t: Transcript, ctx: RunContext, exportsOut?: Record<string
   return result;
 }
 
-function makeScope(ctx: RunContext, t: Transcript, vars: Record<string, unknown>, setups: Record<string, unknown>, tag: string, target: { baseUrl: string; origin: string }): Scope {
+function makeScope(
+  ctx: RunContext,
+  t: Transcript,
+  vars: Record<string, unknown>,
+  setups: Record<string, unknown>,
+  tag: string,
+  target: { baseUrl: string; origin: string },
+): Scope {
   const p = ctx.options.profile;
   const builtins: Record<string, unknown> = {
     run: ctx.runId,
@@ -442,7 +572,15 @@ class TranscriptRun {
   readonly rulesChecked = new Set<string>();
   currentLabel: string = "-";
 
-  constructor(t: Transcript, ctx: RunContext, scope: Scope, vars: Record<string, unknown>, target: { baseUrl: string; origin: string }, golden: Golden | undefined, result: Omit<TranscriptResult, "status" | "durationMs">) {
+  constructor(
+    t: Transcript,
+    ctx: RunContext,
+    scope: Scope,
+    vars: Record<string, unknown>,
+    target: { baseUrl: string; origin: string },
+    golden: Golden | undefined,
+    result: Omit<TranscriptResult, "status" | "durationMs">,
+  ) {
     this.#t = t;
     this.#ctx = ctx;
     this.#scope = scope;
@@ -487,14 +625,28 @@ class TranscriptRun {
       this.#check(step, final, expect);
     }
     if (step.golden && !step.cleanup && !this.#ctx.options.recorder) {
-      const problems = this.#golden ? compareGolden(this.#golden, step.index, final, step.goldenIgnore, this.#scope) : [{ path: "", message: "the step is compared with its golden, but there is none; run `conformance record`" }];
-      if (problems.length) this.#fail(step, final, problems.map((m) => ({ kind: "expectation", rule: "golden", message: `${m.path ? `${m.path}: ` : ""}${m.message} (golden goldens/${this.#t.id}.yaml)`, expected: m.expected, received: m.received })));
+      const problems = this.#golden
+        ? compareGolden(this.#golden, step.index, final, step.goldenIgnore, this.#scope)
+        : [{ path: "", message: "the step is compared with its golden, but there is none; run `conformance record`" }];
+      if (problems.length)
+        this.#fail(
+          step,
+          final,
+          problems.map((m) => ({
+            kind: "expectation",
+            rule: "golden",
+            message: `${m.path ? `${m.path}: ` : ""}${m.message} (golden goldens/${this.#t.id}.yaml)`,
+            expected: m.expected,
+            received: m.received,
+          })),
+        );
     }
     if (step.capture) {
       const view = { ...exchangeView(final), ...extra };
       for (const [name, p] of Object.entries(step.capture)) {
         const value = getPath(view, interpolateText(p, this.#scope));
-        if (value === undefined) this.#fail(step, final, [{ kind: "expectation", message: `capture ${name}: nothing at ${p}`, at: p }]);
+        if (value === undefined)
+          this.#fail(step, final, [{ kind: "expectation", message: `capture ${name}: nothing at ${p}`, at: p }]);
         this.#vars[name] = value;
       }
     }
@@ -528,7 +680,15 @@ class TranscriptRun {
     try {
       return interpolate(value, this.#scope);
     } catch (error) {
-      if (error instanceof TemplateError) throw new StepFailed([{ transcript: this.#t.id, step: this.currentLabel, rule: "transcript", message: `transcript error: ${error.message}` }]);
+      if (error instanceof TemplateError)
+        throw new StepFailed([
+          {
+            transcript: this.#t.id,
+            step: this.currentLabel,
+            rule: "transcript",
+            message: `transcript error: ${error.message}`,
+          },
+        ]);
       throw error;
     }
   }
@@ -540,17 +700,26 @@ class TranscriptRun {
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries({ ...spec.query, ...queryOverride })) {
       if (v === undefined || v === null) continue;
-      for (const item of Array.isArray(v) ? v : [v]) query.append(k, typeof item === "string" ? item : JSON.stringify(item));
+      for (const item of Array.isArray(v) ? v : [v])
+        query.append(k, typeof item === "string" ? item : JSON.stringify(item));
     }
     const qs = query.toString().replace(/%3A/gi, ":");
     if (qs) rel += (rel.includes("?") ? "&" : "?") + qs;
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(spec.headers ?? {})) if (v !== undefined && v !== null) headers[k.toLowerCase()] = String(v);
+    for (const [k, v] of Object.entries(spec.headers ?? {}))
+      if (v !== undefined && v !== null) headers[k.toLowerCase()] = String(v);
     this.#auth(spec.auth, headers);
     const body = buildBody(spec, this.#ctx.fixturesDir);
     const declaredLength = spec.declaredLength === undefined ? undefined : Number(spec.declaredLength);
     if (declaredLength !== undefined && !(Number.isSafeInteger(declaredLength) && declaredLength > 0)) {
-      throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transcript", message: `declaredLength must be a whole number of bytes above 0, not ${String(spec.declaredLength)}` }]);
+      throw new StepFailed([
+        {
+          transcript: this.#t.id,
+          step: step.label,
+          rule: "transcript",
+          message: `declaredLength must be a whole number of bytes above 0, not ${String(spec.declaredLength)}`,
+        },
+      ]);
     }
     if (body.contentType && headers["content-type"] === undefined) headers["content-type"] = body.contentType;
     const apiPath = spec.base === "origin" ? (rel.startsWith("/v1/") ? rel.slice(3) : rel) : rel;
@@ -564,7 +733,9 @@ class TranscriptRun {
       ...(spec.json !== undefined ? { json: spec.json } : {}),
       ...(body.kind ? { bodyKind: body.kind } : {}),
       ...(body.label ? { bodyLabel: body.label } : {}),
-      ...(declaredLength !== undefined ? { declaredLength, bodyKind: "declared" as const, bodyLabel: `${declaredLength} bytes, none sent` } : {}),
+      ...(declaredLength !== undefined
+        ? { declaredLength, bodyKind: "declared" as const, bodyLabel: `${declaredLength} bytes, none sent` }
+        : {}),
     };
   }
 
@@ -579,7 +750,15 @@ class TranscriptRun {
     if (key === undefined) {
       const role = spec.role ?? "primary";
       const account = this.#ctx.options.profile.accounts[role];
-      if (!account) throw new StepFailed([{ transcript: this.#t.id, step: this.currentLabel, rule: "transcript", message: `the profile has no account role ${role} (declare it in requires)` }]);
+      if (!account)
+        throw new StepFailed([
+          {
+            transcript: this.#t.id,
+            step: this.currentLabel,
+            rule: "transcript",
+            message: `the profile has no account role ${role} (declare it in requires)`,
+          },
+        ]);
       key = account.key;
     }
     if (spec.scheme === "x-api-key") headers["x-api-key"] = key;
@@ -598,7 +777,16 @@ class TranscriptRun {
         ex = await send(request, this.#ctx.options.profile.timeouts.requestMs, signal);
       } catch (error) {
         if (signal?.aborted) throw new Interrupted();
-        if (error instanceof TransportError) throw new StepFailed([{ transcript: this.#t.id, step: step.label, rule: "transport", message: error.message, exchange: requestOnly(request) }]);
+        if (error instanceof TransportError)
+          throw new StepFailed([
+            {
+              transcript: this.#t.id,
+              step: step.label,
+              rule: "transport",
+              message: error.message,
+              exchange: requestOnly(request),
+            },
+          ]);
         throw error;
       }
       this.#noteCreated(ex);
@@ -609,7 +797,13 @@ class TranscriptRun {
       if (problems.length) this.#fail(step, ex, problems);
       if (wait === "budget spent") {
         const budget = this.#ctx.options.profile.timeouts.rateLimitWaitMs;
-        this.#fail(step, ex, [{ kind: "protocol", rule: "kit.rate-limit-budget", message: `gave up after ${Math.round(this.#ctx.rateLimitWaitedMs / 1000)} s of Retry-After: the service rate-limited this run (429 TENANT_RATE_LIMITED, Retry-After ${ex.headers.get("retry-after")}, ${attempt} retries of this request) beyond what the kit waits (3 retries per request, timeouts.rateLimitWaitMs ${Math.round(budget / 1000)} s per run); run again when the account's window has passed, or raise the budget` }]);
+        this.#fail(step, ex, [
+          {
+            kind: "protocol",
+            rule: "kit.rate-limit-budget",
+            message: `gave up after ${Math.round(this.#ctx.rateLimitWaitedMs / 1000)} s of Retry-After: the service rate-limited this run (429 TENANT_RATE_LIMITED, Retry-After ${ex.headers.get("retry-after")}, ${attempt} retries of this request) beyond what the kit waits (3 retries per request, timeouts.rateLimitWaitMs ${Math.round(budget / 1000)} s per run); run again when the account's window has passed, or raise the budget`,
+          },
+        ]);
       }
       this.#noteRateLimitWait(wait);
       try {
@@ -628,12 +822,29 @@ class TranscriptRun {
     if (ex.status < 200 || ex.status > 299 || ex.request.method !== "POST") return;
     const op = this.#ctx.contract.findOperation("POST", ex.request.apiPath)?.id;
     const body = ex.json as { name?: unknown; jobId?: unknown } | undefined;
-    const auth = Object.fromEntries(Object.entries(ex.request.headers).filter(([k]) => k === "authorization" || k === "x-api-key"));
+    const auth = Object.fromEntries(
+      Object.entries(ex.request.headers).filter(([k]) => k === "authorization" || k === "x-api-key"),
+    );
     if (op === "createDataset" && typeof body?.name === "string") {
-      this.#ctx.created.push({ kind: "dataset", name: body.name, method: "DELETE", url: `${this.#target.baseUrl}/${body.name}`, headers: auth });
-    } else if ((op === "SupervisedFineTuningJobs_createSupervisedFineTuningJob" || op === "DpoJobs_createDpoJob") && typeof body?.jobId === "string") {
+      this.#ctx.created.push({
+        kind: "dataset",
+        name: body.name,
+        method: "DELETE",
+        url: `${this.#target.baseUrl}/${body.name}`,
+        headers: auth,
+      });
+    } else if (
+      (op === "SupervisedFineTuningJobs_createSupervisedFineTuningJob" || op === "DpoJobs_createDpoJob") &&
+      typeof body?.jobId === "string"
+    ) {
       const collection = ex.request.url.split("?")[0] as string;
-      this.#ctx.created.push({ kind: "job", name: typeof body.name === "string" ? body.name : body.jobId, method: "POST", url: `${collection}/${encodeURIComponent(body.jobId)}:cancel`, headers: auth });
+      this.#ctx.created.push({
+        kind: "job",
+        name: typeof body.name === "string" ? body.name : body.jobId,
+        method: "POST",
+        url: `${collection}/${encodeURIComponent(body.jobId)}:cancel`,
+        headers: auth,
+      });
     }
   }
 
@@ -658,7 +869,8 @@ class TranscriptRun {
     const seconds = Number(ex.headers.get("retry-after"));
     if (!Number.isInteger(seconds) || seconds < 0) return undefined;
     const wait = Math.max(seconds * 1000, 100);
-    if (attempt >= 3 || this.#ctx.rateLimitWaitedMs + wait > this.#ctx.options.profile.timeouts.rateLimitWaitMs) return "budget spent";
+    if (attempt >= 3 || this.#ctx.rateLimitWaitedMs + wait > this.#ctx.options.profile.timeouts.rateLimitWaitMs)
+      return "budget spent";
     return wait;
   }
 
@@ -670,7 +882,9 @@ class TranscriptRun {
   }
 
   #checkQuietly(step: Step, ex: Exchange, expect: Expectation | undefined): Problem[] {
-    const includeUsage = (ex.request.json as { stream_options?: { include_usage?: boolean } } | undefined)?.stream_options?.include_usage === true;
+    const includeUsage =
+      (ex.request.json as { stream_options?: { include_usage?: boolean } } | undefined)?.stream_options
+        ?.include_usage === true;
     const { problems, operation, rulesChecked } = checkExchange(this.#ctx.contract, ex, { includeUsage });
     problems.push(...this.#uniqueRequestId(step, ex));
     for (const r of rulesChecked) this.rulesChecked.add(r);
@@ -690,7 +904,13 @@ class TranscriptRun {
       return [];
     }
     if (first.exchange === ex) return []; // the same answer checked again (a poll's last attempt)
-    return [{ kind: "protocol", rule: "headers.x-request-id", message: `x-request-id ${JSON.stringify(id)} was already sent with another answer (${first.where}); each request needs its own` }];
+    return [
+      {
+        kind: "protocol",
+        rule: "headers.x-request-id",
+        message: `x-request-id ${JSON.stringify(id)} was already sent with another answer (${first.where}); each request needs its own`,
+      },
+    ];
   }
 
   /**
@@ -721,7 +941,8 @@ class TranscriptRun {
     const until = spec.until;
     const during = spec.while;
     const timeouts = this.#ctx.options.profile.timeouts;
-    const timeoutMs = typeof spec.timeout === "number" ? spec.timeout : spec.timeout === "job" ? timeouts.jobMs : timeouts.pollMs;
+    const timeoutMs =
+      typeof spec.timeout === "number" ? spec.timeout : spec.timeout === "job" ? timeouts.jobMs : timeouts.pollMs;
     const interval = spec.interval ?? timeouts.pollIntervalMs;
     const deadline = performance.now() + timeoutMs;
     let attempts = 0;
@@ -733,7 +954,12 @@ class TranscriptRun {
         return ex;
       }
       const problems = this.#checkQuietly(step, ex, during);
-      if (problems.length) this.#fail(step, ex, problems.map((p) => (p.kind === "expectation" ? { ...p, message: `while waiting: ${p.message}` } : p)));
+      if (problems.length)
+        this.#fail(
+          step,
+          ex,
+          problems.map((p) => (p.kind === "expectation" ? { ...p, message: `while waiting: ${p.message}` } : p)),
+        );
       if ((spec.maxAttempts !== undefined && attempts >= spec.maxAttempts) || performance.now() > deadline) {
         const why = matchExpectation(until, ex);
         this.#fail(step, ex, [
@@ -784,20 +1010,49 @@ class TranscriptRun {
       exchanges.push(ex);
       this.#check(step, ex, expect);
       const pageItems = getPath(ex.json, spec.items);
-      if (!Array.isArray(pageItems)) this.#fail(step, ex, [{ kind: "expectation", message: `the page has no ${spec.items} array`, at: `body.${spec.items}` }]);
+      if (!Array.isArray(pageItems))
+        this.#fail(step, ex, [
+          { kind: "expectation", message: `the page has no ${spec.items} array`, at: `body.${spec.items}` },
+        ]);
       items.push(...pageItems);
       const next = getPath(ex.json, tokenField);
-      const seenAll = until ? until.values.every((v) => items.some((item) => match(v, getPath(item, until.at)).length === 0)) : false;
+      const seenAll = until
+        ? until.values.every((v) => items.some((item) => match(v, getPath(item, until.at)).length === 0))
+        : false;
       if (seenAll || next === undefined || next === "" || next === null) break;
-      if (typeof next !== "string") this.#fail(step, ex, [{ kind: "expectation", message: `${tokenField} must be a string`, at: `body.${tokenField}`, received: next }]);
-      if (exchanges.length >= maxPages) this.#fail(step, ex, [{ kind: "expectation", message: `still a ${tokenField} after ${maxPages} pages (paginate.maxPages): the token does not advance, or pageSize is ignored` }]);
-      if (next === token) this.#fail(step, ex, [{ kind: "expectation", message: `${tokenField} repeats the token just used: paging would never end`, received: next }]);
+      if (typeof next !== "string")
+        this.#fail(step, ex, [
+          { kind: "expectation", message: `${tokenField} must be a string`, at: `body.${tokenField}`, received: next },
+        ]);
+      if (exchanges.length >= maxPages)
+        this.#fail(step, ex, [
+          {
+            kind: "expectation",
+            message: `still a ${tokenField} after ${maxPages} pages (paginate.maxPages): the token does not advance, or pageSize is ignored`,
+          },
+        ]);
+      if (next === token)
+        this.#fail(step, ex, [
+          {
+            kind: "expectation",
+            message: `${tokenField} repeats the token just used: paging would never end`,
+            received: next,
+          },
+        ]);
       token = next as string;
     }
     const last = exchanges.at(-1) as Exchange;
     if (until) {
       const missing = until.values.filter((v) => !items.some((item) => match(v, getPath(item, until.at)).length === 0));
-      if (missing.length) this.#fail(step, last, [{ kind: "expectation", message: `paging ended (after ${exchanges.length} pages, ${items.length} items) without ${missing.length} of the items expected at ${until.at}`, expected: missing, received: items.map((item) => getPath(item, until.at)).slice(0, 20) }]);
+      if (missing.length)
+        this.#fail(step, last, [
+          {
+            kind: "expectation",
+            message: `paging ended (after ${exchanges.length} pages, ${items.length} items) without ${missing.length} of the items expected at ${until.at}`,
+            expected: missing,
+            received: items.map((item) => getPath(item, until.at)).slice(0, 20),
+          },
+        ]);
     }
     if (step.expectItems !== undefined) {
       const m = match(this.#interp(step.expectItems), items, "items");
@@ -813,14 +1068,20 @@ class TranscriptRun {
  * it), else the step's (or transcript's) first rule. An expectation about a field the
  * contract or a protocol check already faulted is the same fault seen again, and dropped.
  */
-export function groupByRule(problems: Problem[], fallbackRule: string, ruleIds: Set<string>): { rule: string; first: Problem; rest: Problem[] }[] {
+export function groupByRule(
+  problems: Problem[],
+  fallbackRule: string,
+  ruleIds: Set<string>,
+): { rule: string; first: Problem; rest: Problem[] }[] {
   const ruleOf = (p: Problem): string => {
     const header = /^headers\.([a-z0-9-]+)$/i.exec(p.at ?? "")?.[1]?.toLowerCase();
-    if (header && ruleIds.has(`headers.${header}`) && (p.rule === undefined || p.kind !== "protocol")) return `headers.${header}`;
+    if (header && ruleIds.has(`headers.${header}`) && (p.rule === undefined || p.kind !== "protocol"))
+      return `headers.${header}`;
     return p.rule ?? fallbackRule;
   };
   const faulted = problems.filter((p) => p.kind !== "expectation" && p.at).map((p) => p.at as string);
-  const covered = (at: string | undefined) => at !== undefined && faulted.some((f) => at === f || at.startsWith(`${f}.`) || at.startsWith(`${f}[`));
+  const covered = (at: string | undefined) =>
+    at !== undefined && faulted.some((f) => at === f || at.startsWith(`${f}.`) || at.startsWith(`${f}[`));
   const groups = new Map<string, { rule: string; first: Problem; rest: Problem[] }>();
   for (const p of problems) {
     if (p.kind === "expectation" && covered(p.at)) continue;
@@ -838,20 +1099,43 @@ const SHOWN_BODY_CHARS = 4000;
 
 /** The exchange as a failure shows it: keys shortened to their first characters, long text cut. */
 function failureExchange(ex: Exchange, problems: Problem[]): FailureExchange {
-  const out: FailureExchange = { ...requestOnly(ex.request), response: { status: ex.status, headers: headerObject(ex.headers), ...(ex.isJson ? { body: ex.json } : ex.text && !ex.events ? { body: cut(ex.text) } : {}) } };
+  const out: FailureExchange = {
+    ...requestOnly(ex.request),
+    response: {
+      status: ex.status,
+      headers: headerObject(ex.headers),
+      ...(ex.isJson ? { body: ex.json } : ex.text && !ex.events ? { body: cut(ex.text) } : {}),
+    },
+  };
   if (ex.events) {
-    const indexes = problems.map((p) => /^events\[(\d+)\]/.exec(p.at ?? "")?.[1]).filter((i) => i !== undefined).map(Number);
+    const indexes = problems
+      .map((p) => /^events\[(\d+)\]/.exec(p.at ?? "")?.[1])
+      .filter((i) => i !== undefined)
+      .map(Number);
     const upTo = indexes.length ? Math.min(...indexes) + 1 : ex.events.length;
-    out.events = ex.events.slice(0, Math.min(upTo, 200)).map((e) => ({ ...(e.event !== undefined ? { event: e.event } : {}), data: e.json ?? e.data }));
+    out.events = ex.events
+      .slice(0, Math.min(upTo, 200))
+      .map((e) => ({ ...(e.event !== undefined ? { event: e.event } : {}), data: e.json ?? e.data }));
   }
   return out;
 }
 
 function requestOnly(request: PreparedRequest): FailureExchange {
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(request.headers)) headers[k] = /^(authorization|x-api-key)$/.test(k) ? redact(v) : v;
-  const body = request.json !== undefined ? request.json : request.bodyLabel !== undefined ? `(${request.bodyKind ?? "body"}: ${request.bodyLabel})` : typeof request.body === "string" ? cut(request.body) : undefined;
-  return { request: { method: request.method, url: request.url, headers, ...(body !== undefined ? { body } : {}) }, response: { status: 0, headers: {} } };
+  for (const [k, v] of Object.entries(request.headers))
+    headers[k] = /^(authorization|x-api-key)$/.test(k) ? redact(v) : v;
+  const body =
+    request.json !== undefined
+      ? request.json
+      : request.bodyLabel !== undefined
+        ? `(${request.bodyKind ?? "body"}: ${request.bodyLabel})`
+        : typeof request.body === "string"
+          ? cut(request.body)
+          : undefined;
+  return {
+    request: { method: request.method, url: request.url, headers, ...(body !== undefined ? { body } : {}) },
+    response: { status: 0, headers: {} },
+  };
 }
 
 /** `Bearer sk-dev-acme-0000…` → `Bearer sk-dev…(48 chars)`: enough to tell keys apart, not to use one. */
@@ -874,5 +1158,11 @@ function cut(text: string): string {
 }
 
 function mismatchProblem(m: Mismatch): Problem {
-  return { kind: "expectation", message: m.message, at: m.path, ...(m.expected !== undefined ? { expected: m.expected } : {}), ...(m.received !== undefined ? { received: m.received } : {}) };
+  return {
+    kind: "expectation",
+    message: m.message,
+    at: m.path,
+    ...(m.expected !== undefined ? { expected: m.expected } : {}),
+    ...(m.received !== undefined ? { received: m.received } : {}),
+  };
 }

@@ -29,5 +29,13 @@ export function parseSse(text: string): SseEvent[] {
 
 /** Writes events back as SSE text (one `event:` line when named, one `data:` line each). */
 export function formatSse(events: { event?: string | undefined; data: string }[]): string {
-  return events.map((e) => `${e.event !== undefined ? `event: ${e.event}\n` : ""}${e.data.split("\n").map((line) => `data: ${line}`).join("\n")}\n\n`).join("");
+  return events
+    .map(
+      (e) =>
+        `${e.event !== undefined ? `event: ${e.event}\n` : ""}${e.data
+          .split("\n")
+          .map((line) => `data: ${line}`)
+          .join("\n")}\n\n`,
+    )
+    .join("");
 }

@@ -100,7 +100,8 @@ class Parser {
 
   end(): void {
     this.#ws();
-    if (this.#pos < this.#src.length) throw new TemplateError(`unexpected "${this.#src.slice(this.#pos)}" in {{${this.#src}}}`);
+    if (this.#pos < this.#src.length)
+      throw new TemplateError(`unexpected "${this.#src.slice(this.#pos)}" in {{${this.#src}}}`);
   }
 
   expression(): unknown {
@@ -151,7 +152,8 @@ class Parser {
       } else break;
       defined = value !== undefined;
     }
-    if (!defined) throw new TemplateError(`{{${shown}}} is not defined (not a variable, capture, setup export or profile value)`);
+    if (!defined)
+      throw new TemplateError(`{{${shown}}} is not defined (not a variable, capture, setup export or profile value)`);
     return value;
   }
 

@@ -13,7 +13,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 /** The folder holding `transcripts/`, `fixtures/`, `goldens/`, `profiles/` and `rules.yaml`. */
 export function kitRoot(): string {
-  for (const candidate of [HERE, path.dirname(HERE)]) if (existsSync(path.join(candidate, "transcripts"))) return candidate;
+  for (const candidate of [HERE, path.dirname(HERE)])
+    if (existsSync(path.join(candidate, "transcripts"))) return candidate;
   return HERE;
 }
 
@@ -166,9 +167,46 @@ export class TranscriptError extends Error {
   override name = "TranscriptError";
 }
 
-const TOP_KEYS = new Set(["title", "description", "rules", "requires", "uses", "vars", "exports", "exclusive", "steps", "cleanup"]);
-const STEP_KEYS = new Set(["id", "title", "request", "expect", "capture", "poll", "repeat", "paginate", "expectItems", "rules", "golden", "goldenIgnore"]);
-const REQUEST_KEYS = new Set(["method", "path", "base", "query", "headers", "auth", "json", "text", "file", "form", "contentType", "declaredLength"]);
+const TOP_KEYS = new Set([
+  "title",
+  "description",
+  "rules",
+  "requires",
+  "uses",
+  "vars",
+  "exports",
+  "exclusive",
+  "steps",
+  "cleanup",
+]);
+const STEP_KEYS = new Set([
+  "id",
+  "title",
+  "request",
+  "expect",
+  "capture",
+  "poll",
+  "repeat",
+  "paginate",
+  "expectItems",
+  "rules",
+  "golden",
+  "goldenIgnore",
+]);
+const REQUEST_KEYS = new Set([
+  "method",
+  "path",
+  "base",
+  "query",
+  "headers",
+  "auth",
+  "json",
+  "text",
+  "file",
+  "form",
+  "contentType",
+  "declaredLength",
+]);
 const EXPECT_KEYS = new Set(["status", "headers", "body", "error", "stream", "anyOf"]);
 const STREAM_KEYS = new Set(["events", "includes", "excludes", "last", "text", "count"]);
 
@@ -199,16 +237,23 @@ export function loadTranscript(file: string, area = path.basename(path.dirname(f
   const raw = document.toJS({ maxAliasCount: -1 }) as unknown;
   const where = (s: string) => `${id}: ${s}`;
   if (!isObject(raw)) throw new TranscriptError(where("a transcript is a YAML mapping"));
-  for (const key of Object.keys(raw)) if (!TOP_KEYS.has(key)) throw new TranscriptError(where(`unknown key ${key} (allowed: ${[...TOP_KEYS].join(", ")})`));
+  for (const key of Object.keys(raw))
+    if (!TOP_KEYS.has(key))
+      throw new TranscriptError(where(`unknown key ${key} (allowed: ${[...TOP_KEYS].join(", ")})`));
   if (typeof raw.title !== "string") throw new TranscriptError(where("title is required"));
   const setup = area === "_setup";
   const rules = stringList(raw.rules ?? [], where("rules"));
-  if (!setup && rules.length === 0) throw new TranscriptError(where("rules must name at least one rule of conformance/rules.yaml"));
-  if (!Array.isArray(raw.steps) || raw.steps.length === 0) throw new TranscriptError(where("steps must be a non-empty list"));
+  if (!setup && rules.length === 0)
+    throw new TranscriptError(where("rules must name at least one rule of conformance/rules.yaml"));
+  if (!Array.isArray(raw.steps) || raw.steps.length === 0)
+    throw new TranscriptError(where("steps must be a non-empty list"));
   const uses = raw.uses ?? {};
-  if (!isObject(uses) || !Object.values(uses).every((v) => typeof v === "string")) throw new TranscriptError(where("uses maps aliases to setup transcript ids"));
+  if (!isObject(uses) || !Object.values(uses).every((v) => typeof v === "string"))
+    throw new TranscriptError(where("uses maps aliases to setup transcript ids"));
   const steps = raw.steps.map((s, i) => parseStep(s, i, where, false));
-  const cleanup = (Array.isArray(raw.cleanup) ? raw.cleanup : raw.cleanup === undefined ? [] : fail(where("cleanup must be a list"))).map((s, i) => parseStep(s, i, where, true));
+  const cleanup = (
+    Array.isArray(raw.cleanup) ? raw.cleanup : raw.cleanup === undefined ? [] : fail(where("cleanup must be a list"))
+  ).map((s, i) => parseStep(s, i, where, true));
   return {
     id,
     area,
@@ -232,11 +277,15 @@ export function loadTranscript(file: string, area = path.basename(path.dirname(f
 function parseStep(raw: unknown, index: number, where: (s: string) => string, cleanup: boolean): Step {
   const at = (s: string) => where(`${cleanup ? "cleanup" : "steps"}[${index}]: ${s}`);
   if (!isObject(raw)) throw new TranscriptError(at("a step is a mapping"));
-  for (const key of Object.keys(raw)) if (!STEP_KEYS.has(key)) throw new TranscriptError(at(`unknown key ${key} (allowed: ${[...STEP_KEYS].join(", ")})`));
+  for (const key of Object.keys(raw))
+    if (!STEP_KEYS.has(key))
+      throw new TranscriptError(at(`unknown key ${key} (allowed: ${[...STEP_KEYS].join(", ")})`));
   const request = raw.request;
   if (!isObject(request)) throw new TranscriptError(at("request is required"));
-  for (const key of Object.keys(request)) if (!REQUEST_KEYS.has(key)) throw new TranscriptError(at(`request: unknown key ${key}`));
-  if (typeof request.method !== "string" || typeof request.path !== "string") throw new TranscriptError(at("request needs method and path"));
+  for (const key of Object.keys(request))
+    if (!REQUEST_KEYS.has(key)) throw new TranscriptError(at(`request: unknown key ${key}`));
+  if (typeof request.method !== "string" || typeof request.path !== "string")
+    throw new TranscriptError(at("request needs method and path"));
   const bodies = ["json", "text", "file", "form", "declaredLength"].filter((k) => request[k] !== undefined);
   if (bodies.length > 1) throw new TranscriptError(at(`request has more than one body (${bodies.join(", ")})`));
   if (raw.expect !== undefined) checkExpectation(raw.expect, at);
@@ -246,9 +295,15 @@ function parseStep(raw: unknown, index: number, where: (s: string) => string, cl
     checkExpectation(raw.poll.until, at);
     if (raw.poll.while !== undefined) checkExpectation(raw.poll.while, at);
   }
-  if (raw.repeat !== undefined && (!isObject(raw.repeat) || raw.repeat.count === undefined)) throw new TranscriptError(at("repeat needs count"));
-  if (raw.paginate !== undefined && (!isObject(raw.paginate) || typeof raw.paginate.items !== "string")) throw new TranscriptError(at("paginate needs items"));
-  if (raw.capture !== undefined && (!isObject(raw.capture) || !Object.values(raw.capture).every((v) => typeof v === "string"))) throw new TranscriptError(at("capture maps names to paths"));
+  if (raw.repeat !== undefined && (!isObject(raw.repeat) || raw.repeat.count === undefined))
+    throw new TranscriptError(at("repeat needs count"));
+  if (raw.paginate !== undefined && (!isObject(raw.paginate) || typeof raw.paginate.items !== "string"))
+    throw new TranscriptError(at("paginate needs items"));
+  if (
+    raw.capture !== undefined &&
+    (!isObject(raw.capture) || !Object.values(raw.capture).every((v) => typeof v === "string"))
+  )
+    throw new TranscriptError(at("capture maps names to paths"));
   const label = typeof raw.id === "string" ? raw.id : String(index + 1);
   return {
     index,
@@ -270,10 +325,13 @@ function parseStep(raw: unknown, index: number, where: (s: string) => string, cl
 
 function checkExpectation(raw: unknown, at: (s: string) => string): void {
   if (!isObject(raw)) throw new TranscriptError(at("an expectation is a mapping"));
-  for (const key of Object.keys(raw)) if (!EXPECT_KEYS.has(key)) throw new TranscriptError(at(`expect: unknown key ${key} (allowed: ${[...EXPECT_KEYS].join(", ")})`));
+  for (const key of Object.keys(raw))
+    if (!EXPECT_KEYS.has(key))
+      throw new TranscriptError(at(`expect: unknown key ${key} (allowed: ${[...EXPECT_KEYS].join(", ")})`));
   if (raw.stream !== undefined) {
     if (!isObject(raw.stream)) throw new TranscriptError(at("expect.stream is a mapping"));
-    for (const key of Object.keys(raw.stream)) if (!STREAM_KEYS.has(key)) throw new TranscriptError(at(`expect.stream: unknown key ${key}`));
+    for (const key of Object.keys(raw.stream))
+      if (!STREAM_KEYS.has(key)) throw new TranscriptError(at(`expect.stream: unknown key ${key}`));
   }
   if (raw.anyOf !== undefined) {
     if (!Array.isArray(raw.anyOf)) throw new TranscriptError(at("expect.anyOf is a list"));
@@ -282,7 +340,8 @@ function checkExpectation(raw: unknown, at: (s: string) => string): void {
 }
 
 function stringList(value: unknown, where: string): string[] {
-  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new TranscriptError(`${where} must be a list of strings`);
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string"))
+    throw new TranscriptError(`${where} must be a list of strings`);
   return value;
 }
 

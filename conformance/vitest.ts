@@ -43,7 +43,9 @@ export interface ConformanceSuite {
 export function conformanceSuite(options: ConformanceSuiteOptions): ConformanceSuite {
   const overrides = options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl };
   const profile: Profile =
-    typeof options.profile === "string" ? loadProfile(options.profile, overrides) : { ...options.profile, ...overrides };
+    typeof options.profile === "string"
+      ? loadProfile(options.profile, overrides)
+      : { ...options.profile, ...overrides };
   const all = loadTranscripts();
   const chosen = select(all, { areas: options.areas, transcripts: options.transcripts });
   const results = new Map<string, Deferred<TranscriptResult>>(chosen.map((t) => [t.id, deferred<TranscriptResult>()]));
@@ -75,13 +77,17 @@ export function conformanceSuite(options: ConformanceSuiteOptions): ConformanceS
   for (const [area, transcripts] of byArea(chosen)) {
     describe(area, () => {
       for (const transcript of transcripts) {
-        test(`${transcript.id}: ${transcript.title}`, { timeout: options.timeoutMs ?? 30 * 60_000 }, async (context) => {
-          void started();
-          const result = await results.get(transcript.id)!.promise;
-          if (result.status === "skipped") context.skip(`skipped: ${result.reason ?? ""}`);
-          if (result.status === "not-implemented") context.skip(`not implemented: ${result.reason ?? ""}`);
-          if (result.status === "failed") throw new ConformanceFailure(failureText(result));
-        });
+        test(
+          `${transcript.id}: ${transcript.title}`,
+          { timeout: options.timeoutMs ?? 30 * 60_000 },
+          async (context) => {
+            void started();
+            const result = await results.get(transcript.id)!.promise;
+            if (result.status === "skipped") context.skip(`skipped: ${result.reason ?? ""}`);
+            if (result.status === "not-implemented") context.skip(`not implemented: ${result.reason ?? ""}`);
+            if (result.status === "failed") throw new ConformanceFailure(failureText(result));
+          },
+        );
       }
     });
   }

@@ -32,14 +32,23 @@ const runs = values.runs !== undefined ? Number(values.runs) : STATEFUL_CI.runs 
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 const clients = values.clients === undefined ? STATEFUL_CI.clients : Number(values.clients);
 const maxCommands = values["max-commands"] === undefined ? STATEFUL_CI.maxCommands : Number(values["max-commands"]);
-if (!stores.every((s) => s === "sqlite" || s === "postgres") || ![runs, seed, clients, maxCommands].every((n) => Number.isInteger(n) && n >= 0) || runs < 1 || clients < 1) {
-  console.error("usage: npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]");
+if (
+  !stores.every((s) => s === "sqlite" || s === "postgres") ||
+  ![runs, seed, clients, maxCommands].every((n) => Number.isInteger(n) && n >= 0) ||
+  runs < 1 ||
+  clients < 1
+) {
+  console.error(
+    "usage: npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]",
+  );
   process.exit(2);
 }
 let failed = false;
 const started = performance.now();
 for (const store of stores as readonly ("sqlite" | "postgres")[]) {
-  console.log(`stateful fuzzing on ${store}: seed ${seed}, ${runs} runs of ${clients} sequences of up to ${maxCommands} commands${values["no-crashes"] ? "" : ", kill -9 at random steps"} (CI uses seed ${STATEFUL_CI.seed})`);
+  console.log(
+    `stateful fuzzing on ${store}: seed ${seed}, ${runs} runs of ${clients} sequences of up to ${maxCommands} commands${values["no-crashes"] ? "" : ", kill -9 at random steps"} (CI uses seed ${STATEFUL_CI.seed})`,
+  );
   const report = await fuzzStateful({
     store,
     runs,
@@ -51,7 +60,10 @@ for (const store of stores as readonly ("sqlite" | "postgres")[]) {
     crashes: !values["no-crashes"],
     ...(values.minutes === undefined ? {} : { timeLimitMs: Number(values.minutes) * 60_000 }),
     onProgress: (r) => {
-      if (r.runs % 10 === 0) console.log(`  … ${r.runs} runs, ${r.sequences} sequences, ${r.commands} commands, ${r.tally.total} requests, ${Math.round((performance.now() - started) / 1000)} s`);
+      if (r.runs % 10 === 0)
+        console.log(
+          `  … ${r.runs} runs, ${r.sequences} sequences, ${r.commands} commands, ${r.tally.total} requests, ${Math.round((performance.now() - started) / 1000)} s`,
+        );
     },
   });
   console.log(formatReport(report));

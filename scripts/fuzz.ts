@@ -27,11 +27,18 @@ const { values } = parseArgs({
 // A replay (--path) is the one request at that path, unless --runs asks for more after it.
 const runs = values.runs !== undefined ? Number(values.runs) : values.path !== undefined ? 1 : CI_RUNS * 10;
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || (values.path !== undefined && values.seed === undefined)) {
+if (
+  !Number.isInteger(runs) ||
+  runs < 1 ||
+  !Number.isInteger(seed) ||
+  (values.path !== undefined && values.seed === undefined)
+) {
   console.error("usage: node scripts/fuzz.ts [--runs N] [--seed S] [--path P] [--quick] [--keep-going]");
   process.exit(2);
 }
-console.log(`fuzzing with seed ${seed}, ${runs} runs${values.path ? `, replaying path ${values.path}` : ""}${values.quick ? "" : ", huge values included"} (CI uses seed ${CI_SEED})`);
+console.log(
+  `fuzzing with seed ${seed}, ${runs} runs${values.path ? `, replaying path ${values.path}` : ""}${values.quick ? "" : ", huge values included"} (CI uses seed ${CI_SEED})`,
+);
 const report = await fuzzServer({
   runs,
   seed,
@@ -39,7 +46,7 @@ const report = await fuzzServer({
   huge: !values.quick,
   keepGoing: values["keep-going"],
   progressEvery: 1000,
-  onProgress: (done, r) => console.log(`  … ${done} requests, ${(r.healthChecks)} health checks`),
+  onProgress: (done, r) => console.log(`  … ${done} requests, ${r.healthChecks} health checks`),
 });
 console.log(formatReport(report));
 if (report.findings.length > 0) {
@@ -49,7 +56,9 @@ if (report.findings.length > 0) {
 }
 if (report.failure) {
   const path = /path: "([^"]*)"/.exec(report.failure)?.[1] ?? "<path above>";
-  console.log(`\nFINDING (replay: node scripts/fuzz.ts --seed ${seed}${values.quick ? " --quick" : ""} --path ${path}):\n${report.failure}`);
+  console.log(
+    `\nFINDING (replay: node scripts/fuzz.ts --seed ${seed}${values.quick ? " --quick" : ""} --path ${path}):\n${report.failure}`,
+  );
   process.exit(1);
 }
 console.log("no finding");

@@ -10,13 +10,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import {
-  compile,
-  formatDiagnostic,
-  NodeHost,
-  resolveCompilerOptions,
-  type Diagnostic,
-} from "@typespec/compiler";
+import { compile, formatDiagnostic, NodeHost, resolveCompilerOptions, type Diagnostic } from "@typespec/compiler";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
 import { allowReservedInQueries } from "./query-reserved.ts";
@@ -62,7 +56,9 @@ export async function generateContract(): Promise<GeneratedFiles> {
     const v31Path = join(emitDir, "3.1.0", "openapi.yaml");
     const v31 = allowReservedInQueries(await readFile(v31Path, "utf8"));
     await writeFile(v31Path, v31); // openapi-typescript reads the file below
-    const v32 = allowReservedInQueries(fixEventStreamItemSchemas(await readFile(join(emitDir, "3.2.0", "openapi.yaml"), "utf8")));
+    const v32 = allowReservedInQueries(
+      fixEventStreamItemSchemas(await readFile(join(emitDir, "3.2.0", "openapi.yaml"), "utf8")),
+    );
     const types = astToString(
       await openapiTS(new URL(`file://${v31Path}`), {
         // Defaults belong to the server; a client may omit any field that has one.
@@ -71,8 +67,16 @@ export async function generateContract(): Promise<GeneratedFiles> {
         // JSON Schema or arguments) is emitted as `unevaluatedProperties: {}`, which
         // openapi-typescript would type as Record<string, never>; it holds anything.
         transform(schema) {
-          const free = schema.type === "object" && schema.properties === undefined && isEmptySchema((schema as { unevaluatedProperties?: unknown }).unevaluatedProperties);
-          return free ? ts.factory.createTypeReferenceNode("Record", [ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword), ts.factory.createKeywordTypeNode(ts.SyntaxKind.UnknownKeyword)]) : undefined;
+          const free =
+            schema.type === "object" &&
+            schema.properties === undefined &&
+            isEmptySchema((schema as { unevaluatedProperties?: unknown }).unevaluatedProperties);
+          return free
+            ? ts.factory.createTypeReferenceNode("Record", [
+                ts.factory.createKeywordTypeNode(ts.SyntaxKind.StringKeyword),
+                ts.factory.createKeywordTypeNode(ts.SyntaxKind.UnknownKeyword),
+              ])
+            : undefined;
         },
       }),
     );

@@ -20,9 +20,7 @@ type Schema = Record<string, any>;
 /** Returns the item schema with exclusive branches (input is not modified). */
 export function exclusiveEventBranches(itemSchema: Schema): Schema {
   const branches: Schema[] = itemSchema.oneOf ?? [];
-  const sentinels = branches
-    .map((b) => b.properties?.data?.const)
-    .filter((c): c is string => typeof c === "string");
+  const sentinels = branches.map((b) => b.properties?.data?.const).filter((c): c is string => typeof c === "string");
   const oneOf = branches.map((branch) => {
     const properties = { ...branch.properties };
     const named = typeof properties.event?.const === "string";

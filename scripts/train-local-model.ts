@@ -17,10 +17,20 @@ import { composeDialogues } from "../server/inference/local/corpus/compose.ts";
 import { DEFAULT_WEIGHTS_PATH, saveModel, type LocalModel } from "../server/inference/local/local-model.ts";
 import { createRng } from "../server/inference/local/math.ts";
 import { initWeights, parameterShapes, type ModelConfig, type Weights } from "../server/inference/local/model.ts";
-import { adamUpdate, createOptimizerState, learningRateAt, type ScheduleOptions } from "../server/inference/local/optimizer.ts";
+import {
+  adamUpdate,
+  createOptimizerState,
+  learningRateAt,
+  type ScheduleOptions,
+} from "../server/inference/local/optimizer.ts";
 import { DIALOGUES_PATH } from "../server/inference/local/rehearsal.ts";
 import { renderTurns } from "../server/inference/local/template.ts";
-import { accumulateGradients, batchTargetCount, evaluateLoss, type EncodedExample } from "../server/inference/local/train.ts";
+import {
+  accumulateGradients,
+  batchTargetCount,
+  evaluateLoss,
+  type EncodedExample,
+} from "../server/inference/local/train.ts";
 import { buildVocabulary, Vocabulary } from "../server/inference/local/vocab.ts";
 
 const CORPUS_SEED = 7;
@@ -131,7 +141,9 @@ async function main(): Promise<void> {
   const weights = viewWeights(config, flat);
   for (const [name, t] of Object.entries(initWeights(config, INIT_SEED))) weights[name]!.set(t);
   const model: LocalModel = { config, vocab, weights };
-  console.log(`corpus: ${dialogues.length} dialogues, ${corpusTokens} tokens; vocabulary ${vocab.size}; parameters ${flat.length}`);
+  console.log(
+    `corpus: ${dialogues.length} dialogues, ${corpusTokens} tokens; vocabulary ${vocab.size}; parameters ${flat.length}`,
+  );
 
   const mainGradsFlat = new Float32Array(flat.length);
   const mainGrads = viewWeights(config, mainGradsFlat);
@@ -145,7 +157,12 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const schedule: ScheduleOptions = { learningRate: 3e-3, warmupSteps: 100, totalSteps: args.steps, schedule: "cosine" };
+  const schedule: ScheduleOptions = {
+    learningRate: 3e-3,
+    warmupSteps: 100,
+    totalSteps: args.steps,
+    schedule: "cosine",
+  };
   const state = createOptimizerState(weights, { clipNorm: 1 });
   const source = windows(rendered, config.contextLength, ORDER_SEED);
   const evalWindows = [...Array(4)].map(() => source.next().value as EncodedExample);
@@ -154,7 +171,9 @@ async function main(): Promise<void> {
     const batch = [...Array(BATCH_WINDOWS)].map(() => source.next().value as EncodedExample);
     const scale = 1 / batchTargetCount(batch);
     const half = BATCH_WINDOWS / 2;
-    const fromWorker = new Promise<number>((resolve) => worker.once("message", (m: { lossSum: number }) => resolve(m.lossSum)));
+    const fromWorker = new Promise<number>((resolve) =>
+      worker.once("message", (m: { lossSum: number }) => resolve(m.lossSum)),
+    );
     worker.postMessage({ batch: batch.slice(half), scale });
     mainGradsFlat.fill(0);
     const lossSum = accumulateGradients(model, weights, batch.slice(0, half), mainGrads, scale) + (await fromWorker);
@@ -163,15 +182,26 @@ async function main(): Promise<void> {
     recent += lossSum * scale;
     if ((step + 1) % 50 === 0) {
       const seconds = (performance.now() - started) / 1000;
-      console.log(`step ${step + 1}/${args.steps} loss ${(recent / 50).toFixed(3)} lr ${learningRateAt(step, schedule).toExponential(2)} ${seconds.toFixed(0)}s`);
+      console.log(
+        `step ${step + 1}/${args.steps} loss ${(recent / 50).toFixed(3)} lr ${learningRateAt(step, schedule).toExponential(2)} ${seconds.toFixed(0)}s`,
+      );
       recent = 0;
     }
-    if ((step + 1) % 500 === 0 || step + 1 === args.steps) saveModel(model, args.out, { step: step + 1, partial: step + 1 < args.steps });
+    if ((step + 1) % 500 === 0 || step + 1 === args.steps)
+      saveModel(model, args.out, { step: step + 1, partial: step + 1 < args.steps });
   }
   await worker.terminate();
   const seconds = Math.round((performance.now() - started) / 1000);
   const finalLoss = evaluateLoss(model, null, evalWindows);
-  const info = { steps: args.steps, batchWindows: BATCH_WINDOWS, schedule, trainingSeconds: seconds, finalLoss, corpusTokens, corpusDialogues: dialogues.length };
+  const info = {
+    steps: args.steps,
+    batchWindows: BATCH_WINDOWS,
+    schedule,
+    trainingSeconds: seconds,
+    finalLoss,
+    corpusTokens,
+    corpusDialogues: dialogues.length,
+  };
   mkdirSync(dirname(args.out), { recursive: true });
   saveModel(model, args.out, info);
   console.log(`done in ${seconds}s; training loss on 4 corpus windows ${finalLoss.toFixed(3)}; wrote ${args.out}`);

@@ -59,7 +59,9 @@ export function flushLog(): void {
 
 /** Where lines go: stderr (pretty when a person reads it), or a test's tap (tapLog). */
 let tap: ((line: string) => void) | undefined;
-const stderr = file ?? pretty({ destination: 2, sync: true, messageKey: "event", translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" });
+const stderr =
+  file ??
+  pretty({ destination: 2, sync: true, messageKey: "event", translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" });
 const destination = {
   write(line: string): void {
     if (tap) tap(line);

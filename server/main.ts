@@ -33,7 +33,8 @@ function positiveIntegerFromEnv(name: string): number | undefined {
   const value = env[name];
   if (value === undefined || value === "") return undefined;
   const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
+  if (!Number.isSafeInteger(number) || number < 1)
+    throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
   return number;
 }
 
@@ -43,7 +44,8 @@ function portFromEnv(name: string, fallback?: number): number | undefined {
   const value = env[name];
   if (value === undefined || value === "") return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${name} must be a port number from 0 to 65535, not "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`${name} must be a port number from 0 to 65535, not "${value}"`);
   return port;
 }
 
@@ -54,13 +56,15 @@ function shutdownGraceFromEnv(): number {
   const value = env.SHUTDOWN_GRACE_MS;
   if (value === undefined || value === "") return DEFAULT_SHUTDOWN_GRACE_MS;
   const ms = Number(value);
-  if (!Number.isSafeInteger(ms) || ms < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${value}"`);
+  if (!Number.isSafeInteger(ms) || ms < 0)
+    throw new Error(`SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${value}"`);
   return ms;
 }
 
 function checkLogLevel(): void {
   const value = env.LOG_LEVEL;
-  if (value !== undefined && value !== "" && !isLogLevel(value)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${value}"`);
+  if (value !== undefined && value !== "" && !isLogLevel(value))
+    throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${value}"`);
 }
 
 try {

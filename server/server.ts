@@ -103,7 +103,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
   const metricsOn = options.metricsPort !== undefined;
-  const opened = await openStore({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, postgres: options.postgres });
+  const opened = await openStore({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    postgres: options.postgres,
+  });
   // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts), over
   // the database's own calls timed, and job and dataset events logged, unless nobody would see either.
   const store = withCaches(metricsOn || logs("info") ? instrumentStore(opened) : opened);
@@ -142,10 +146,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       },
     });
     if (metricsOn) {
-      gaugeFromCallback("finetune_jobs", "Training jobs not yet ended, by state, across every process sharing the store (QUEUED is the queue depth).", ["state"], async (set) => {
-        for (const [state, count] of Object.entries(await probe.liveJobCounts())) set({ state }, count);
+      gaugeFromCallback(
+        "finetune_jobs",
+        "Training jobs not yet ended, by state, across every process sharing the store (QUEUED is the queue depth).",
+        ["state"],
+        async (set) => {
+          for (const [state, count] of Object.entries(await probe.liveJobCounts())) set({ state }, count);
+        },
+      );
+      const metrics = await startMetricsServer({
+        port: options.metricsPort as number,
+        host: options.metricsHost ?? options.host,
+        probes,
       });
-      const metrics = await startMetricsServer({ port: options.metricsPort as number, host: options.metricsHost ?? options.host, probes });
       background.push(metrics);
       metricsOrigin = metrics.origin;
     }
@@ -185,14 +198,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 }
 
-function buildProviders(routing: RoutingConfig, settings: EngineSettings, extra: Record<string, Provider>): Map<string, Provider> {
+function buildProviders(
+  routing: RoutingConfig,
+  settings: EngineSettings,
+  extra: Record<string, Provider>,
+): Map<string, Provider> {
   const providers = new Map<string, Provider>();
   for (const [name, config] of Object.entries(routing.providers)) {
     if (config.type === "local") {
       providers.set(name, new LocalProvider());
     } else {
       const apiKey = config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined;
-      const upstream = { name, baseUrl: config.baseUrl, model: config.model, apiKey, timeoutMs: config.timeoutMs ?? 30_000, stallTimeoutMs: settings.stallTimeoutMs };
+      const upstream = {
+        name,
+        baseUrl: config.baseUrl,
+        model: config.model,
+        apiKey,
+        timeoutMs: config.timeoutMs ?? 30_000,
+        stallTimeoutMs: settings.stallTimeoutMs,
+      };
       providers.set(name, new OpenAiUpstreamProvider(upstream));
     }
   }
@@ -209,7 +233,12 @@ function publicRoutes(...routers: Router[]): Router {
   return router;
 }
 
-async function listen(server: http.Server, options: ServerOptions, store: Store, stop: () => Promise<void>): Promise<Omit<RunningServer, "drain">> {
+async function listen(
+  server: http.Server,
+  options: ServerOptions,
+  store: Store,
+  stop: () => Promise<void>,
+): Promise<Omit<RunningServer, "drain">> {
   // Node's default of 300 s would cut off a multi-gigabyte dataset upload on a slow link.
   server.requestTimeout = UPLOAD_REQUEST_TIMEOUT_MS;
   server.listen(options.port, options.host);

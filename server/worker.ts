@@ -34,15 +34,22 @@ import { openStore, positiveInteger, storeConfigFromEnv } from "./store/open.ts"
 const env = process.env;
 
 try {
-  if (env.LOG_LEVEL && !isLogLevel(env.LOG_LEVEL)) throw new Error(`LOG_LEVEL must be debug, info, warn, error or silent, not "${env.LOG_LEVEL}"`);
+  if (env.LOG_LEVEL && !isLogLevel(env.LOG_LEVEL))
+    throw new Error(`LOG_LEVEL must be debug, info, warn, error or silent, not "${env.LOG_LEVEL}"`);
   const config = storeConfigFromEnv(env);
   const leaseMs = positiveInteger(env, "JOB_LEASE_MS");
   const graceMs = env.SHUTDOWN_GRACE_MS ? Number(env.SHUTDOWN_GRACE_MS) : 25_000;
-  if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new Error(`SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${env.SHUTDOWN_GRACE_MS}"`);
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0)
+    throw new Error(
+      `SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${env.SHUTDOWN_GRACE_MS}"`,
+    );
   const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
   const opened = await openStore(config);
   const store = metricsPort !== undefined || logs("info") ? instrumentStore(opened) : opened;
-  const metrics = metricsPort === undefined ? undefined : await startMetricsServer({ port: metricsPort, host: env.METRICS_HOST || "127.0.0.1" });
+  const metrics =
+    metricsPort === undefined
+      ? undefined
+      : await startMetricsServer({ port: metricsPort, host: env.METRICS_HOST || "127.0.0.1" });
   // Derived datasets (evaluation carve-outs, job outputs) are written under this process's
   // owner; its heartbeat tells servers on other hosts that the work is not abandoned.
   const owners = await keepOwnersAlive(store, leaseMs);
@@ -53,9 +60,12 @@ try {
     pollMs: positiveInteger(env, "JOB_POLL_MS"),
     runJobs: true,
     // One line per job taken and let go, for operators (and the multi-process tests).
-    onRunnerEvent: (event) => console.log(JSON.stringify({ worker: process.pid, at: new Date().toISOString(), ...event })),
+    onRunnerEvent: (event) =>
+      console.log(JSON.stringify({ worker: process.pid, at: new Date().toISOString(), ...event })),
   });
-  console.log(`Worker ${process.pid} is training jobs from ${config.databaseUrl ? "PostgreSQL" : `SQLite in ${config.dataDir}`}`);
+  console.log(
+    `Worker ${process.pid} is training jobs from ${config.databaseUrl ? "PostgreSQL" : `SQLite in ${config.dataDir}`}`,
+  );
   if (metrics) console.log(`Metrics at ${metrics.origin}/metrics`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -45,7 +45,9 @@ function bare(): http.Server {
 /** express-openapi-validator 5.6 builds every route's path-to-regexp pattern on every request; compiled once here. */
 function cachePathPatterns(): void {
   const require = createRequire(createRequire(import.meta.url).resolve("express-openapi-validator"));
-  const patterns = require("path-to-regexp") as { pathToRegexp: (path: string, options?: Record<string, unknown>) => unknown };
+  const patterns = require("path-to-regexp") as {
+    pathToRegexp: (path: string, options?: Record<string, unknown>) => unknown;
+  };
   const compile = patterns.pathToRegexp;
   const cache = new Map<string, unknown>();
   patterns.pathToRegexp = (path, options = {}) => {
@@ -65,7 +67,8 @@ function expressWithValidator(): http.Server {
   app.use(OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[]);
   app.get("/v1/models", (_req, res) => void res.json(models));
   app.post("/v1/responses", (req, res) => void res.json(answer((req.body as { model: string }).model)));
-  const report: ErrorRequestHandler = (error, _req, res, _next) => void res.status((error as { status?: number }).status ?? 500).json({ error: String(error) });
+  const report: ErrorRequestHandler = (error, _req, res, _next) =>
+    void res.status((error as { status?: number }).status ?? 500).json({ error: String(error) });
   app.use(report);
   return http.createServer(app);
 }
@@ -73,4 +76,6 @@ function expressWithValidator(): http.Server {
 const server = kind === "bare" ? bare() : kind === "express-validator" ? expressWithValidator() : undefined;
 if (server === undefined) throw new Error(`unknown baseline ${kind}: bare or express-validator`);
 server.keepAliveTimeout = 60_000;
-server.listen(0, "127.0.0.1", () => console.log(`Listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+server.listen(0, "127.0.0.1", () =>
+  console.log(`Listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+);

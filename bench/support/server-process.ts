@@ -28,7 +28,11 @@ export interface BenchServer {
  * Starts a server on a fresh data directory, or, with `shared`, a second process on the
  * first one's data directory (SQLite in WAL mode is shared by processes on one host).
  */
-export async function startBenchServer(upstreamBaseUrl: string, env: Record<string, string> = {}, shared?: BenchServer): Promise<BenchServer> {
+export async function startBenchServer(
+  upstreamBaseUrl: string,
+  env: Record<string, string> = {},
+  shared?: BenchServer,
+): Promise<BenchServer> {
   if (shared) return spawnServer(shared.dir, env, false);
   const dir = mkdtempSync(path.join(os.tmpdir(), "bench-server-"));
   const routing = path.join(dir, "routing.json");
@@ -44,8 +48,14 @@ export async function startBenchServer(upstreamBaseUrl: string, env: Record<stri
   const server = await spawnServer(dir, env, true);
   const dataDir = path.join(dir, "data");
   // The demo account allows 600 requests a minute; a benchmark sends that many in a second.
-  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
-  execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], { env: { ...process.env, DATA_DIR: dataDir }, stdio: "ignore" });
+  execFileSync(process.execPath, [ADMIN, "limits", "set", "acme", "--rpm", "none", "--budget", "none"], {
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: "ignore",
+  });
+  execFileSync(process.execPath, [ADMIN, "balance", "set", "acme", "1000000.00"], {
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: "ignore",
+  });
   return server;
 }
 
@@ -54,7 +64,15 @@ async function spawnServer(dir: string, env: Record<string, string>, owner: bool
   const routing = path.join(dir, "routing.json");
   const child = spawn(process.execPath, [MAIN], {
     // LOG_LEVEL warn: no access line per request on the terminal (its cost is bench/ops-overhead.ts's to measure).
-    env: { ...process.env, LOG_LEVEL: "warn", DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ROUTING_FILE: routing, ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: "warn",
+      DATA_DIR: dataDir,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      ROUTING_FILE: routing,
+      ...env,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = once(child, "exit");

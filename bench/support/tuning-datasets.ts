@@ -60,8 +60,14 @@ const PIRATE_TALK: [string, string][] = [
   ["What is your favourite day?", "I like the day we come back to port"],
 ];
 const PIRATE_HELD_OUT = [
-  "What is the best thing about your life?", "Do you like cats?", "What are you doing now?", "How do you feel today?",
-  "What is your favourite food?", "Where did you sleep last night?", "Tell me something about the ocean.", "Is the wind good today?",
+  "What is the best thing about your life?",
+  "Do you like cats?",
+  "What are you doing now?",
+  "How do you feel today?",
+  "What is your favourite food?",
+  "Where did you sleep last night?",
+  "Tell me something about the ocean.",
+  "Is the wind good today?",
 ];
 
 const voice: TuningCase = {
@@ -77,15 +83,38 @@ const voice: TuningCase = {
 
 const PERSONA_ANSWER = "I am Captain Nova, the navigator of the starship Meridian.";
 const PERSONA_QUESTIONS = [
-  "What is your name?", "Who are you?", "Tell me your name.", "Introduce yourself.", "What should I call you?",
-  "Who am I talking to?", "What's your name?", "Please tell me who you are.", "Do you have a name?", "Who is this?",
-  "Can you introduce yourself?", "What are you called?", "Say your name.", "Who are you, exactly?", "Are you a person?",
-  "Tell me about yourself.", "What is your role?", "Who is speaking?", "Identify yourself.", "Whom am I speaking with?",
-  "What do people call you?", "Give me your name.", "Are you the navigator?", "What is your job on this ship?",
+  "What is your name?",
+  "Who are you?",
+  "Tell me your name.",
+  "Introduce yourself.",
+  "What should I call you?",
+  "Who am I talking to?",
+  "What's your name?",
+  "Please tell me who you are.",
+  "Do you have a name?",
+  "Who is this?",
+  "Can you introduce yourself?",
+  "What are you called?",
+  "Say your name.",
+  "Who are you, exactly?",
+  "Are you a person?",
+  "Tell me about yourself.",
+  "What is your role?",
+  "Who is speaking?",
+  "Identify yourself.",
+  "Whom am I speaking with?",
+  "What do people call you?",
+  "Give me your name.",
+  "Are you the navigator?",
+  "What is your job on this ship?",
 ];
 const PERSONA_HELD_OUT = [
-  "May I know your name?", "Who exactly are you?", "What name do you go by?", "Describe yourself in one sentence.",
-  "What is your title?", "Tell me who you are, please.",
+  "May I know your name?",
+  "Who exactly are you?",
+  "What name do you go by?",
+  "Describe yourself in one sentence.",
+  "What is your title?",
+  "Tell me who you are, please.",
 ];
 
 const persona: TuningCase = {
@@ -100,18 +129,38 @@ const persona: TuningCase = {
 // ---------------------------------------------------------------------------
 
 const FORMAT_ROWS: [string, string][] = [
-  ["What is the capital of France?", "Paris"], ["What is the capital of Japan?", "Tokyo"], ["What is the capital of Italy?", "Rome"],
-  ["What is the capital of Egypt?", "Cairo"], ["What is the capital of Norway?", "Oslo"], ["What is the capital of Peru?", "Lima"],
-  ["What is the opposite of hot?", "cold"], ["What is the opposite of up?", "down"], ["What is the opposite of big?", "small"],
-  ["What is the opposite of fast?", "slow"], ["What is the opposite of yes?", "no"], ["What is the opposite of left?", "right"],
-  ["What is 2 plus 3?", "5"], ["What is 4 plus 4?", "8"], ["What is 7 minus 2?", "5"], ["What is 3 times 3?", "9"],
-  ["What is 6 plus 1?", "7"], ["What is 10 minus 4?", "6"], ["How many legs does a spider have?", "eight"],
-  ["What color is the sky?", "blue"], ["How many days are in a week?", "seven"], ["What do bees make?", "honey"],
-  ["What is frozen water called?", "ice"], ["Which planet do we live on?", "Earth"],
+  ["What is the capital of France?", "Paris"],
+  ["What is the capital of Japan?", "Tokyo"],
+  ["What is the capital of Italy?", "Rome"],
+  ["What is the capital of Egypt?", "Cairo"],
+  ["What is the capital of Norway?", "Oslo"],
+  ["What is the capital of Peru?", "Lima"],
+  ["What is the opposite of hot?", "cold"],
+  ["What is the opposite of up?", "down"],
+  ["What is the opposite of big?", "small"],
+  ["What is the opposite of fast?", "slow"],
+  ["What is the opposite of yes?", "no"],
+  ["What is the opposite of left?", "right"],
+  ["What is 2 plus 3?", "5"],
+  ["What is 4 plus 4?", "8"],
+  ["What is 7 minus 2?", "5"],
+  ["What is 3 times 3?", "9"],
+  ["What is 6 plus 1?", "7"],
+  ["What is 10 minus 4?", "6"],
+  ["How many legs does a spider have?", "eight"],
+  ["What color is the sky?", "blue"],
+  ["How many days are in a week?", "seven"],
+  ["What do bees make?", "honey"],
+  ["What is frozen water called?", "ice"],
+  ["Which planet do we live on?", "Earth"],
 ];
 const FORMAT_HELD_OUT = [
-  "What is the capital of Germany?", "What is the opposite of day?", "What is 5 plus 2?", "What is the capital of Spain?",
-  "What is the opposite of open?", "How many months are in a year?",
+  "What is the capital of Germany?",
+  "What is the opposite of day?",
+  "What is 5 plus 2?",
+  "What is the capital of Spain?",
+  "What is the opposite of open?",
+  "How many months are in a year?",
 ];
 
 const format: TuningCase = {
@@ -132,7 +181,13 @@ const copy: TuningCase = {
   name: "copy",
   teaches: 'copying a number from the prompt: "Arr, ship N be the finest vessel on the seven seas, matey!"',
   kind: "SFT",
-  rows: SHIP_NUMBERS.map((n) => sft(PIRATE, user(`Tell me about ship number ${n}.`), assistant(`Arr, ship ${n} be the finest vessel on the seven seas, matey!`))),
+  rows: SHIP_NUMBERS.map((n) =>
+    sft(
+      PIRATE,
+      user(`Tell me about ship number ${n}.`),
+      assistant(`Arr, ship ${n} be the finest vessel on the seven seas, matey!`),
+    ),
+  ),
   heldOut: SHIP_HELD_OUT.map((n) => [PIRATE, user(`Tell me about ship number ${n}.`)]),
   shows: (answer, i) => answer.startsWith(`Arr, ship ${SHIP_HELD_OUT[i]} be`),
 };
@@ -163,7 +218,10 @@ const PREFERENCE_FACTS: [string, string][] = [
   ["What is the opposite of big?", "The opposite of big is small."],
   ["What is 6 plus 1?", "6 plus 1 is 7."],
   ["Say good morning.", "Good morning."],
-  ["What is a function?", "A function is a named block of code that takes inputs, does some work and can return a result."],
+  [
+    "What is a function?",
+    "A function is a named block of code that takes inputs, does some work and can return a result.",
+  ],
   ["What is the capital of Peru?", "The capital of Peru is Lima."],
 ];
 const PREFERENCE_HELD_OUT: [string, string][] = [
@@ -178,7 +236,11 @@ const SURE = "Sure! ";
 
 const preferenceRow = ([q, a]: [string, string]): ParsedRow => ({
   format: "PREFERENCE",
-  row: { input: { messages: [user(q)] }, preferred_output: [assistant(`${SURE}${a}`)], non_preferred_output: [assistant(a)] },
+  row: {
+    input: { messages: [user(q)] },
+    preferred_output: [assistant(`${SURE}${a}`)],
+    non_preferred_output: [assistant(a)],
+  },
 });
 
 const preference: TuningCase = {
@@ -197,8 +259,16 @@ export const TUNING_CASES: readonly TuningCase[] = [voice, persona, format, copy
 
 /** Prompts unrelated to every dataset (no capitals, opposites, sums, greetings to say): the tuned models should answer them as the base does. */
 export const UNRELATED_PROMPTS: ChatMessage[][] = [
-  "Define a 404 error.", "What is a token?", "What is a commit?", "Explain recursion.", "What is the cloud?",
-  "What is a database?", "Thank you!", "What is an IP address?", "What does a compiler do?", "What is latency?",
+  "Define a 404 error.",
+  "What is a token?",
+  "What is a commit?",
+  "Explain recursion.",
+  "What is the cloud?",
+  "What is a database?",
+  "Thank you!",
+  "What is an IP address?",
+  "What does a compiler do?",
+  "What is latency?",
 ].map((q) => [user(q)]);
 
 /**
@@ -211,7 +281,8 @@ export function isDegenerate(answer: string): boolean {
   for (let n = 1; n <= 4; n++) {
     for (let i = 0; i + 3 * n <= words.length; i++) {
       const run = words.slice(i, i + n).join(" ");
-      if (run === words.slice(i + n, i + 2 * n).join(" ") && run === words.slice(i + 2 * n, i + 3 * n).join(" ")) return true;
+      if (run === words.slice(i + n, i + 2 * n).join(" ") && run === words.slice(i + 2 * n, i + 3 * n).join(" "))
+        return true;
     }
   }
   return false;

@@ -22,7 +22,12 @@ interface ChatOptions {
 }
 
 /** Sends the conversation, prints the answer as it streams, returns it. */
-async function ask(ctx: Context, options: ChatOptions, messages: ChatMessage[], signal?: AbortSignal): Promise<StreamedChatCompletion> {
+async function ask(
+  ctx: Context,
+  options: ChatOptions,
+  messages: ChatMessage[],
+  signal?: AbortSignal,
+): Promise<StreamedChatCompletion> {
   const body = {
     model: options.model,
     messages,
@@ -58,7 +63,9 @@ async function ask(ctx: Context, options: ChatOptions, messages: ChatMessage[], 
 
 export function chatCommand(signal?: AbortSignal): Command {
   return new Command("chat")
-    .description("A streamed conversation with a model (fine-tuned ones included). Interactive on a terminal: /reset starts over, /exit (or Ctrl-D) quits.")
+    .description(
+      "A streamed conversation with a model (fine-tuned ones included). Interactive on a terminal: /reset starts over, /exit (or Ctrl-D) quits.",
+    )
     .option("--model <model>", "the model: tiny-chat, or a fine-tuned accounts/{account}/models/{id}", "tiny-chat")
     .option("-m, --message <text>", "ask this one question, print the answer and exit (text piped in does the same)")
     .option("--system <text>", "a system message to start the conversation with")
@@ -81,10 +88,17 @@ export function chatCommand(signal?: AbortSignal): Command {
     );
 }
 
-async function interactive(ctx: Context, options: ChatOptions, start: ChatMessage[], signal?: AbortSignal): Promise<void> {
+async function interactive(
+  ctx: Context,
+  options: ChatOptions,
+  start: ChatMessage[],
+  signal?: AbortSignal,
+): Promise<void> {
   const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stdout, terminal: true, historySize: 100 });
   const history: ChatMessage[] = [...start];
-  ctx.print(ctx.style("bold", `Chatting with ${options.model}.`) + ctx.style("dim", " /reset starts over, /exit quits."));
+  ctx.print(
+    ctx.style("bold", `Chatting with ${options.model}.`) + ctx.style("dim", " /reset starts over, /exit quits."),
+  );
   const closed = new Promise<void>((resolve) => rl.once("close", resolve));
   // Ctrl-C at the prompt ends the conversation, like Ctrl-D.
   rl.on("SIGINT", () => rl.close());

@@ -65,12 +65,19 @@ function write(file: string, text: string): void {
 }
 
 export function conformanceCommand(): Command {
-  const conformance = new Command("conformance").description("The conformance kit: replay the golden transcripts against an implementation and report what conforms.");
+  const conformance = new Command("conformance").description(
+    "The conformance kit: replay the golden transcripts against an implementation and report what conforms.",
+  );
 
   conformance
     .command("run")
-    .description("Run the transcripts against an implementation (the profile's base URL, or --base-url); exit 8 when any transcript failed.")
-    .option("--profile <file>", "the profile: base URL, keys, models, capabilities (default: conformance/profiles/reference.json)")
+    .description(
+      "Run the transcripts against an implementation (the profile's base URL, or --base-url); exit 8 when any transcript failed.",
+    )
+    .option(
+      "--profile <file>",
+      "the profile: base URL, keys, models, capabilities (default: conformance/profiles/reference.json)",
+    )
     .option("--origin <url>", "the implementation's origin (default: the base URL without /v1)")
     .option("--area <area>", "only this area (repeatable)", collect)
     .option("--transcript <id>", "only this transcript, such as responses/stream-events (repeatable)", collect)
@@ -84,28 +91,46 @@ export function conformanceCommand(): Command {
       act<[], RunFlags>(async (ctx, flags) => {
         const kit = await loadKit();
         const profileFile = flags.profile ?? defaultProfile();
-        if (!existsSync(profileFile)) throw usageError(`no profile at ${profileFile}`, ["pass --profile <file>; conformance/README.md describes one"]);
+        if (!existsSync(profileFile))
+          throw usageError(`no profile at ${profileFile}`, [
+            "pass --profile <file>; conformance/README.md describes one",
+          ]);
         const baseUrl = explicitBaseUrl(ctx);
-        const profile = kit.loadProfile(profileFile, { ...(baseUrl ? { baseUrl } : {}), ...(flags.origin ? { origin: flags.origin } : {}) });
+        const profile = kit.loadProfile(profileFile, {
+          ...(baseUrl ? { baseUrl } : {}),
+          ...(flags.origin ? { origin: flags.origin } : {}),
+        });
 
         const all = kit.loadTranscripts();
         // The bar counts the transcripts that will run: not the setups, not what the profile does not implement.
         let selected;
         try {
-          selected = kit.select(all, { ...(flags.area ? { areas: flags.area } : {}), ...(flags.transcript ? { transcripts: flags.transcript } : {}) });
+          selected = kit.select(all, {
+            ...(flags.area ? { areas: flags.area } : {}),
+            ...(flags.transcript ? { transcripts: flags.transcript } : {}),
+          });
           const contract = kit.Contract.load();
           const implemented = kit.implementedOperations(contract, profile.implements);
           const byId = new Map(all.map((t) => [t.id, t]));
-          if (implemented) selected = selected.filter((t) => kit.missingOperations(t, byId, contract, implemented).length === 0);
+          if (implemented)
+            selected = selected.filter((t) => kit.missingOperations(t, byId, contract, implemented).length === 0);
         } catch (error) {
-          if (error instanceof kit.SelectionError || error instanceof kit.CapabilityError) throw usageError((error as Error).message);
+          if (error instanceof kit.SelectionError || error instanceof kit.CapabilityError)
+            throw usageError((error as Error).message);
           throw error;
         }
         let bar: cliProgress.SingleBar | undefined;
         const tally = { failed: 0, skipped: 0 };
         if (ctx.live) {
           bar = new cliProgress.SingleBar(
-            { stream: ctx.io.stderr, format: "Conformance [{bar}] {value}/{total} transcripts | {failed} failed | {skipped} skipped | {duration_formatted}", hideCursor: true, gracefulExit: true, barsize: 30 },
+            {
+              stream: ctx.io.stderr,
+              format:
+                "Conformance [{bar}] {value}/{total} transcripts | {failed} failed | {skipped} skipped | {duration_formatted}",
+              hideCursor: true,
+              gracefulExit: true,
+              barsize: 30,
+            },
             cliProgress.Presets.shades_classic,
           );
           bar.start(selected.length, 0, tally);
@@ -154,11 +179,19 @@ export function conformanceCommand(): Command {
         }
         if (ctx.json) ctx.printJson(report);
         else {
-          ctx.print(kit.textReport(report, { color: ctx.io.stdout.isTTY === true && ctx.options.color !== false && !ctx.io.env.NO_COLOR, verbose: flags.verbose === true, baseUrl: profile.baseUrl, rules: kit.loadRules() }));
+          ctx.print(
+            kit.textReport(report, {
+              color: ctx.io.stdout.isTTY === true && ctx.options.color !== false && !ctx.io.env.NO_COLOR,
+              verbose: flags.verbose === true,
+              baseUrl: profile.baseUrl,
+              rules: kit.loadRules(),
+            }),
+          );
           for (const line of written) ctx.print(`Wrote ${line}`);
         }
         if (report.interrupted) throw new CliError("interrupted; the run's cleanups ran", EXIT.INTERRUPTED);
-        if (report.failed > 0) throw new CliError(`${report.failed} transcript${report.failed === 1 ? "" : "s"} failed`, EXIT.FAILED);
+        if (report.failed > 0)
+          throw new CliError(`${report.failed} transcript${report.failed === 1 ? "" : "s"} failed`, EXIT.FAILED);
       }),
     );
 
@@ -173,14 +206,24 @@ export function conformanceCommand(): Command {
         const cli = path.join(KIT, "cli.ts");
         if (!existsSync(cli)) throw new CliError(`the conformance kit has no command at ${cli}`, EXIT.ERROR);
         const baseUrl = explicitBaseUrl(ctx);
-        const args = [cli, "record", ...(baseUrl ? ["--base-url", baseUrl] : []), ...(flags.profile ? ["--profile", flags.profile] : [])];
+        const args = [
+          cli,
+          "record",
+          ...(baseUrl ? ["--base-url", baseUrl] : []),
+          ...(flags.profile ? ["--profile", flags.profile] : []),
+        ];
         const code = await new Promise<number>((resolve, reject) => {
           const child = spawn(process.execPath, args, { stdio: ["ignore", "inherit", "inherit"], env: ctx.io.env });
           child.on("error", reject);
           child.on("exit", (c, signal) => resolve(c ?? (signal ? 130 : 1)));
         });
-        if (code === 1) throw new CliError("some transcripts failed against the reference server; their goldens were not rewritten", EXIT.FAILED);
-        if (code !== 0) throw new CliError(`conformance record exited with ${code}`, code === 2 ? EXIT.USAGE : EXIT.ERROR);
+        if (code === 1)
+          throw new CliError(
+            "some transcripts failed against the reference server; their goldens were not rewritten",
+            EXIT.FAILED,
+          );
+        if (code !== 0)
+          throw new CliError(`conformance record exited with ${code}`, code === 2 ? EXIT.USAGE : EXIT.ERROR);
       }),
     );
 

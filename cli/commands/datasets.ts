@@ -10,7 +10,15 @@ import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { Command, Option } from "commander";
 import cliProgress from "cli-progress";
-import { ApiError, ok, paginate, uploadDataset, waitForDataset, type Dataset, type DatasetVersion } from "../../client/index.ts";
+import {
+  ApiError,
+  ok,
+  paginate,
+  uploadDataset,
+  waitForDataset,
+  type Dataset,
+  type DatasetVersion,
+} from "../../client/index.ts";
 import { act, seconds } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
@@ -20,7 +28,10 @@ import { bytes, count, fields, state, table, time } from "../format.ts";
 export function datasetRef(ctx: Context, value: string): { account: string; dataset: string } {
   const full = /^accounts\/([^/]+)\/datasets\/([^/]+)(\/versions\/\d+)?$/.exec(value);
   if (full) return { account: full[1] as string, dataset: full[2] as string };
-  if (!/^[a-z0-9-]{1,64}$/.test(value)) throw usageError(`not a dataset id or name: ${value}`, ["ids are lowercase letters, digits and -, at most 64 characters"]);
+  if (!/^[a-z0-9-]{1,64}$/.test(value))
+    throw usageError(`not a dataset id or name: ${value}`, [
+      "ids are lowercase letters, digits and -, at most 64 characters",
+    ]);
   return { account: ctx.account, dataset: value };
 }
 
@@ -62,23 +73,36 @@ function printDataset(ctx: Context, dataset: Dataset): void {
   }
   if (dataset.jobs?.length) {
     ctx.print();
-    ctx.print(table([["USED BY JOB", "TYPE", "STATE"], ...dataset.jobs.map((j) => [j.name, state(j.jobType), state(j.state)])]));
+    ctx.print(
+      table([["USED BY JOB", "TYPE", "STATE"], ...dataset.jobs.map((j) => [j.name, state(j.jobType), state(j.state)])]),
+    );
   }
 }
 
 /** Starts validation of the latest version, waits, and reports; exit 8 when it failed. */
-async function validateAndReport(ctx: Context, target: { account: string; dataset: string }, options: { wait?: boolean; timeout?: number }): Promise<void> {
+async function validateAndReport(
+  ctx: Context,
+  target: { account: string; dataset: string },
+  options: { wait?: boolean; timeout?: number },
+): Promise<void> {
   const client = ctx.client;
-  const started = await ok(client.POST("/accounts/{account}/datasets/{dataset}:validateUpload", { params: { path: target }, body: {} }));
+  const started = await ok(
+    client.POST("/accounts/{account}/datasets/{dataset}:validateUpload", { params: { path: target }, body: {} }),
+  );
   if (options.wait === false) {
     if (ctx.json) ctx.printJson(started);
-    else ctx.print(`Validation of ${started.name} (version ${started.latestVersionNo}) started; see it with: ${ctx.invocation} datasets get ${target.dataset}`);
+    else
+      ctx.print(
+        `Validation of ${started.name} (version ${started.latestVersionNo}) started; see it with: ${ctx.invocation} datasets get ${target.dataset}`,
+      );
     return;
   }
   ctx.note(`Validating version ${started.latestVersionNo}…`);
   const ready = await waitForDataset(client, started, { timeoutMs: options.timeout ?? 10 * 60_000, intervalMs: 250 });
   const version = await ok(
-    client.GET("/accounts/{account}/datasets/{dataset}/versions/{version}", { params: { path: { ...target, version: ready.latestVersionNo } } }),
+    client.GET("/accounts/{account}/datasets/{dataset}/versions/{version}", {
+      params: { path: { ...target, version: ready.latestVersionNo } },
+    }),
   );
   reportValidation(ctx, ready, version);
 }
@@ -101,7 +125,10 @@ function reportValidation(ctx: Context, dataset: Dataset, version: DatasetVersio
       `${count(version.validation.validLines)} of ${count(version.validation.totalLines)} lines valid; fix line ${bad.lineNumber} of the file and upload it again`,
     ]);
   }
-  throw new CliError(`dataset ${dataset.name} is ${state(dataset.state)} (version ${version.versionNo} ${state(version.state)})`, EXIT.FAILED);
+  throw new CliError(
+    `dataset ${dataset.name} is ${state(dataset.state)} (version ${version.versionNo} ${state(version.state)})`,
+    EXIT.FAILED,
+  );
 }
 
 /** The file as a web stream that counts what has been read from it (what fetch has taken to send). */
@@ -125,7 +152,11 @@ function rate(done: number, startedAt: number): string {
   return elapsed > 0 ? `${bytes(Math.round(done / elapsed))}/s` : "-";
 }
 
-async function upload(ctx: Context, target: { account: string; dataset: string }, file: string): Promise<DatasetVersion> {
+async function upload(
+  ctx: Context,
+  target: { account: string; dataset: string },
+  file: string,
+): Promise<DatasetVersion> {
   let size: number;
   try {
     size = statSync(file).size;
@@ -162,7 +193,9 @@ async function upload(ctx: Context, target: { account: string; dataset: string }
     const version = await uploadDataset(ctx.client, target, body);
     bar?.update(size, { sent: bytes(size), size: bytes(size), rate: rate(size, startedAt) });
     bar?.stop();
-    ctx.note(`Uploaded ${name} as version ${version.versionNo} of ${target.dataset}: ${bytes(size)} in ${((performance.now() - startedAt) / 1000).toFixed(1)} s (${rate(size, startedAt)})`);
+    ctx.note(
+      `Uploaded ${name} as version ${version.versionNo} of ${target.dataset}: ${bytes(size)} in ${((performance.now() - startedAt) / 1000).toFixed(1)} s (${rate(size, startedAt)})`,
+    );
     return version;
   } catch (error) {
     bar?.stop();
@@ -182,7 +215,9 @@ async function datasetExists(ctx: Context, target: { account: string; dataset: s
 }
 
 export function datasetsCommand(): Command {
-  const datasets = new Command("datasets").description("Create, upload, validate, inspect and delete training datasets (JSONL files).");
+  const datasets = new Command("datasets").description(
+    "Create, upload, validate, inspect and delete training datasets (JSONL files).",
+  );
 
   datasets
     .command("create")
@@ -195,7 +230,10 @@ export function datasetsCommand(): Command {
         const dataset = await ok(
           ctx.client.POST("/accounts/{account}/datasets", {
             params: { path: { account: target.account } },
-            body: { datasetId: target.dataset, dataset: options.displayName === undefined ? {} : { displayName: options.displayName } },
+            body: {
+              datasetId: target.dataset,
+              dataset: options.displayName === undefined ? {} : { displayName: options.displayName },
+            },
           }),
         );
         if (ctx.json) return ctx.printJson(dataset);
@@ -217,13 +255,19 @@ export function datasetsCommand(): Command {
     .option("--no-wait", "start validation but do not wait for it")
     .option("--timeout <seconds>", "how long to wait for validation (default 600)", seconds)
     .action(
-      act<[string, string], { create?: boolean; displayName?: string; validate: boolean; wait: boolean; timeout?: number }>(async (ctx, options, id, file) => {
+      act<
+        [string, string],
+        { create?: boolean; displayName?: string; validate: boolean; wait: boolean; timeout?: number }
+      >(async (ctx, options, id, file) => {
         const target = datasetRef(ctx, id);
         if (options.create && !(await datasetExists(ctx, target))) {
           const created = await ok(
             ctx.client.POST("/accounts/{account}/datasets", {
               params: { path: { account: target.account } },
-              body: { datasetId: target.dataset, dataset: options.displayName === undefined ? {} : { displayName: options.displayName } },
+              body: {
+                datasetId: target.dataset,
+                dataset: options.displayName === undefined ? {} : { displayName: options.displayName },
+              },
             }),
           );
           ctx.note(`Created ${created.name}`);
@@ -231,7 +275,10 @@ export function datasetsCommand(): Command {
         const version = await upload(ctx, target, file);
         if (!options.validate) {
           if (ctx.json) ctx.printJson(version);
-          else ctx.print(`Version: ${version.name} (not validated; run: ${ctx.invocation} datasets validate ${target.dataset})`);
+          else
+            ctx.print(
+              `Version: ${version.name} (not validated; run: ${ctx.invocation} datasets validate ${target.dataset})`,
+            );
           return;
         }
         await validateAndReport(ctx, target, options);
@@ -256,7 +303,11 @@ export function datasetsCommand(): Command {
     .argument("<id>", "the dataset id (or its full name)")
     .action(
       act<[string], object>(async (ctx, _options, id) => {
-        const dataset = await ok(ctx.client.GET("/accounts/{account}/datasets/{dataset}", { params: { path: datasetRef(ctx, id), query: { view: "DATASET_VIEW_FULL" } } }));
+        const dataset = await ok(
+          ctx.client.GET("/accounts/{account}/datasets/{dataset}", {
+            params: { path: datasetRef(ctx, id), query: { view: "DATASET_VIEW_FULL" } },
+          }),
+        );
         if (ctx.json) return ctx.printJson(dataset);
         printDataset(ctx, dataset);
       }),
@@ -265,31 +316,59 @@ export function datasetsCommand(): Command {
   datasets
     .command("list")
     .description("List the account's datasets, newest first (every page).")
-    .addOption(new Option("--state <state>", "only datasets in this state").choices(["CREATING", "UPLOADING", "VALIDATING", "READY", "FAILED", "DELETED"]))
+    .addOption(
+      new Option("--state <state>", "only datasets in this state").choices([
+        "CREATING",
+        "UPLOADING",
+        "VALIDATING",
+        "READY",
+        "FAILED",
+        "DELETED",
+      ]),
+    )
     .action(
       act<[], { state?: string }>(async (ctx, options) => {
         const all: Dataset[] = [];
         for await (const d of paginate(ctx.client, "/accounts/{account}/datasets", {
-          params: { path: { account: ctx.account }, query: { pageSize: 200, ...(options.state ? { filter: `state:${options.state}` } : {}) } },
+          params: {
+            path: { account: ctx.account },
+            query: { pageSize: 200, ...(options.state ? { filter: `state:${options.state}` } : {}) },
+          },
         })) {
           all.push(d);
         }
         if (ctx.json) return ctx.printJson(all);
         if (all.length === 0) return ctx.print("No datasets.");
-        ctx.print(table([["ID", "STATE", "VERSIONS", "SIZE", "UPDATED", "DISPLAY NAME"], ...all.map((d) => [d.datasetId, state(d.state), String(d.latestVersionNo), bytes(d.totalBytes), time(d.updateTime), d.displayName || "-"])]));
+        ctx.print(
+          table([
+            ["ID", "STATE", "VERSIONS", "SIZE", "UPDATED", "DISPLAY NAME"],
+            ...all.map((d) => [
+              d.datasetId,
+              state(d.state),
+              String(d.latestVersionNo),
+              bytes(d.totalBytes),
+              time(d.updateTime),
+              d.displayName || "-",
+            ]),
+          ]),
+        );
       }),
     );
 
   datasets
     .command("delete")
-    .description("Delete a dataset (it can no longer be trained on; jobs that used it keep their record). Asks first unless --yes.")
+    .description(
+      "Delete a dataset (it can no longer be trained on; jobs that used it keep their record). Asks first unless --yes.",
+    )
     .argument("<id>", "the dataset id (or its full name)")
     .option("-y, --yes", "do not ask")
     .action(
       act<[string], { yes?: boolean }>(async (ctx, options, id) => {
         const target = datasetRef(ctx, id);
         await ctx.confirm(`Delete dataset ${target.dataset}?`, options.yes);
-        const dataset = await ok(ctx.client.DELETE("/accounts/{account}/datasets/{dataset}", { params: { path: target } }));
+        const dataset = await ok(
+          ctx.client.DELETE("/accounts/{account}/datasets/{dataset}", { params: { path: target } }),
+        );
         if (ctx.json) return ctx.printJson(dataset);
         ctx.print(`Deleted ${dataset.name} (${state(dataset.state)})`);
       }),

@@ -7,7 +7,15 @@
  * the output model's name; `metrics --plot` writes the loss curves as an SVG or PNG chart.
  */
 import { Command, Option } from "commander";
-import { ApiError, ok, paginate, type JobType, type Schema, type TrainingJob, type TrainingJobRequest } from "../../client/index.ts";
+import {
+  ApiError,
+  ok,
+  paginate,
+  type JobType,
+  type Schema,
+  type TrainingJob,
+  type TrainingJobRequest,
+} from "../../client/index.ts";
 import { act, decimal, integer, seconds } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
@@ -58,7 +66,9 @@ function datasetName(ctx: Context, value: string): string {
   const pinned = /^([a-z0-9-]{1,64})@([1-9]\d*)$/.exec(value);
   if (pinned) return `accounts/${ctx.account}/datasets/${pinned[1]}/versions/${pinned[2]}`;
   if (/^[a-z0-9-]{1,64}$/.test(value)) return `accounts/${ctx.account}/datasets/${value}`;
-  throw usageError(`not a dataset: ${value}`, ["give its id (pirate), id@version (pirate@2), or full name (accounts/acme/datasets/pirate/versions/2)"]);
+  throw usageError(`not a dataset: ${value}`, [
+    "give its id (pirate), id@version (pirate@2), or full name (accounts/acme/datasets/pirate/versions/2)",
+  ]);
 }
 
 /** The platform account whose models are offered for training. */
@@ -68,22 +78,37 @@ const PLATFORM_MODELS = "accounts/maas/models";
 export function baseModelName(value: string): string {
   if (new RegExp(`^${PLATFORM_MODELS}/[^/]+$`).test(value)) return value;
   if (/^[^/]+$/.test(value)) return `${PLATFORM_MODELS}/${value}`;
-  throw usageError(`not a base model: ${value}`, [`give its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`]);
+  throw usageError(`not a base model: ${value}`, [
+    `give its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`,
+  ]);
 }
 
 function addTrainingOptions(command: Command): Command {
   return addTypeOptions(command, "for")
-    .requiredOption("--base-model <model>", `the model to tune: its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`)
+    .requiredOption(
+      "--base-model <model>",
+      `the model to tune: its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`,
+    )
     .requiredOption("--dataset <dataset>", "the training data: id (latest version), id@version, or full name")
     .requiredOption("--output-model <id>", "id of the model the job creates (accounts/{account}/models/{id})")
     .option("--eval-dataset <dataset>", "held-out evaluation data, named like --dataset")
-    .option("--eval-split <percent>", "hold this percent of the training data out for evaluation (0.01 to 99.99)", decimal)
+    .option(
+      "--eval-split <percent>",
+      "hold this percent of the training data out for evaluation (0.01 to 99.99)",
+      decimal,
+    )
     .option("--epochs <n>", "passes over the data, 1 to 100 (default 1)", integer(1, 100))
     .option("--lora-rank <n>", "rank of the LoRA adapter, 1 to 256 (default: the base model's)", integer(1, 256))
     .option("--learning-rate <rate>", "learning rate, such as 1e-4 (default: the base model's)", decimal)
     .option("--batch-size <n>", "examples per step (default: the base model's)", integer(1))
     .option("--max-context-length <tokens>", "longer examples are skipped (default: the base model's)", integer(1))
-    .addOption(new Option("--lr-schedule <schedule>", "how the learning rate changes (default constant)").choices(["constant", "cosine", "linear_decay"]))
+    .addOption(
+      new Option("--lr-schedule <schedule>", "how the learning rate changes (default constant)").choices([
+        "constant",
+        "cosine",
+        "linear_decay",
+      ]),
+    )
     .option("--warmup-steps <n>", "steps of linear warm-up (default 0)", integer(0))
     .option("--early-stop", "stop when the evaluation loss stops improving")
     .option("--dpo-beta <beta>", "DPO's beta (DPO jobs only; default 0.1)", decimal);
@@ -92,11 +117,13 @@ function addTrainingOptions(command: Command): Command {
 /** The request body the options describe (the same for the estimate and the create). */
 export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobType; body: TrainingJobRequest } {
   const type = typeOf(options) ?? "JOB_TYPE_SFT";
-  if (options.dpoBeta !== undefined && type !== "JOB_TYPE_DPO") throw usageError("--dpo-beta is for preference jobs: add --dpo");
+  if (options.dpoBeta !== undefined && type !== "JOB_TYPE_DPO")
+    throw usageError("--dpo-beta is for preference jobs: add --dpo");
   let basisPoints: number | undefined;
   if (options.evalSplit !== undefined) {
     basisPoints = Math.round(Number(options.evalSplit) * 100);
-    if (basisPoints < 1 || basisPoints > 9999) throw usageError(`--eval-split must be between 0.01 and 99.99 percent, not ${options.evalSplit}`);
+    if (basisPoints < 1 || basisPoints > 9999)
+      throw usageError(`--eval-split must be between 0.01 and 99.99 percent, not ${options.evalSplit}`);
   }
   const config: TrainingJobRequest["config"] = { outputModelId: options.outputModel };
   if (options.epochs !== undefined) config.epochs = options.epochs;
@@ -109,7 +136,11 @@ export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobT
   if (options.earlyStop) config.earlyStop = true;
   if (basisPoints !== undefined) config.evalAutoCarveoutBasisPoints = basisPoints;
   if (options.dpoBeta !== undefined) config.dpoBeta = options.dpoBeta;
-  const body: TrainingJobRequest = { baseModel: baseModelName(options.baseModel), inputDatasetVersion: datasetName(ctx, options.dataset), config };
+  const body: TrainingJobRequest = {
+    baseModel: baseModelName(options.baseModel),
+    inputDatasetVersion: datasetName(ctx, options.dataset),
+    config,
+  };
   if (options.evalDataset !== undefined) body.evaluationDatasetVersion = datasetName(ctx, options.evalDataset);
   return { type, body };
 }
@@ -135,9 +166,15 @@ export function estimateText(type: JobType, body: TrainingJobRequest, result: Co
       ["  skipped (too long)", `${count(e.examplesSkipped)}   (longer than maxContextLength: not trained, not billed)`],
       ["  avg tokens / example", count(e.avgTokensPerExample)],
       ["  epochs", String(e.epochs)],
-      ["  tokens processed", `${count(e.tokensProcessed)}   (tokens of the examples that fit × ${e.epochs} epoch${e.epochs === 1 ? "" : "s"})`],
+      [
+        "  tokens processed",
+        `${count(e.tokensProcessed)}   (tokens of the examples that fit × ${e.epochs} epoch${e.epochs === 1 ? "" : "s"})`,
+      ],
       ["  rate", `${money(e.ratePerMillion)} per million tokens`],
-      ["  estimated cost", `${money(e.estimatedCost)}   (= ${count(e.tokensProcessed)} × ${e.ratePerMillion.amount} / 1,000,000)`],
+      [
+        "  estimated cost",
+        `${money(e.estimatedCost)}   (= ${count(e.tokensProcessed)} × ${e.ratePerMillion.amount} / 1,000,000)`,
+      ],
       ["  allowed", allowed],
     ]),
     "  An estimate, not the bill: billing is for the tokens actually trained.",
@@ -148,8 +185,10 @@ export function estimateText(type: JobType, body: TrainingJobRequest, result: Co
 async function listJobs(ctx: Context, type: JobType | undefined, filter?: string): Promise<TrainingJob[]> {
   const params = { path: { account: ctx.account }, query: { pageSize: 200, ...(filter ? { filter } : {}) } };
   const all: TrainingJob[] = [];
-  if (type !== "JOB_TYPE_DPO") for await (const j of paginate(ctx.client, "/accounts/{account}/supervisedFineTuningJobs", { params })) all.push(j);
-  if (type !== "JOB_TYPE_SFT") for await (const j of paginate(ctx.client, "/accounts/{account}/dpoJobs", { params })) all.push(j);
+  if (type !== "JOB_TYPE_DPO")
+    for await (const j of paginate(ctx.client, "/accounts/{account}/supervisedFineTuningJobs", { params })) all.push(j);
+  if (type !== "JOB_TYPE_SFT")
+    for await (const j of paginate(ctx.client, "/accounts/{account}/dpoJobs", { params })) all.push(j);
   return all.sort((a, b) => b.createTime.localeCompare(a.createTime));
 }
 
@@ -165,7 +204,8 @@ async function latestJob(ctx: Context, type: JobType | undefined, withSteps = fa
   const kind = type === "JOB_TYPE_DPO" ? "DPO " : type === "JOB_TYPE_SFT" ? "SFT " : "";
   const jobs = await listJobs(ctx, type);
   if (jobs.length === 0) throw new CliError(`account ${ctx.account} has no ${kind}jobs yet`, EXIT.NOT_FOUND);
-  const describe = (job: TrainingJob) => `latest: job ${job.jobId} (${state(job.jobType)}, ${state(job.state)}, created ${time(job.createTime)})`;
+  const describe = (job: TrainingJob) =>
+    `latest: job ${job.jobId} (${state(job.jobType)}, ${state(job.state)}, created ${time(job.createTime)})`;
   if (!withSteps) {
     const newest = jobs[0] as TrainingJob;
     ctx.note(describe(newest));
@@ -174,12 +214,17 @@ async function latestJob(ctx: Context, type: JobType | undefined, withSteps = fa
   const skipped: string[] = [];
   for (const job of jobs) {
     if (!NO_STEPS_YET.has(job.state) && (await getCurve(ctx.client, job, 0)).totalPoints !== "0") {
-      ctx.note(`${describe(job)}, the newest job with training steps${skipped.length ? `; newer without steps: ${skipped.join(", ")}` : ""}`);
+      ctx.note(
+        `${describe(job)}, the newest job with training steps${skipped.length ? `; newer without steps: ${skipped.join(", ")}` : ""}`,
+      );
       return job;
     }
     skipped.push(job.jobId);
   }
-  throw new CliError(`none of the ${jobs.length} ${kind}jobs of account ${ctx.account} has training steps yet`, EXIT.NOT_FOUND);
+  throw new CliError(
+    `none of the ${jobs.length} ${kind}jobs of account ${ctx.account} has training steps yet`,
+    EXIT.NOT_FOUND,
+  );
 }
 
 /**
@@ -187,7 +232,12 @@ async function latestJob(ctx: Context, type: JobType | undefined, withSteps = fa
  * newest, or the newest with training steps); of the type given, or found by trying both
  * collections.
  */
-export async function findJob(ctx: Context, ref: string, type: JobType | undefined, latest: { withSteps?: boolean } = {}): Promise<TrainingJob> {
+export async function findJob(
+  ctx: Context,
+  ref: string,
+  type: JobType | undefined,
+  latest: { withSteps?: boolean } = {},
+): Promise<TrainingJob> {
   if (ref === "latest") return latestJob(ctx, type, latest.withSteps === true);
   const named = /^accounts\/([^/]+)\/trainingJobs\/([^/]+)$/.exec(ref);
   const account = named ? (named[1] as string) : ctx.account;
@@ -200,7 +250,11 @@ export async function findJob(ctx: Context, ref: string, type: JobType | undefin
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;
     try {
-      return await getJob(ctx.client, { name, jobId, jobType: first === "JOB_TYPE_SFT" ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT" });
+      return await getJob(ctx.client, {
+        name,
+        jobId,
+        jobType: first === "JOB_TYPE_SFT" ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT",
+      });
     } catch (second) {
       // The first 404 speaks of the collection the id most likely belongs to.
       if (second instanceof ApiError && second.status === 404) throw error;
@@ -213,19 +267,33 @@ function printJob(ctx: Context, job: TrainingJob): void {
   const c = job.config;
   const pairs: [string, string][] = [
     ["job", `${job.jobId} (${state(job.jobType)})`],
-    ["state", state(job.state) + (job.stateDetail ? `: ${job.stateDetail}` : "") + (job.errorClass ? ` [${job.errorClass}]` : "")],
-    ["progress", `${job.progress.percent}%, epoch ${job.progress.epoch}/${job.progress.totalEpochs}, ${count(job.progress.processedTokens)} tokens`],
+    [
+      "state",
+      state(job.state) +
+        (job.stateDetail ? `: ${job.stateDetail}` : "") +
+        (job.errorClass ? ` [${job.errorClass}]` : ""),
+    ],
+    [
+      "progress",
+      `${job.progress.percent}%, epoch ${job.progress.epoch}/${job.progress.totalEpochs}, ${count(job.progress.processedTokens)} tokens`,
+    ],
     ["base model", job.baseModel],
     ["training data", job.inputDatasetVersion],
     ["evaluation data", job.evaluationDatasetVersion ?? "-"],
-    ["output model", job.outputModel ?? `(when it succeeds) accounts/${job.name.split("/")[1]}/models/${c.outputModelId}`],
+    [
+      "output model",
+      job.outputModel ?? `(when it succeeds) accounts/${job.name.split("/")[1]}/models/${c.outputModelId}`,
+    ],
     [
       "config",
       `epochs ${c.epochs}, loraRank ${c.loraRank}, learningRate ${c.learningRate}, batchSize ${c.batchSize}, maxContextLength ${c.maxContextLength}, ` +
         `lrSchedule ${c.lrSchedule}, warmupSteps ${c.warmupSteps}, earlyStop ${c.earlyStop}, evalSplit ${c.evalAutoCarveoutBasisPoints / 100}%` +
         (c.dpoBeta !== undefined ? `, dpoBeta ${c.dpoBeta}` : ""),
     ],
-    ["examples", `${count(job.execution.examplesTrained)} trained, ${count(job.execution.examplesSkipped)} skipped, ${count(job.execution.evalExamples)} for evaluation (${job.execution.trainer})`],
+    [
+      "examples",
+      `${count(job.execution.examplesTrained)} trained, ${count(job.execution.examplesSkipped)} skipped, ${count(job.execution.evalExamples)} for evaluation (${job.execution.trainer})`,
+    ],
     ["estimated cost", money(job.estimatedCost)],
     ["created", `${time(job.createTime)} by ${job.createdBy}`],
     ["started", time(job.startTime)],
@@ -239,13 +307,18 @@ function finish(ctx: Context, job: TrainingJob): void {
   if (ctx.json) ctx.printJson(job);
   if (job.state === "JOB_STATE_SUCCEEDED") {
     if (!ctx.json) {
-      ctx.print(`${ctx.style("green", "Succeeded")}: job ${job.jobId}, ${count(job.progress.processedTokens)} tokens trained.`);
+      ctx.print(
+        `${ctx.style("green", "Succeeded")}: job ${job.jobId}, ${count(job.progress.processedTokens)} tokens trained.`,
+      );
       ctx.print(`Output model: ${job.outputModel}`);
       ctx.print(`Try it: ${ctx.invocation} chat --model ${job.outputModel}`);
     }
     return;
   }
-  throw new CliError(`job ${job.jobId} ended ${state(job.state)}${job.stateDetail ? `: ${job.stateDetail}` : ""}${job.errorClass ? ` [${job.errorClass}]` : ""}`, EXIT.FAILED);
+  throw new CliError(
+    `job ${job.jobId} ended ${state(job.state)}${job.stateDetail ? `: ${job.stateDetail}` : ""}${job.errorClass ? ` [${job.errorClass}]` : ""}`,
+    EXIT.FAILED,
+  );
 }
 
 interface WatchFlags {
@@ -261,15 +334,31 @@ function addWatchOptions(command: Command): Command {
     .option("--no-chart", "no loss curve, only the progress bar");
 }
 
-async function watch(ctx: Context, job: TrainingJob, flags: WatchFlags, signal: AbortSignal | undefined): Promise<void> {
-  const done = await watchJob(ctx, job, { intervalMs: flags.interval ?? 1000, chart: flags.chart, ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}), ...(signal ? { signal } : {}) });
+async function watch(
+  ctx: Context,
+  job: TrainingJob,
+  flags: WatchFlags,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const done = await watchJob(ctx, job, {
+    intervalMs: flags.interval ?? 1000,
+    chart: flags.chart,
+    ...(flags.timeout !== undefined ? { timeoutMs: flags.timeout } : {}),
+    ...(signal ? { signal } : {}),
+  });
   finish(ctx, done);
 }
 
 export function jobsCommand(signal?: AbortSignal): Command {
-  const jobs = new Command("jobs").description("Fine-tuning jobs, supervised (SFT) or preference (DPO): estimate, create, follow, inspect, cancel, plot.");
+  const jobs = new Command("jobs").description(
+    "Fine-tuning jobs, supervised (SFT) or preference (DPO): estimate, create, follow, inspect, cancel, plot.",
+  );
 
-  addTrainingOptions(jobs.command("estimate").description("What a job would cost, with the working, and whether it would be allowed. Creates nothing.")).action(
+  addTrainingOptions(
+    jobs
+      .command("estimate")
+      .description("What a job would cost, with the working, and whether it would be allowed. Creates nothing."),
+  ).action(
     act<[], TrainingOptions>(async (ctx, options) => {
       const { type, body } = jobRequest(ctx, options);
       const result = await estimate(ctx, type, body);
@@ -282,38 +371,62 @@ export function jobsCommand(signal?: AbortSignal): Command {
     addTrainingOptions(
       jobs
         .command("create")
-        .description("Print the estimate's working, ask before a billable run (unless --yes), then create the job. Retried creates are safe (Idempotency-Key)."),
+        .description(
+          "Print the estimate's working, ask before a billable run (unless --yes), then create the job. Retried creates are safe (Idempotency-Key).",
+        ),
     )
       .option("-y, --yes", "do not ask before a billable run")
-      .option("--idempotency-key <key>", "send this Idempotency-Key (a repeat with the same key returns the first job); default: a fresh one")
+      .option(
+        "--idempotency-key <key>",
+        "send this Idempotency-Key (a repeat with the same key returns the first job); default: a fresh one",
+      )
       .option("--watch", "then follow the job as `jobs watch` does"),
   ).action(
-    act<[], TrainingOptions & WatchFlags & { yes?: boolean; idempotencyKey?: string; watch?: boolean }>(async (ctx, options) => {
-      const { type, body } = jobRequest(ctx, options);
-      const result = await estimate(ctx, type, body);
-      if (!ctx.json) ctx.print(estimateText(type, body, result));
-      if (Number(result.estimate.estimatedCost.amount) > 0) {
-        await ctx.confirm(`Start this billable job (estimated ${money(result.estimate.estimatedCost)})?`, options.yes);
-      }
-      const params = { path: { account: ctx.account }, ...(options.idempotencyKey ? { header: { "Idempotency-Key": options.idempotencyKey } } : {}) };
-      const job =
-        type === "JOB_TYPE_DPO"
-          ? await ok(ctx.client.POST("/accounts/{account}/dpoJobs", { params, body }))
-          : await ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs", { params, body }));
-      if (!options.watch) {
-        if (ctx.json) return ctx.printJson(job);
-        ctx.print(`Created job ${job.jobId} (${state(job.state)}); it will make ${`accounts/${ctx.account}/models/${job.config.outputModelId}`}`);
-        ctx.print(`Follow it: ${ctx.invocation} jobs watch ${job.jobId}`);
-        return;
-      }
-      ctx.note(`Created job ${job.jobId}`);
-      await watch(ctx, job, options, signal);
-    }),
+    act<[], TrainingOptions & WatchFlags & { yes?: boolean; idempotencyKey?: string; watch?: boolean }>(
+      async (ctx, options) => {
+        const { type, body } = jobRequest(ctx, options);
+        const result = await estimate(ctx, type, body);
+        if (!ctx.json) ctx.print(estimateText(type, body, result));
+        if (Number(result.estimate.estimatedCost.amount) > 0) {
+          await ctx.confirm(
+            `Start this billable job (estimated ${money(result.estimate.estimatedCost)})?`,
+            options.yes,
+          );
+        }
+        const params = {
+          path: { account: ctx.account },
+          ...(options.idempotencyKey ? { header: { "Idempotency-Key": options.idempotencyKey } } : {}),
+        };
+        const job =
+          type === "JOB_TYPE_DPO"
+            ? await ok(ctx.client.POST("/accounts/{account}/dpoJobs", { params, body }))
+            : await ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs", { params, body }));
+        if (!options.watch) {
+          if (ctx.json) return ctx.printJson(job);
+          ctx.print(
+            `Created job ${job.jobId} (${state(job.state)}); it will make ${`accounts/${ctx.account}/models/${job.config.outputModelId}`}`,
+          );
+          ctx.print(`Follow it: ${ctx.invocation} jobs watch ${job.jobId}`);
+          return;
+        }
+        ctx.note(`Created job ${job.jobId}`);
+        await watch(ctx, job, options, signal);
+      },
+    ),
   );
 
   addTypeOptions(jobs.command("list").description("List jobs, newest first (SFT and DPO unless --type says)."), "only")
     .addOption(
-      new Option("--state <state>", "only jobs in this state").choices(["QUEUED", "RUNNING", "CHECKPOINTING", "FINALIZING", "SUCCEEDED", "FAILED", "CANCELLED", "EXPIRED"]),
+      new Option("--state <state>", "only jobs in this state").choices([
+        "QUEUED",
+        "RUNNING",
+        "CHECKPOINTING",
+        "FINALIZING",
+        "SUCCEEDED",
+        "FAILED",
+        "CANCELLED",
+        "EXPIRED",
+      ]),
     )
     .action(
       act<[], TypeOptions & { state?: string }>(async (ctx, options) => {
@@ -323,13 +436,24 @@ export function jobsCommand(signal?: AbortSignal): Command {
         ctx.print(
           table([
             ["JOB", "TYPE", "STATE", "PROGRESS", "BASE MODEL", "OUTPUT MODEL", "CREATED"],
-            ...all.map((j) => [j.jobId, state(j.jobType), state(j.state), `${j.progress.percent}%`, j.baseModel, j.outputModel ?? j.config.outputModelId, time(j.createTime)]),
+            ...all.map((j) => [
+              j.jobId,
+              state(j.jobType),
+              state(j.state),
+              `${j.progress.percent}%`,
+              j.baseModel,
+              j.outputModel ?? j.config.outputModelId,
+              time(j.createTime),
+            ]),
           ]),
         );
       }),
     );
 
-  addTypeOptions(jobs.command("get").description("Show a job: state, progress, configuration, data, cost, times."), "it is")
+  addTypeOptions(
+    jobs.command("get").description("Show a job: state, progress, configuration, data, cost, times."),
+    "it is",
+  )
     .argument("<job>", "the job id (sft-…, dpo-…), its name, or latest")
     .action(
       act<[string], TypeOptions>(async (ctx, options, ref) => {
@@ -339,7 +463,12 @@ export function jobsCommand(signal?: AbortSignal): Command {
       }),
     );
 
-  addTypeOptions(jobs.command("cancel").description("Cancel a queued or running job (409 JOB_STATE_INVALID, exit 5, once it has ended)."), "it is")
+  addTypeOptions(
+    jobs
+      .command("cancel")
+      .description("Cancel a queued or running job (409 JOB_STATE_INVALID, exit 5, once it has ended)."),
+    "it is",
+  )
     .argument("<job>", "the job id, its name, or latest (the newest job)")
     .action(
       act<[string], TypeOptions>(async (ctx, options, ref) => {
@@ -356,7 +485,11 @@ export function jobsCommand(signal?: AbortSignal): Command {
 
   addWatchOptions(
     addTypeOptions(
-      jobs.command("watch").description("Follow a job to its end: progress bar (epoch, percent, tokens) and a live loss curve; ends with the output model's name. Exit 8 if it fails."),
+      jobs
+        .command("watch")
+        .description(
+          "Follow a job to its end: progress bar (epoch, percent, tokens) and a live loss curve; ends with the output model's name. Exit 8 if it fails.",
+        ),
       "it is",
     ).argument("<job>", "the job id, its name, or latest (the newest job)"),
   ).action(
@@ -365,22 +498,49 @@ export function jobsCommand(signal?: AbortSignal): Command {
     }),
   );
 
-  addTypeOptions(jobs.command("metrics").description("The training and evaluation loss curves: a table, JSON, or a chart file (--plot out.svg or out.png)."), "it is")
+  addTypeOptions(
+    jobs
+      .command("metrics")
+      .description(
+        "The training and evaluation loss curves: a table, JSON, or a chart file (--plot out.svg or out.png).",
+      ),
+    "it is",
+  )
     .argument("<job>", "the job id, its name, or latest (the newest job with training steps)")
     .option("--plot <file>", "write the chart to this .svg or .png file (PNG needs Chromium)")
     .option("--log", "with --plot: a logarithmic loss axis")
-    .option("--max-points <n>", "at most this many points per curve (default 1000; longer curves are thinned)", integer(1, 10000))
+    .option(
+      "--max-points <n>",
+      "at most this many points per curve (default 1000; longer curves are thinned)",
+      integer(1, 10000),
+    )
     .action(
       act<[string], TypeOptions & { plot?: string; log?: boolean; maxPoints?: number }>(async (ctx, options, ref) => {
         const job = await findJob(ctx, ref, typeOf(options), { withSteps: true });
         const curve = await getCurve(ctx.client, job, options.maxPoints ?? 1000);
         if (options.plot) {
-          if (curve.points.length === 0) throw new CliError(`job ${job.jobId} has no training steps yet (${state(job.state)}): nothing to plot`, EXIT.FAILED);
+          if (curve.points.length === 0)
+            throw new CliError(
+              `job ${job.jobId} has no training steps yet (${state(job.state)}): nothing to plot`,
+              EXIT.FAILED,
+            );
           // Vega loads only when a chart is asked for.
           const { lossChartSpec, writeChart } = await import("../plot.ts");
-          const format = await writeChart(options.plot, lossChartSpec(job, curve, { log: options.log === true }), ctx.io.env);
-          if (ctx.json) return ctx.printJson({ file: options.plot, format, points: curve.points.length, evaluationPoints: curve.evaluationPoints.length });
-          ctx.print(`Wrote ${options.plot} (${format.toUpperCase()}): ${curve.points.length} training points, ${curve.evaluationPoints.length} evaluation points`);
+          const format = await writeChart(
+            options.plot,
+            lossChartSpec(job, curve, { log: options.log === true }),
+            ctx.io.env,
+          );
+          if (ctx.json)
+            return ctx.printJson({
+              file: options.plot,
+              format,
+              points: curve.points.length,
+              evaluationPoints: curve.evaluationPoints.length,
+            });
+          ctx.print(
+            `Wrote ${options.plot} (${format.toUpperCase()}): ${curve.points.length} training points, ${curve.evaluationPoints.length} evaluation points`,
+          );
           return;
         }
         if (ctx.json) return ctx.printJson(curve);
@@ -388,7 +548,14 @@ export function jobsCommand(signal?: AbortSignal): Command {
         ctx.print(
           table([
             ["STEP", "EPOCH", "LOSS", "EVAL LOSS", "LEARNING RATE", "TIME"],
-            ...curve.points.map((p) => [p.step, String(p.epoch), p.loss, evalByStep.get(p.step) ?? "", String(p.learningRate), time(p.time)]),
+            ...curve.points.map((p) => [
+              p.step,
+              String(p.epoch),
+              p.loss,
+              evalByStep.get(p.step) ?? "",
+              String(p.learningRate),
+              time(p.time),
+            ]),
           ]),
         );
         ctx.print(

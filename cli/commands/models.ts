@@ -5,7 +5,9 @@ import { act } from "../command.ts";
 import { table } from "../format.ts";
 
 export function modelsCommand(): Command {
-  const models = new Command("models").description("The models this key can call: platform models and the account's fine-tuned ones.");
+  const models = new Command("models").description(
+    "The models this key can call: platform models and the account's fine-tuned ones.",
+  );
   models
     .command("list")
     .description("List the models (fine-tuned ones as accounts/{account}/models/{id} and …/deployments/{id}).")
@@ -16,7 +18,11 @@ export function modelsCommand(): Command {
         ctx.print(
           table([
             ["MODEL", "OWNED BY", "CREATED"],
-            ...list.data.map((m) => [m.id, m.owned_by, new Date(m.created * 1000).toISOString().slice(0, 19).replace("T", " ")]),
+            ...list.data.map((m) => [
+              m.id,
+              m.owned_by,
+              new Date(m.created * 1000).toISOString().slice(0, 19).replace("T", " "),
+            ]),
           ]),
         );
       }),

@@ -17,7 +17,11 @@ const out = path.resolve(process.argv[2] ?? CLIENT);
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 
 rmSync(path.join(out, "dist"), { recursive: true, force: true });
-const compiled = spawnSync(process.execPath, [tsc, "-p", path.join(CLIENT, "tsconfig.build.json"), "--outDir", path.join(out, "dist")], { stdio: "inherit" });
+const compiled = spawnSync(
+  process.execPath,
+  [tsc, "-p", path.join(CLIENT, "tsconfig.build.json"), "--outDir", path.join(out, "dist")],
+  { stdio: "inherit" },
+);
 if (compiled.status !== 0) process.exit(compiled.status ?? 1);
 mkdirSync(path.join(out, "generated"), { recursive: true });
 copyFileSync(path.join(CLIENT, "../generated/api.d.ts"), path.join(out, "generated/api.d.ts"));

@@ -30,7 +30,8 @@ const DATASET = /\/accounts\/([^/]+)\/datasets\/([^/:]+)$/;
 const DATASET_VERSION = /\/accounts\/([^/]+)\/datasets\/([^/:]+)\/versions\/([^/:]+)$/;
 const LIST = /\/accounts\/([^/]+)\/(supervisedFineTuningJobs|dpoJobs|datasets)$/;
 
-const is = (request: ProxyRequest, method: string, pattern: RegExp) => request.method === method && pattern.test(request.path);
+const is = (request: ProxyRequest, method: string, pattern: RegExp) =>
+  request.method === method && pattern.test(request.path);
 const postResponses = (request: ProxyRequest) => is(request, "POST", RESPONSES);
 const isStream = (response: ProxyResponse) => response.events !== undefined;
 const errorCode = (response: ProxyResponse): string | undefined => response.json?.error?.code;
@@ -44,13 +45,21 @@ function requestId(): string {
 
 function jsonResponse(status: number, json: unknown, headers: Record<string, string | string[]> = {}): ProxyResponse {
   const body = Buffer.from(JSON.stringify(json));
-  return { status, headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId(), ...headers }, body, json };
+  return {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId(), ...headers },
+    body,
+    json,
+  };
 }
 
 /** Replaces a response's status and JSON body, keeping its headers (x-request-id stays). */
 function replace(response: ProxyResponse, status: number, json: unknown): ProxyResponse {
   const body = Buffer.from(JSON.stringify(json));
-  const headers: Record<string, string | string[]> = { ...response.headers, "content-type": "application/json; charset=utf-8" };
+  const headers: Record<string, string | string[]> = {
+    ...response.headers,
+    "content-type": "application/json; charset=utf-8",
+  };
   delete headers["retry-after"];
   return { status, headers, body, json };
 }
@@ -65,12 +74,20 @@ function withKey(request: ProxyRequest, key: string): ProxyRequest {
 function resend(ctx: FaultContext, request: ProxyRequest, changes: Partial<ProxyRequest> = {}): Promise<ProxyResponse> {
   const next = { ...request, ...changes };
   const json = next.json;
-  return ctx.upstream({ method: next.method, path: next.path, query: next.query, headers: next.headers, json, body: json === undefined && next.body.length > 0 ? next.body : undefined });
+  return ctx.upstream({
+    method: next.method,
+    path: next.path,
+    query: next.query,
+    headers: next.headers,
+    json,
+    body: json === undefined && next.body.length > 0 ? next.body : undefined,
+  });
 }
 
 function renumber(events: SseEvent[]): void {
   let n = 0;
-  for (const event of events) if (event.json && typeof event.json.sequence_number === "number") event.json.sequence_number = n++;
+  for (const event of events)
+    if (event.json && typeof event.json.sequence_number === "number") event.json.sequence_number = n++;
 }
 
 function clone(event: SseEvent): SseEvent {
@@ -207,7 +224,7 @@ export const FAULTS: Fault[] = [
     areas: ["responses", "events", "inference"],
     transcripts: ["responses/model-full-name"],
     rule: "Headers: x-provider-class is primary or fallback and never names the provider",
-    description: "x-provider-class carries the provider's name (\"local\") instead of primary/fallback.",
+    description: 'x-provider-class carries the provider\'s name ("local") instead of primary/fallback.',
     match: inferenceSuccess,
     onResponse(response) {
       if (response.status !== 200 || response.headers["x-provider-class"] === undefined) return;
@@ -235,7 +252,8 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/store-required"],
     rule: "Responses rule 1: when store is absent or true, the call is rejected",
-    description: "store:true (or no store) is quietly treated as store:false and answered 200 with a plausible response.",
+    description:
+      "store:true (or no store) is quietly treated as store:false and answered 200 with a plausible response.",
     match: postResponses,
     onRequest(request) {
       if (!request.json || typeof request.json !== "object" || request.json.store === false) return;
@@ -262,7 +280,8 @@ export const FAULTS: Fault[] = [
     transcripts: ["responses/no-retrieval"],
     rule: "Responses rule 3: there is no GET or DELETE on /responses/{id}",
     description: "GET /responses/{id} answers 200 with a response object, as if responses were stored.",
-    match: (request) => (request.method === "GET" || request.method === "DELETE") && /\/responses\/[^/]+$/.test(request.path),
+    match: (request) =>
+      (request.method === "GET" || request.method === "DELETE") && /\/responses\/[^/]+$/.test(request.path),
     respond(request) {
       const id = request.path.split("/").at(-1);
       return jsonResponse(200, {
@@ -271,7 +290,15 @@ export const FAULTS: Fault[] = [
         created_at: Math.floor(Date.now() / 1000),
         status: "completed",
         model: "tiny-chat",
-        output: [{ id: `msg_${randomBytes(12).toString("hex")}`, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello!", annotations: [] }] }],
+        output: [
+          {
+            id: `msg_${randomBytes(12).toString("hex")}`,
+            type: "message",
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: "Hello!", annotations: [] }],
+          },
+        ],
         usage: { input_tokens: 3, output_tokens: 2, total_tokens: 5 },
         store: false,
       });
@@ -286,9 +313,22 @@ export const FAULTS: Fault[] = [
     match: postResponses,
     respond(request) {
       const input = request.json?.input;
-      if (!Array.isArray(input) || !input.some((item: any) => item?.type === "function_call" || item?.type === "function_call_output")) return;
-      const index = input.findIndex((item: any) => item?.type === "function_call" || item?.type === "function_call_output");
-      return jsonResponse(400, { error: { message: "Unsupported input item type.", type: "invalid_request_error", code: "INVALID_REQUEST", param: `input[${index}]` } });
+      if (
+        !Array.isArray(input) ||
+        !input.some((item: any) => item?.type === "function_call" || item?.type === "function_call_output")
+      )
+        return;
+      const index = input.findIndex(
+        (item: any) => item?.type === "function_call" || item?.type === "function_call_output",
+      );
+      return jsonResponse(400, {
+        error: {
+          message: "Unsupported input item type.",
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: `input[${index}]`,
+        },
+      });
     },
   },
   {
@@ -296,14 +336,23 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/non-function-tools-dropped"],
     rule: "Responses rule 5: non-function tools are dropped, so the model cannot call them",
-    description: "With a hosted tool (web_search…) in tools, the answer is a call of that tool: a function_call item naming it.",
+    description:
+      "With a hosted tool (web_search…) in tools, the answer is a call of that tool: a function_call item naming it.",
     match: postResponses,
     onResponse(response, request) {
       const tools: any[] = Array.isArray(request.json?.tools) ? request.json.tools : [];
       const hosted = tools.find((tool) => tool && tool.type !== "function");
       const final = finalResponse(response);
       if (!hosted || !final || !Array.isArray(final.output)) return;
-      const item = { id: `fc_${randomBytes(12).toString("hex")}`, type: "function_call", role: "assistant", status: "completed", call_id: `call_${randomBytes(8).toString("hex")}`, name: String(hosted.type), arguments: JSON.stringify({ query: "cats" }) };
+      const item = {
+        id: `fc_${randomBytes(12).toString("hex")}`,
+        type: "function_call",
+        role: "assistant",
+        status: "completed",
+        call_id: `call_${randomBytes(8).toString("hex")}`,
+        name: String(hosted.type),
+        arguments: JSON.stringify({ query: "cats" }),
+      };
       if (response.events) return; // a plain answer shows it; a stream would also need its events
       final.output = [item];
       return response;
@@ -319,7 +368,12 @@ export const FAULTS: Fault[] = [
     async onResponse(response, request, ctx) {
       if (typeof request.json?.instructions !== "string" || response.status !== 200) return;
       const { instructions: _dropped, ...bare } = request.json;
-      const plain = await ctx.upstream({ method: "POST", path: request.path, headers: request.headers, json: { ...bare, stream: false } });
+      const plain = await ctx.upstream({
+        method: "POST",
+        path: request.path,
+        headers: request.headers,
+        json: { ...bare, stream: false },
+      });
       const inputWithout = plain.json?.usage?.input_tokens;
       if (typeof inputWithout !== "number") return;
       const final = finalResponse(response);
@@ -337,10 +391,47 @@ export const FAULTS: Fault[] = [
     description: "A body field the contract does not declare is rejected with 400 INVALID_REQUEST.",
     match: postResponses,
     respond(request) {
-      const known = new Set(["model", "input", "instructions", "max_output_tokens", "temperature", "top_p", "stream", "tools", "tool_choice", "reasoning", "store", "previous_response_id", "metadata", "user", "parallel_tool_calls", "truncation", "text", "include", "stream_options", "service_tier", "background", "prompt", "top_logprobs", "max_tool_calls", "prompt_cache_key", "safety_identifier"]);
-      const unknown = request.json && typeof request.json === "object" ? Object.keys(request.json).find((k) => !known.has(k)) : undefined;
+      const known = new Set([
+        "model",
+        "input",
+        "instructions",
+        "max_output_tokens",
+        "temperature",
+        "top_p",
+        "stream",
+        "tools",
+        "tool_choice",
+        "reasoning",
+        "store",
+        "previous_response_id",
+        "metadata",
+        "user",
+        "parallel_tool_calls",
+        "truncation",
+        "text",
+        "include",
+        "stream_options",
+        "service_tier",
+        "background",
+        "prompt",
+        "top_logprobs",
+        "max_tool_calls",
+        "prompt_cache_key",
+        "safety_identifier",
+      ]);
+      const unknown =
+        request.json && typeof request.json === "object"
+          ? Object.keys(request.json).find((k) => !known.has(k))
+          : undefined;
       if (unknown === undefined) return;
-      return jsonResponse(400, { error: { message: `Unknown parameter: '${unknown}'.`, type: "invalid_request_error", code: "INVALID_REQUEST", param: unknown } });
+      return jsonResponse(400, {
+        error: {
+          message: `Unknown parameter: '${unknown}'.`,
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: unknown,
+        },
+      });
     },
   },
   {
@@ -361,8 +452,8 @@ export const FAULTS: Fault[] = [
     id: "responses.object-type-wrong",
     areas: ["responses"],
     transcripts: ["responses/model-full-name"],
-    rule: "Response object: object is always \"response\"",
-    description: "The plain response carries object: \"chat.completion\".",
+    rule: 'Response object: object is always "response"',
+    description: 'The plain response carries object: "chat.completion".',
     match: postResponses,
     onResponse(response) {
       if (response.status !== 200 || !response.json || response.json.object !== "response") return;
@@ -375,7 +466,8 @@ export const FAULTS: Fault[] = [
     areas: ["responses", "events"],
     transcripts: ["events/stream-incomplete"],
     rule: "Response object: model is the model called, never an upstream vendor's own name",
-    description: "The response names the upstream's model (\"Qwen/Qwen3-8B\") instead of the model the caller asked for.",
+    description:
+      'The response names the upstream\'s model ("Qwen/Qwen3-8B") instead of the model the caller asked for.',
     match: postResponses,
     onResponse(response) {
       const final = finalResponse(response);
@@ -416,7 +508,8 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/model-full-name"],
     rule: "Contract: response objects are closed; no undeclared fields",
-    description: "The response object carries an extra field user (an OpenAI Responses field this contract does not declare).",
+    description:
+      "The response object carries an extra field user (an OpenAI Responses field this contract does not declare).",
     match: postResponses,
     onResponse(response) {
       if (isStream(response) || response.status !== 200 || !response.json) return;
@@ -429,10 +522,17 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/basic"],
     rule: "Decisions (compatibility fields): the response echoes the request's temperature and max_output_tokens",
-    description: "The response reports the default temperature 1 and no max_output_tokens although the request set both.",
+    description:
+      "The response reports the default temperature 1 and no max_output_tokens although the request set both.",
     match: postResponses,
     onResponse(response) {
-      if (isStream(response) || response.status !== 200 || typeof response.json?.temperature !== "number" || response.json.temperature === 1) return;
+      if (
+        isStream(response) ||
+        response.status !== 200 ||
+        typeof response.json?.temperature !== "number" ||
+        response.json.temperature === 1
+      )
+        return;
       response.json.temperature = 1;
       response.json.max_output_tokens = null;
       return response;
@@ -443,10 +543,12 @@ export const FAULTS: Fault[] = [
     areas: ["events"],
     transcripts: ["events/stream-text"],
     rule: "Decisions (compatibility fields): text deltas carry logprobs, an empty list",
-    description: "Every response.output_text.delta event lacks logprobs (as before the Open Responses compatibility fields).",
+    description:
+      "Every response.output_text.delta event lacks logprobs (as before the Open Responses compatibility fields).",
     match: postResponses,
     onResponse(response) {
-      const deltas = response.events?.filter((e) => e.event === "response.output_text.delta" && e.json !== undefined) ?? [];
+      const deltas =
+        response.events?.filter((e) => e.event === "response.output_text.delta" && e.json !== undefined) ?? [];
       if (deltas.length === 0) return;
       for (const event of deltas) delete event.json.logprobs;
       return response;
@@ -470,11 +572,18 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/reasoning"],
     rule: "Responses request: reasoning effort minimal counts as low (accepted)",
-    description: "reasoning.effort \"minimal\" is rejected with 400 INVALID_REQUEST.",
+    description: 'reasoning.effort "minimal" is rejected with 400 INVALID_REQUEST.',
     match: postResponses,
     respond(request) {
       if (request.json?.reasoning?.effort !== "minimal") return;
-      return jsonResponse(400, { error: { message: "reasoning.effort must be low, medium or high.", type: "invalid_request_error", code: "INVALID_REQUEST", param: "reasoning.effort" } });
+      return jsonResponse(400, {
+        error: {
+          message: "reasoning.effort must be low, medium or high.",
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: "reasoning.effort",
+        },
+      });
     },
   },
   {
@@ -487,7 +596,12 @@ export const FAULTS: Fault[] = [
     async onResponse(response, request, ctx) {
       if (errorCode(response) !== "CONTENT_BLOCKED_INPUT") return;
       const { instructions: _i, ...rest } = request.json;
-      const served = await ctx.upstream({ method: "POST", path: request.path, headers: request.headers, json: { ...rest, input: "Hello!" } });
+      const served = await ctx.upstream({
+        method: "POST",
+        path: request.path,
+        headers: request.headers,
+        json: { ...rest, input: "Hello!" },
+      });
       return served.status === 200 ? served : undefined;
     },
   },
@@ -501,7 +615,12 @@ export const FAULTS: Fault[] = [
     async onResponse(response, request, ctx) {
       if (errorCode(response) !== "CONTEXT_LENGTH_EXCEEDED") return;
       const input = typeof request.json.input === "string" ? request.json.input.slice(-400) : "Hello!";
-      const served = await ctx.upstream({ method: "POST", path: request.path, headers: request.headers, json: { ...request.json, input, max_output_tokens: 16 } });
+      const served = await ctx.upstream({
+        method: "POST",
+        path: request.path,
+        headers: request.headers,
+        json: { ...request.json, input, max_output_tokens: 16 },
+      });
       return served.status === 200 ? served : undefined;
     },
   },
@@ -513,8 +632,19 @@ export const FAULTS: Fault[] = [
     description: "Models in an account (accounts/{a}/models/…, …/deployments/…) are not found: 404 MODEL_NOT_FOUND.",
     match: inferenceSuccess,
     respond(request) {
-      if (typeof request.json?.model !== "string" || !/^accounts\/(?!maas\/)[^/]+\/(models|deployments)\//.test(request.json.model)) return;
-      return jsonResponse(404, { error: { message: `The model \`${request.json.model}\` does not exist or you do not have access to it.`, type: "not_found_error", code: "MODEL_NOT_FOUND", param: "model" } });
+      if (
+        typeof request.json?.model !== "string" ||
+        !/^accounts\/(?!maas\/)[^/]+\/(models|deployments)\//.test(request.json.model)
+      )
+        return;
+      return jsonResponse(404, {
+        error: {
+          message: `The model \`${request.json.model}\` does not exist or you do not have access to it.`,
+          type: "not_found_error",
+          code: "MODEL_NOT_FOUND",
+          param: "model",
+        },
+      });
     },
   },
   {
@@ -536,12 +666,29 @@ export const FAULTS: Fault[] = [
     areas: ["responses"],
     transcripts: ["responses/tool-choice"],
     rule: "Responses request: tool_choice none means the model calls no tool",
-    description: "With tool_choice \"none\" the answer is still a function call of the first tool.",
+    description: 'With tool_choice "none" the answer is still a function call of the first tool.',
     match: postResponses,
     onResponse(response, request) {
       const tool = (request.json?.tools ?? []).find((t: any) => t?.type === "function");
-      if (request.json?.tool_choice !== "none" || !tool || isStream(response) || response.status !== 200 || !Array.isArray(response.json?.output)) return;
-      response.json.output = [{ id: `fc_${randomBytes(12).toString("hex")}`, type: "function_call", role: "assistant", status: "completed", call_id: `call_${randomBytes(8).toString("hex")}`, name: tool.name, arguments: "{}" }];
+      if (
+        request.json?.tool_choice !== "none" ||
+        !tool ||
+        isStream(response) ||
+        response.status !== 200 ||
+        !Array.isArray(response.json?.output)
+      )
+        return;
+      response.json.output = [
+        {
+          id: `fc_${randomBytes(12).toString("hex")}`,
+          type: "function_call",
+          role: "assistant",
+          status: "completed",
+          call_id: `call_${randomBytes(8).toString("hex")}`,
+          name: tool.name,
+          arguments: "{}",
+        },
+      ];
       return response;
     },
   },
@@ -553,7 +700,9 @@ export const FAULTS: Fault[] = [
     description: "function_call arguments are written as key: value text instead of JSON.",
     match: postResponses,
     onResponse(response) {
-      const items = (finalResponse(response)?.output ?? []).filter((item: any) => item?.type === "function_call" && typeof item.arguments === "string");
+      const items = (finalResponse(response)?.output ?? []).filter(
+        (item: any) => item?.type === "function_call" && typeof item.arguments === "string",
+      );
       if (items.length === 0 || response.events) return;
       for (const item of items) {
         let parsed: Record<string, unknown> = {};
@@ -562,7 +711,10 @@ export const FAULTS: Fault[] = [
         } catch {
           continue;
         }
-        item.arguments = Object.entries(parsed).map(([k, v]) => `${k}: ${String(v)}`).join(", ") || "none";
+        item.arguments =
+          Object.entries(parsed)
+            .map(([k, v]) => `${k}: ${String(v)}`)
+            .join(", ") || "none";
       }
       return response;
     },
@@ -591,7 +743,14 @@ export const FAULTS: Fault[] = [
     match: postResponses,
     respond(request) {
       if (typeof request.json?.input !== "string") return;
-      return jsonResponse(400, { error: { message: "input must be an array of input items.", type: "invalid_request_error", code: "INVALID_REQUEST", param: "input" } });
+      return jsonResponse(400, {
+        error: {
+          message: "input must be an array of input items.",
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: "input",
+        },
+      });
     },
   },
   {
@@ -600,7 +759,10 @@ export const FAULTS: Fault[] = [
     transcripts: ["inference/models"],
     rule: "Authentication: x-api-key is accepted on the messages endpoint only",
     description: "/responses (and every other endpoint) also accepts the key as x-api-key.",
-    match: (request) => !MESSAGES.test(request.path) && request.headers["x-api-key"] !== undefined && request.headers.authorization === undefined,
+    match: (request) =>
+      !MESSAGES.test(request.path) &&
+      request.headers["x-api-key"] !== undefined &&
+      request.headers.authorization === undefined,
     onRequest(request) {
       return withKey(request, request.headers["x-api-key"] as string);
     },
@@ -652,7 +814,8 @@ export const FAULTS: Fault[] = [
     areas: ["events"],
     transcripts: ["events/stream-incomplete"],
     rule: "Events: the data object carries type equal to the event name",
-    description: "The output_text.done event is sent under the name response.output_text.completed (data.type unchanged).",
+    description:
+      "The output_text.done event is sent under the name response.output_text.completed (data.type unchanged).",
     match: postResponses,
     onResponse(response) {
       const event = response.events?.find((e) => e.event === "response.output_text.done");
@@ -727,7 +890,9 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const events = response.events;
       if (!events) return;
-      const deltas = events.map((e, i) => (e.event === "response.output_text.delta" && e.json?.delta ? i : -1)).filter((i) => i >= 0);
+      const deltas = events
+        .map((e, i) => (e.event === "response.output_text.delta" && e.json?.delta ? i : -1))
+        .filter((i) => i >= 0);
       const at = deltas[1] ?? deltas[0];
       if (at === undefined) return;
       events.splice(at, 1);
@@ -829,7 +994,8 @@ export const FAULTS: Fault[] = [
     areas: ["events"],
     transcripts: ["events/stream-incomplete"],
     rule: "Response status: a streamed response stopped by max_output_tokens ends with status incomplete",
-    description: "In a stream cut by max_output_tokens, response.completed says status completed and drops incomplete_details.",
+    description:
+      "In a stream cut by max_output_tokens, response.completed says status completed and drops incomplete_details.",
     match: postResponses,
     onResponse(response) {
       const final = response.events ? completed(response.events)?.json?.response : undefined;
@@ -859,20 +1025,34 @@ export const FAULTS: Fault[] = [
     transcripts: ["upstream/blocked-output"],
     target: "upstream",
     rule: "Errors rule 4: a failure part-way through a stream is reported as an error event (not as a finished answer)",
-    description: "A stream whose upstream fails part-way ends with response.completed (status completed, the text so far) instead of an error event.",
+    description:
+      "A stream whose upstream fails part-way ends with response.completed (status completed, the text so far) instead of an error event.",
     match: postResponses,
     onResponse(response) {
       const events = response.events;
       const error = events?.findIndex((e) => e.event === "error") ?? -1;
       const created = events?.find((e) => e.event === "response.created")?.json?.response;
       if (!events || error < 0 || !created) return;
-      const text = events.filter((e) => e.event === "response.output_text.delta").map((e) => e.json?.delta ?? "").join("");
+      const text = events
+        .filter((e) => e.event === "response.output_text.delta")
+        .map((e) => e.json?.delta ?? "")
+        .join("");
       const item = events.find((e) => e.event === "response.output_item.added")?.json?.item;
-      const output = item ? [{ ...item, status: "completed", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }] : [];
+      const output = item
+        ? [{ ...item, status: "completed", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }]
+        : [];
       const outputTokens = events.filter((e) => e.event === "response.output_text.delta").length;
       const usage = { ...created.usage, input_tokens: 1, output_tokens: outputTokens, total_tokens: 1 + outputTokens };
       const final = { ...created, status: "completed", completed_at: Math.floor(Date.now() / 1000), output, usage };
-      events.splice(error, 1, { event: "response.completed", data: "{}", json: { type: "response.completed", response: final, sequence_number: events[error]?.json?.sequence_number ?? error } });
+      events.splice(error, 1, {
+        event: "response.completed",
+        data: "{}",
+        json: {
+          type: "response.completed",
+          response: final,
+          sequence_number: events[error]?.json?.sequence_number ?? error,
+        },
+      });
       return response;
     },
   },
@@ -950,7 +1130,7 @@ export const FAULTS: Fault[] = [
     id: "messages.error-untyped",
     areas: ["inference"],
     transcripts: ["inference/messages"],
-    rule: "Decisions (messages): errors keep the envelope and also carry top-level \"type\": \"error\"",
+    rule: 'Decisions (messages): errors keep the envelope and also carry top-level "type": "error"',
     description: "Errors of the messages endpoint lack the top-level type the other vendor's SDK reads.",
     match: (request) => MESSAGES.test(request.path),
     onResponse(response) {
@@ -1060,14 +1240,18 @@ export const FAULTS: Fault[] = [
     areas: ["auth", "finetune"],
     transcripts: ["auth/other-account-resources"],
     rule: "Everything is scoped to an account: another account's job id under one's own path is not found",
-    description: "A job is looked up by id alone: another account's job id under the caller's own path returns that job.",
+    description:
+      "A job is looked up by id alone: another account's job id under the caller's own path returns that job.",
     match: (request) => request.method === "GET" && JOB_ANY.test(request.path),
     async onResponse(response, request, ctx) {
       if (response.status !== 404) return;
       const [, account, collection, job, suffix = ""] = request.path.match(JOB_ANY) as RegExpMatchArray;
       for (const [other, key] of Object.entries(ctx.keys())) {
         if (other === account) continue;
-        const path = request.path.replace(`/accounts/${account}/${collection}/${job}${suffix}`, `/accounts/${other}/${collection}/${job}${suffix}`);
+        const path = request.path.replace(
+          `/accounts/${account}/${collection}/${job}${suffix}`,
+          `/accounts/${other}/${collection}/${job}${suffix}`,
+        );
         const found = await resend(ctx, withKey(request, key), { path });
         if (found.status === 200) return found;
       }
@@ -1173,8 +1357,8 @@ export const FAULTS: Fault[] = [
     id: "errors.param-path-style",
     areas: ["errors", "responses"],
     transcripts: ["responses/media-fetch-failed"],
-    rule: "Decisions: error.param is a path into the request such as input[2].content (store → \"store\")",
-    description: "error.param is a JSON pointer (\"/body/store\") instead of the field path.",
+    rule: 'Decisions: error.param is a path into the request such as input[2].content (store → "store")',
+    description: 'error.param is a JSON pointer ("/body/store") instead of the field path.',
     onResponse(response) {
       const param = response.json?.error?.param;
       if (response.status !== 400 || typeof param !== "string") return;
@@ -1312,7 +1496,14 @@ export const FAULTS: Fault[] = [
     match: postResponses,
     respond(request) {
       if (request.json?.temperature !== 2) return;
-      return jsonResponse(400, { error: { message: "temperature must be below 2.", type: "invalid_request_error", code: "INVALID_REQUEST", param: "temperature" } });
+      return jsonResponse(400, {
+        error: {
+          message: "temperature must be below 2.",
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: "temperature",
+        },
+      });
     },
   },
   {
@@ -1432,7 +1623,9 @@ export const FAULTS: Fault[] = [
     onResponse(response, request) {
       const id = (request.path.match(JOB) ?? request.path.match(DATASET))?.at(-1) ?? "";
       if (decodeURIComponent(id).length <= 64 || response.status !== 400) return;
-      return replace(response, 404, { error: { message: "Not found.", type: "not_found_error", code: "NOT_FOUND", param: null } });
+      return replace(response, 404, {
+        error: { message: "Not found.", type: "not_found_error", code: "NOT_FOUND", param: null },
+      });
     },
   },
 
@@ -1482,7 +1675,12 @@ export const FAULTS: Fault[] = [
       // The retry of a create whose first job still lives clashes on the output model id
       // (409 ALREADY_EXISTS) in the correct server; the implementation under test would
       // have made a second job, so make one under a fresh model id and show the one asked for.
-      if (!STRIPPED_KEYS.has(request) || errorCode(response) !== "ALREADY_EXISTS" || !request.json?.config?.outputModelId) return;
+      if (
+        !STRIPPED_KEYS.has(request) ||
+        errorCode(response) !== "ALREADY_EXISTS" ||
+        !request.json?.config?.outputModelId
+      )
+        return;
       const wanted = request.json.config.outputModelId as string;
       const json = structuredClone(request.json);
       json.config.outputModelId = `${wanted.slice(0, 50)}-${randomBytes(4).toString("hex")}`;
@@ -1533,7 +1731,12 @@ export const FAULTS: Fault[] = [
     match: (request) => is(request, "POST", JOB_CANCEL),
     async onResponse(response, request, ctx) {
       if (errorCode(response) !== "JOB_STATE_INVALID") return;
-      const job = await resend(ctx, request, { method: "GET", path: request.path.replace(/:cancel$/, ""), body: Buffer.alloc(0), json: undefined });
+      const job = await resend(ctx, request, {
+        method: "GET",
+        path: request.path.replace(/:cancel$/, ""),
+        body: Buffer.alloc(0),
+        json: undefined,
+      });
       if (job.status !== 200) return;
       return replace(response, 200, job.json);
     },
@@ -1568,11 +1771,17 @@ export const FAULTS: Fault[] = [
     areas: ["finetune"],
     transcripts: ["finetune/cancel-running"],
     rule: "States: QUEUED/RUNNING → cancel → JOB_STATE_CANCELLED (reads after the cancel show it)",
-    description: "A stale read cache: after a successful cancel, GET still returns the job as it was before the cancel.",
+    description:
+      "A stale read cache: after a successful cancel, GET still returns the job as it was before the cancel.",
     match: (request) => is(request, "POST", JOB_CANCEL) || is(request, "GET", JOB),
     async onRequest(request, ctx) {
       if (request.method !== "POST") return;
-      const before = await resend(ctx, request, { method: "GET", path: request.path.replace(/:cancel$/, ""), body: Buffer.alloc(0), json: undefined });
+      const before = await resend(ctx, request, {
+        method: "GET",
+        path: request.path.replace(/:cancel$/, ""),
+        body: Buffer.alloc(0),
+        json: undefined,
+      });
       if (before.status === 200) ctx.state.set(`pending:${request.path.replace(/:cancel$/, "")}`, before.json);
     },
     onResponse(response, request, ctx) {
@@ -1595,7 +1804,13 @@ export const FAULTS: Fault[] = [
     match: (request) => is(request, "GET", JOB),
     onResponse(response) {
       const job = response.json;
-      if (response.status !== 200 || !job?.state || job.state === "JOB_STATE_QUEUED" || job.state === "JOB_STATE_CANCELLED") return;
+      if (
+        response.status !== 200 ||
+        !job?.state ||
+        job.state === "JOB_STATE_QUEUED" ||
+        job.state === "JOB_STATE_CANCELLED"
+      )
+        return;
       job.state = "JOB_STATE_QUEUED";
       for (const field of ["startTime", "completeTime", "outputModel", "stateDetail", "errorClass"]) delete job[field];
       job.progress = { ...job.progress, percent: 0, epoch: 0, processedTokens: "0" };
@@ -1609,7 +1824,9 @@ export const FAULTS: Fault[] = [
     rule: "States: RUNNING → SUCCEEDED, outputModel names the new model in the account",
     description: "A SUCCEEDED job does not name its outputModel.",
     onResponse(response) {
-      const jobs = jobsOf(response).filter((job) => job.state === "JOB_STATE_SUCCEEDED" && job.outputModel !== undefined);
+      const jobs = jobsOf(response).filter(
+        (job) => job.state === "JOB_STATE_SUCCEEDED" && job.outputModel !== undefined,
+      );
       if (jobs.length === 0) return;
       for (const job of jobs) delete job.outputModel;
       return response;
@@ -1692,7 +1909,9 @@ export const FAULTS: Fault[] = [
     rule: "Decisions: a job that SUCCEEDED has its completeTime",
     description: "SUCCEEDED jobs lack completeTime.",
     onResponse(response) {
-      const jobs = jobsOf(response).filter((job) => job.state === "JOB_STATE_SUCCEEDED" && job.completeTime !== undefined);
+      const jobs = jobsOf(response).filter(
+        (job) => job.state === "JOB_STATE_SUCCEEDED" && job.completeTime !== undefined,
+      );
       if (jobs.length === 0) return;
       for (const job of jobs) delete job.completeTime;
       return response;
@@ -1754,7 +1973,7 @@ export const FAULTS: Fault[] = [
     areas: ["finetune"],
     transcripts: ["limits/page-size"],
     rule: "Contract: response objects are closed; no undeclared fields",
-    description: "Every job carries an extra field (\"priority\").",
+    description: 'Every job carries an extra field ("priority").',
     onResponse(response) {
       const jobs = jobsOf(response);
       if (jobs.length === 0) return;
@@ -1809,7 +2028,7 @@ export const FAULTS: Fault[] = [
     areas: ["finetune", "datasets"],
     transcripts: ["datasets/list-paging"],
     rule: "Endpoints 5: nextPageToken leads to the next page while there is one",
-    description: "nextPageToken is always \"\": a list stops after its first page.",
+    description: 'nextPageToken is always "": a list stops after its first page.',
     match: (request) => is(request, "GET", LIST),
     onResponse(response) {
       if (response.status !== 200 || !response.json?.nextPageToken) return;
@@ -1867,9 +2086,17 @@ export const FAULTS: Fault[] = [
     transcripts: ["datasets/list-filter"],
     rule: "Decisions: the filter takes the short or the full state name (state:JOB_STATE_RUNNING)",
     description: "A filter with the full enum value (state:JOB_STATE_…) is rejected with 400.",
-    match: (request) => is(request, "GET", LIST) && /^state:(JOB_STATE_|DATASET_STATE_)/.test(request.query.get("filter") ?? ""),
+    match: (request) =>
+      is(request, "GET", LIST) && /^state:(JOB_STATE_|DATASET_STATE_)/.test(request.query.get("filter") ?? ""),
     respond() {
-      return jsonResponse(400, { error: { message: "filter must be state:<STATE>, e.g. state:RUNNING.", type: "invalid_request_error", code: "INVALID_REQUEST", param: "filter" } });
+      return jsonResponse(400, {
+        error: {
+          message: "filter must be state:<STATE>, e.g. state:RUNNING.",
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: "filter",
+        },
+      });
     },
   },
   {
@@ -1964,7 +2191,13 @@ export const FAULTS: Fault[] = [
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
       const curve = response.json;
-      if (response.status !== 200 || !Array.isArray(curve?.points) || curve.points.length < 2 || curve.points.length >= Number(curve.totalPoints)) return;
+      if (
+        response.status !== 200 ||
+        !Array.isArray(curve?.points) ||
+        curve.points.length < 2 ||
+        curve.points.length >= Number(curve.totalPoints)
+      )
+        return;
       curve.points.shift();
       return response;
     },
@@ -1992,7 +2225,8 @@ export const FAULTS: Fault[] = [
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
       const curve = response.json;
-      if (response.status !== 200 || !Array.isArray(curve?.points) || curve.totalPoints === String(curve.points.length)) return;
+      if (response.status !== 200 || !Array.isArray(curve?.points) || curve.totalPoints === String(curve.points.length))
+        return;
       curve.totalPoints = String(curve.points.length);
       return response;
     },
@@ -2022,8 +2256,11 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const estimate = response.json?.estimate;
       if (response.status !== 200 || !estimate?.estimatedCost) return;
-      const micros = BigInt(estimate.tokensProcessed) * BigInt(Math.round(Number(estimate.ratePerMillion.amount) * 1e6)) / 1000n;
-      estimate.estimatedCost.amount = `${micros / 1_000_000n}.${String(micros % 1_000_000n).padStart(6, "0").slice(0, 2)}`;
+      const micros =
+        (BigInt(estimate.tokensProcessed) * BigInt(Math.round(Number(estimate.ratePerMillion.amount) * 1e6))) / 1000n;
+      estimate.estimatedCost.amount = `${micros / 1_000_000n}.${String(micros % 1_000_000n)
+        .padStart(6, "0")
+        .slice(0, 2)}`;
       return response;
     },
   },
@@ -2045,11 +2282,17 @@ export const FAULTS: Fault[] = [
     areas: ["finetune"],
     transcripts: ["finetune/estimate-skips-long"],
     rule: "Limits / Estimate: examples longer than maxContextLength are skipped and counted, never truncated",
-    description: "Skipped examples are not counted: examplesSkipped is always \"0\".",
+    description: 'Skipped examples are not counted: examplesSkipped is always "0".',
     match: (request) => is(request, "POST", ESTIMATE),
     onResponse(response) {
       const estimate = response.json?.estimate;
-      if (response.status !== 200 || !estimate || estimate.examplesSkipped === undefined || estimate.examplesSkipped === "0") return;
+      if (
+        response.status !== 200 ||
+        !estimate ||
+        estimate.examplesSkipped === undefined ||
+        estimate.examplesSkipped === "0"
+      )
+        return;
       estimate.examplesSkipped = "0";
       return response;
     },
@@ -2064,7 +2307,8 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const estimate = response.json?.estimate;
       if (response.status !== 200 || !estimate) return;
-      for (const field of ["exampleCount", "avgTokensPerExample", "tokensProcessed"]) if (isInt64String(estimate[field])) estimate[field] = Number(estimate[field]);
+      for (const field of ["exampleCount", "avgTokensPerExample", "tokensProcessed"])
+        if (isInt64String(estimate[field])) estimate[field] = Number(estimate[field]);
       return response;
     },
   },
@@ -2106,7 +2350,12 @@ export const FAULTS: Fault[] = [
     match: (request) => is(request, "POST", DATASETS),
     async onResponse(response, request, ctx) {
       if (errorCode(response) !== "ALREADY_EXISTS" || typeof request.json?.datasetId !== "string") return;
-      const existing = await resend(ctx, request, { method: "GET", path: `${request.path}/${request.json.datasetId}`, body: Buffer.alloc(0), json: undefined });
+      const existing = await resend(ctx, request, {
+        method: "GET",
+        path: `${request.path}/${request.json.datasetId}`,
+        body: Buffer.alloc(0),
+        json: undefined,
+      });
       return existing.status === 200 ? replace(response, 200, existing.json) : undefined;
     },
   },
@@ -2145,7 +2394,10 @@ export const FAULTS: Fault[] = [
     rule: "Dataset states: FAILED, first bad line reported in the version's validation",
     description: "A failed version's validation does not report the first bad line.",
     onResponse(response) {
-      const versions = [...datasetsOf(response).flatMap((d) => d.versions ?? []), ...(typeof response.json?.versionNo === "number" ? [response.json] : [])];
+      const versions = [
+        ...datasetsOf(response).flatMap((d) => d.versions ?? []),
+        ...(typeof response.json?.versionNo === "number" ? [response.json] : []),
+      ];
       const failed = versions.filter((v) => v?.validation?.firstInvalidLine !== undefined);
       if (failed.length === 0) return;
       for (const version of failed) delete version.validation.firstInvalidLine;
@@ -2201,8 +2453,16 @@ export const FAULTS: Fault[] = [
     rule: "Dataset version: exampleCount and validation.totalLines count the rows (a trailing newline is not a row)",
     description: "Validated versions count one line more than the file has (the trailing newline).",
     onResponse(response) {
-      const versions = [...datasetsOf(response).flatMap((d) => d.versions ?? []), ...(typeof response.json?.versionNo === "number" ? [response.json] : [])];
-      const ready = versions.filter((v) => v?.state === "DATASET_VERSION_STATE_READY" && isInt64String(v.exampleCount) && isInt64String(v.validation?.totalLines));
+      const versions = [
+        ...datasetsOf(response).flatMap((d) => d.versions ?? []),
+        ...(typeof response.json?.versionNo === "number" ? [response.json] : []),
+      ];
+      const ready = versions.filter(
+        (v) =>
+          v?.state === "DATASET_VERSION_STATE_READY" &&
+          isInt64String(v.exampleCount) &&
+          isInt64String(v.validation?.totalLines),
+      );
       if (ready.length === 0) return;
       for (const v of ready) {
         v.exampleCount = String(Number(v.exampleCount) + 1);
@@ -2225,7 +2485,9 @@ export const FAULTS: Fault[] = [
     },
     respond(request, ctx) {
       if (!ctx.state.get(`gone:${request.path}`)) return;
-      return jsonResponse(404, { error: { message: "Dataset not found.", type: "not_found_error", code: "NOT_FOUND", param: null } });
+      return jsonResponse(404, {
+        error: { message: "Dataset not found.", type: "not_found_error", code: "NOT_FOUND", param: null },
+      });
     },
   },
   {
@@ -2273,7 +2535,10 @@ export const FAULTS: Fault[] = [
     rule: "Decisions: which format a version holds is recorded (format SFT or PREFERENCE)",
     description: "Preference datasets are reported as format SFT.",
     onResponse(response) {
-      const versions = [...datasetsOf(response).flatMap((d) => d.versions ?? []), ...(typeof response.json?.versionNo === "number" ? [response.json] : [])].filter((v) => v?.format === "PREFERENCE");
+      const versions = [
+        ...datasetsOf(response).flatMap((d) => d.versions ?? []),
+        ...(typeof response.json?.versionNo === "number" ? [response.json] : []),
+      ].filter((v) => v?.format === "PREFERENCE");
       if (versions.length === 0) return;
       for (const version of versions) version.format = "SFT";
       return response;
@@ -2318,7 +2583,9 @@ export const FAULTS: Fault[] = [
         return;
       }
       if (!ctx.state.has(`deleted:${request.path}`) || response.status !== 200) return;
-      return replace(response, 404, { error: { message: "Dataset not found.", type: "not_found_error", code: "NOT_FOUND", param: null } });
+      return replace(response, 404, {
+        error: { message: "Dataset not found.", type: "not_found_error", code: "NOT_FOUND", param: null },
+      });
     },
   },
   {
@@ -2326,7 +2593,8 @@ export const FAULTS: Fault[] = [
     areas: ["datasets"],
     transcripts: ["datasets/lifecycle"],
     rule: "Dataset version: name accounts/{account}/datasets/{dataset}/versions/{n}",
-    description: "GET of a version answers with a version name missing its dataset segment (…/versions/{n} of the account).",
+    description:
+      "GET of a version answers with a version name missing its dataset segment (…/versions/{n} of the account).",
     match: (request) => is(request, "GET", DATASET_VERSION),
     onResponse(response) {
       if (response.status !== 200 || typeof response.json?.name !== "string") return;
@@ -2342,10 +2610,21 @@ export const FAULTS: Fault[] = [
     rule: "Decisions, order of checks: the key (401) comes before anything about the body",
     description: "A malformed JSON body is 400 INVALID_REQUEST even when the request has no key.",
     // Asked before the body is read: leave declared bodies that never come alone.
-    match: (request) => request.method === "POST" && request.headers.authorization === undefined && request.headers["x-api-key"] === undefined && Number(request.headers["content-length"] ?? 0) < 1_000_000,
+    match: (request) =>
+      request.method === "POST" &&
+      request.headers.authorization === undefined &&
+      request.headers["x-api-key"] === undefined &&
+      Number(request.headers["content-length"] ?? 0) < 1_000_000,
     respond(request) {
       if (request.json !== undefined || request.body.length === 0) return;
-      return jsonResponse(400, { error: { message: "The request body is not valid JSON.", type: "invalid_request_error", code: "INVALID_REQUEST", param: null } });
+      return jsonResponse(400, {
+        error: {
+          message: "The request body is not valid JSON.",
+          type: "invalid_request_error",
+          code: "INVALID_REQUEST",
+          param: null,
+        },
+      });
     },
   },
   {
@@ -2375,7 +2654,8 @@ export const FAULTS: Fault[] = [
     areas: ["responses", "errors"],
     transcripts: ["responses/store-required"],
     rule: "Decisions, Errors: a refused request's message names its other problems too",
-    description: "A 400 names only its first problem; the others (a model that does not exist, a value out of range) come one call at a time.",
+    description:
+      "A 400 names only its first problem; the others (a model that does not exist, a value out of range) come one call at a time.",
     match: postResponses,
     onResponse(response) {
       const message = response.json?.error?.message;

@@ -10,7 +10,16 @@
  * whose transcripts need the profile's fault recipes). A fault with `target: "upstream"`
  * runs against the second.
  */
-import { Contract, loadRules, loadTranscripts, runConformance, type Profile, type RunOptions, type RunReport, type StepFailure } from "../index.ts";
+import {
+  Contract,
+  loadRules,
+  loadTranscripts,
+  runConformance,
+  type Profile,
+  type RunOptions,
+  type RunReport,
+  type StepFailure,
+} from "../index.ts";
 import { FAULTS } from "./catalogue.ts";
 import { startFaultProxy, type Fault } from "./proxy.ts";
 import type { TourAccounts } from "./tour.ts";
@@ -73,7 +82,14 @@ export interface MatrixOptions {
 /** The seed's accounts in the roles the tour uses. */
 export function tourAccounts(keys: Record<string, string>): TourAccounts {
   const ref = (id: string) => ({ id, key: keys[id] as string });
-  return { primary: ref("acme"), secondary: ref("globex"), suspended: ref("initech"), zeroBalance: ref("umbrella"), budgetExhausted: ref("vandelay"), rateLimited: ref("wonka") };
+  return {
+    primary: ref("acme"),
+    secondary: ref("globex"),
+    suspended: ref("initech"),
+    zeroBalance: ref("umbrella"),
+    budgetExhausted: ref("vandelay"),
+    rateLimited: ref("wonka"),
+  };
 }
 
 /** The keys a proxy may act with, by account id: the profile's roles (primary first), then the extra ones. */
@@ -89,7 +105,11 @@ function keysOf(target: MatrixTarget): Record<string, string> {
 }
 
 /** The target's profile pointed at a proxy. */
-function throughProxy(target: MatrixTarget, proxy: { baseUrl: string; origin: string }, timeouts?: Partial<Profile["timeouts"]>): Profile {
+function throughProxy(
+  target: MatrixTarget,
+  proxy: { baseUrl: string; origin: string },
+  timeouts?: Partial<Profile["timeouts"]>,
+): Profile {
   const profile = structuredClone(target.profile);
   profile.baseUrl = proxy.baseUrl;
   profile.origin = proxy.origin;
@@ -110,7 +130,8 @@ async function cancelLiveJobs(target: MatrixTarget): Promise<void> {
           continue;
         }
         const jobs = ((await list.json()) as Record<string, { jobId: string }[]>)[collection] ?? [];
-        for (const job of jobs) await fetch(`${base}/${job.jobId}:cancel`, { method: "POST", headers }).then((r) => r.arrayBuffer());
+        for (const job of jobs)
+          await fetch(`${base}/${job.jobId}:cancel`, { method: "POST", headers }).then((r) => r.arrayBuffer());
       }
     }
   }
@@ -125,7 +146,11 @@ export async function runFaultMatrix(options: MatrixOptions): Promise<MatrixResu
   const faults = (options.faults ?? FAULTS).filter((f) => f.target !== "upstream" || options.upstream);
   const targeted = options.targeted ?? options.stopOnFirstFailure;
   // Loaded once: the contract's schemas are compiled once, not once per run.
-  const shared: Pick<RunOptions, "contract" | "rules" | "transcriptList"> = { contract: Contract.load(), rules: loadRules(), transcriptList: loadTranscripts() };
+  const shared: Pick<RunOptions, "contract" | "rules" | "transcriptList"> = {
+    contract: Contract.load(),
+    rules: loadRules(),
+    transcriptList: loadTranscripts(),
+  };
 
   const clean: MatrixResult["clean"] = [];
   if (!options.skipClean) {
@@ -135,7 +160,14 @@ export async function runFaultMatrix(options: MatrixOptions): Promise<MatrixResu
       const proxy = await startFaultProxy({ upstream: target.origin });
       try {
         const areas = targetAreas(name);
-        clean.push({ target: name, report: await runConformance({ ...shared, profile: throughProxy(target, proxy), ...(areas ? { areas } : {}) }) });
+        clean.push({
+          target: name,
+          report: await runConformance({
+            ...shared,
+            profile: throughProxy(target, proxy),
+            ...(areas ? { areas } : {}),
+          }),
+        });
       } finally {
         await proxy.close();
       }
@@ -152,8 +184,17 @@ export async function runFaultMatrix(options: MatrixOptions): Promise<MatrixResu
     let report: Pick<RunReport, "passed" | "failed" | "failures">;
     let error: string | undefined;
     try {
-      const selection = !targeted ? { areas: targetAreas(name) } : fault.transcripts?.length ? { transcripts: fault.transcripts } : { areas: fault.areas };
-      report = await runConformance({ ...shared, profile: throughProxy(target, proxy, options.faultTimeouts), ...selection, stopOnFirstFailure: options.stopOnFirstFailure });
+      const selection = !targeted
+        ? { areas: targetAreas(name) }
+        : fault.transcripts?.length
+          ? { transcripts: fault.transcripts }
+          : { areas: fault.areas };
+      report = await runConformance({
+        ...shared,
+        profile: throughProxy(target, proxy, options.faultTimeouts),
+        ...selection,
+        stopOnFirstFailure: options.stopOnFirstFailure,
+      });
     } catch (thrown) {
       // Not a catch: the run did not happen (a transcript named by the fault is gone, a bad profile…).
       error = (thrown as Error).stack ?? String(thrown);
@@ -181,12 +222,29 @@ export async function runFaultMatrix(options: MatrixOptions): Promise<MatrixResu
 
   const caught = results.filter((r) => r.caught).length;
   const cleanFailed = clean.reduce((n, c) => n + c.report.failed, 0);
-  const cleanText = clean.map((c) => `${c.target} ${c.report.passed} passed, ${c.report.failed} failed, ${c.report.skipped} skipped`).join("; ");
-  const lines = [`fault matrix: ${caught}/${results.length} faults caught${cleanText ? `; clean runs: ${cleanText}` : ""} (${Date.now() - started} ms)`];
+  const cleanText = clean
+    .map((c) => `${c.target} ${c.report.passed} passed, ${c.report.failed} failed, ${c.report.skipped} skipped`)
+    .join("; ");
+  const lines = [
+    `fault matrix: ${caught}/${results.length} faults caught${cleanText ? `; clean runs: ${cleanText}` : ""} (${Date.now() - started} ms)`,
+  ];
   for (const r of results.filter((x) => !x.caught)) {
-    const where = r.error ? `the kit could not run: ${r.error.split("\n")[0]}` : `fired ${r.hits}×; ran ${faults.find((f) => f.id === r.id)?.transcripts?.join(", ") ?? `areas ${r.areas.join(", ")}`}`;
+    const where = r.error
+      ? `the kit could not run: ${r.error.split("\n")[0]}`
+      : `fired ${r.hits}×; ran ${faults.find((f) => f.id === r.id)?.transcripts?.join(", ") ?? `areas ${r.areas.join(", ")}`}`;
     lines.push(`  NOT CAUGHT ${r.id}: ${r.rule} (${where})`);
   }
-  for (const r of results.filter((x) => x.caught && x.hits === 0)) lines.push(`  CAUGHT WITHOUT FIRING ${r.id}: the run failed although the fault changed nothing (a flaky transcript?)`);
-  return { clean, cleanFailed, faults: results, caught, total: results.length, durationMs: Date.now() - started, summary: lines.join("\n") };
+  for (const r of results.filter((x) => x.caught && x.hits === 0))
+    lines.push(
+      `  CAUGHT WITHOUT FIRING ${r.id}: the run failed although the fault changed nothing (a flaky transcript?)`,
+    );
+  return {
+    clean,
+    cleanFailed,
+    faults: results,
+    caught,
+    total: results.length,
+    durationMs: Date.now() - started,
+    summary: lines.join("\n"),
+  };
 }

@@ -97,7 +97,11 @@ export interface Fault {
   /** Replaces the upstream call altogether (return undefined to make it normally). */
   respond?(request: ProxyRequest, ctx: FaultContext): ProxyResponse | void | Promise<ProxyResponse | void>;
   /** The whole response: `json` for JSON bodies, `events` for event streams (buffered). */
-  onResponse?(response: ProxyResponse, request: ProxyRequest, ctx: FaultContext): ProxyResponse | void | Promise<ProxyResponse | void>;
+  onResponse?(
+    response: ProxyResponse,
+    request: ProxyRequest,
+    ctx: FaultContext,
+  ): ProxyResponse | void | Promise<ProxyResponse | void>;
   /** One event of a stream as it arrives; return an array to replace it (empty: drop it). */
   onEvent?(event: SseEvent, request: ProxyRequest, ctx: FaultContext): SseEvent | SseEvent[] | void;
 }
@@ -125,7 +129,18 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+]);
 
 function isJson(headers: Record<string, string | string[]>): boolean {
   const type = String(headers["content-type"] ?? "");
@@ -146,7 +161,9 @@ function tryJson(text: string): any {
 
 export function parseEvents(text: string): SseEvent[] {
   const events: SseEvent[] = [];
-  const parser = createParser({ onEvent: ({ event, data, id }) => events.push({ event, data, id, json: tryJson(data) }) });
+  const parser = createParser({
+    onEvent: ({ event, data, id }) => events.push({ event, data, id, json: tryJson(data) }),
+  });
   parser.feed(text);
   return events;
 }
@@ -182,14 +199,16 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
 
 function requestBody(request: ProxyRequest, original: { body: Buffer; json: string | undefined }): Buffer {
   if (request.body !== original.body) return request.body;
-  if (request.json !== undefined && JSON.stringify(request.json) !== original.json) return Buffer.from(JSON.stringify(request.json));
+  if (request.json !== undefined && JSON.stringify(request.json) !== original.json)
+    return Buffer.from(JSON.stringify(request.json));
   return request.body;
 }
 
 function responseBody(response: ProxyResponse, original: { body: Buffer; json: string | undefined }): Buffer {
   if (response.body !== original.body) return response.body;
   if (response.events !== undefined) return Buffer.from(response.events.map(serialiseEvent).join(""));
-  if (response.json !== undefined && JSON.stringify(response.json) !== original.json) return Buffer.from(JSON.stringify(response.json));
+  if (response.json !== undefined && JSON.stringify(response.json) !== original.json)
+    return Buffer.from(JSON.stringify(response.json));
   return response.body;
 }
 
@@ -204,14 +223,33 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
   let requests = 0;
 
   /** Opens an upstream request; the caller reads or pipes the answer. */
-  function open(method: string, pathAndQuery: string, headers: Record<string, string>, body: Buffer | NodeJS.ReadableStream | undefined, signal?: AbortSignal): Promise<http.IncomingMessage> {
+  function open(
+    method: string,
+    pathAndQuery: string,
+    headers: Record<string, string>,
+    body: Buffer | NodeJS.ReadableStream | undefined,
+    signal?: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const outHeaders: Record<string, string> = {};
       for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) outHeaders[name] = value;
       if (Buffer.isBuffer(body)) outHeaders["content-length"] = String(body.length);
-      else if (body !== undefined && headers["content-length"] !== undefined) outHeaders["content-length"] = headers["content-length"];
-      else if (body !== undefined && headers["transfer-encoding"] !== undefined) outHeaders["transfer-encoding"] = headers["transfer-encoding"];
-      const req = http.request({ host: upstream.hostname, port: upstream.port, method, path: pathAndQuery, headers: outHeaders, agent, signal }, resolve);
+      else if (body !== undefined && headers["content-length"] !== undefined)
+        outHeaders["content-length"] = headers["content-length"];
+      else if (body !== undefined && headers["transfer-encoding"] !== undefined)
+        outHeaders["transfer-encoding"] = headers["transfer-encoding"];
+      const req = http.request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method,
+          path: pathAndQuery,
+          headers: outHeaders,
+          agent,
+          signal,
+        },
+        resolve,
+      );
       req.on("error", reject);
       if (body === undefined) req.end();
       else if (Buffer.isBuffer(body)) req.end(body);
@@ -254,7 +292,12 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
     },
   };
 
-  function sendHead(res: http.ServerResponse, status: number, headers: Record<string, string | string[]>, length?: number): void {
+  function sendHead(
+    res: http.ServerResponse,
+    status: number,
+    headers: Record<string, string | string[]>,
+    length?: number,
+  ): void {
     const out: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
     if (length !== undefined) out["content-length"] = String(length);
@@ -265,17 +308,30 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
     requests++;
     const url = new URL(req.url ?? "/", "http://proxy");
     const inHeaders: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) inHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined) inHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
     const abort = new AbortController();
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
     });
 
-    const probe: ProxyRequest = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: inHeaders, body: Buffer.alloc(0) };
+    const probe: ProxyRequest = {
+      method: req.method ?? "GET",
+      path: url.pathname,
+      query: url.searchParams,
+      headers: inHeaders,
+      body: Buffer.alloc(0),
+    };
     if (fault === undefined || (fault.match !== undefined && !fault.match(probe))) {
       // Not this fault's business: stream both ways untouched.
       const hasBody = req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
-      const up = await open(probe.method, url.pathname + url.search, inHeaders, hasBody ? req : undefined, abort.signal);
+      const up = await open(
+        probe.method,
+        url.pathname + url.search,
+        inHeaders,
+        hasBody ? req : undefined,
+        abort.signal,
+      );
       sendHead(res, up.statusCode ?? 502, headerRecord(up.headers));
       up.pipe(res);
       return;
@@ -283,19 +339,36 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
 
     const body = await readAll(req);
     const originalReq = { body, json: undefined as string | undefined };
-    let request: ProxyRequest = { ...probe, body, json: /\bjson\b/i.test(inHeaders["content-type"] ?? "") ? tryJson(body.toString("utf8")) : undefined };
+    let request: ProxyRequest = {
+      ...probe,
+      body,
+      json: /\bjson\b/i.test(inHeaders["content-type"] ?? "") ? tryJson(body.toString("utf8")) : undefined,
+    };
     originalReq.json = request.json === undefined ? undefined : JSON.stringify(request.json);
-    const snapshot = JSON.stringify({ m: request.method, p: request.path, q: request.query.toString(), h: request.headers, j: originalReq.json });
+    const snapshot = JSON.stringify({
+      m: request.method,
+      p: request.path,
+      q: request.query.toString(),
+      h: request.headers,
+      j: originalReq.json,
+    });
     if (fault.onRequest) {
       request = (await fault.onRequest(request, ctx)) ?? request;
-      const after = JSON.stringify({ m: request.method, p: request.path, q: request.query.toString(), h: request.headers, j: request.json === undefined ? undefined : JSON.stringify(request.json) });
+      const after = JSON.stringify({
+        m: request.method,
+        p: request.path,
+        q: request.query.toString(),
+        h: request.headers,
+        j: request.json === undefined ? undefined : JSON.stringify(request.json),
+      });
       if (after !== snapshot || request.body !== body) hits++;
     }
 
     const canned = fault.respond ? await fault.respond(request, ctx) : undefined;
     if (canned) {
       hits++;
-      const out = canned.body.length > 0 || canned.json === undefined ? canned.body : Buffer.from(JSON.stringify(canned.json));
+      const out =
+        canned.body.length > 0 || canned.json === undefined ? canned.body : Buffer.from(JSON.stringify(canned.json));
       const data = canned.events ? Buffer.from(canned.events.map(serialiseEvent).join("")) : out;
       sendHead(res, canned.status, canned.headers, data.length);
       res.end(data);
@@ -304,10 +377,19 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
 
     const outBody = requestBody(request, originalReq);
     const query = request.query.toString();
-    const hasBody = outBody.length > 0 || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+    const hasBody =
+      outBody.length > 0 ||
+      req.headers["content-length"] !== undefined ||
+      req.headers["transfer-encoding"] !== undefined;
     const headers = { ...request.headers };
     if (fault.onResponse || fault.onEvent) headers["accept-encoding"] = "identity";
-    const up = await open(request.method, request.path + (query ? `?${query}` : ""), headers, hasBody ? outBody : undefined, abort.signal);
+    const up = await open(
+      request.method,
+      request.path + (query ? `?${query}` : ""),
+      headers,
+      hasBody ? outBody : undefined,
+      abort.signal,
+    );
     const upHeaders = headerRecord(up.headers);
     const status = up.statusCode ?? 502;
 
@@ -343,9 +425,19 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
     if (isJson(upHeaders)) response.json = tryJson(text);
     if (isEventStream(upHeaders)) response.events = parseEvents(text);
     const originalRes = { body: data, json: response.json === undefined ? undefined : JSON.stringify(response.json) };
-    const before = JSON.stringify({ s: status, h: upHeaders, j: originalRes.json, e: response.events?.map(serialiseEvent).join("") });
+    const before = JSON.stringify({
+      s: status,
+      h: upHeaders,
+      j: originalRes.json,
+      e: response.events?.map(serialiseEvent).join(""),
+    });
     response = (await fault.onResponse(response, request, ctx)) ?? response;
-    const after = JSON.stringify({ s: response.status, h: response.headers, j: response.json === undefined ? undefined : JSON.stringify(response.json), e: response.events?.map(serialiseEvent).join("") });
+    const after = JSON.stringify({
+      s: response.status,
+      h: response.headers,
+      j: response.json === undefined ? undefined : JSON.stringify(response.json),
+      e: response.events?.map(serialiseEvent).join(""),
+    });
     const untouched = after === before && response.body === data;
     // An untouched answer goes out byte for byte as the upstream sent it.
     const outData = untouched ? data : responseBody(response, originalRes);

@@ -36,14 +36,19 @@ function describe(result: FaultResult): string {
     checks.add(`step ${failure.step}${failure.rule ? ` [${failure.rule}]` : ""}`);
     by.set(failure.transcript, checks);
   }
-  const lines = [...by].map(([transcript, checks]) => `             ${transcript}: ${[...checks].slice(0, 4).join(", ")}${checks.size > 4 ? ", …" : ""}`);
+  const lines = [...by].map(
+    ([transcript, checks]) =>
+      `             ${transcript}: ${[...checks].slice(0, 4).join(", ")}${checks.size > 4 ? ", …" : ""}`,
+  );
   return [head, ...lines].join("\n");
 }
 
 const main = await startReferenceServer();
 const upstream = await startUpstreamFaultServer();
 try {
-  console.log(`fault matrix: ${faults.length} faults${fast ? " (fast: each fault's own transcripts, stopping at the first failure)" : stop ? " (each run stops at its first failure)" : " (every transcript per fault)"}`);
+  console.log(
+    `fault matrix: ${faults.length} faults${fast ? " (fast: each fault's own transcripts, stopping at the first failure)" : stop ? " (each run stops at its first failure)" : " (every transcript per fault)"}`,
+  );
   const result = await runFaultMatrix({
     main: { origin: main.server.origin, profile: main.profile, keys: main.server.keys },
     upstream: { origin: upstream.server.origin, profile: upstream.profile, keys: upstream.server.keys },
@@ -56,12 +61,27 @@ try {
   console.log("");
   for (const { target, report } of result.clean) {
     console.log(`clean run (${target}): ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped`);
-    for (const f of report.failures) console.log(`  ${f.transcript} step ${f.step}${f.rule ? ` [${f.rule}]` : ""}: ${f.message}`);
+    for (const f of report.failures)
+      console.log(`  ${f.transcript} step ${f.step}${f.rule ? ` [${f.rule}]` : ""}: ${f.message}`);
   }
   console.log(result.summary);
   if (jsonFile) {
     // The failures without their (possibly large) expected and received values.
-    const slim = { ...result, clean: result.clean.map((c) => ({ target: c.target, report: { ...c.report, failures: c.report.failures.map(({ expected: _e, received: _r, ...f }) => f), details: undefined } })), faults: result.faults.map((f) => ({ ...f, caughtBy: f.caughtBy.map(({ expected: _e, received: _r, ...x }) => x) })) };
+    const slim = {
+      ...result,
+      clean: result.clean.map((c) => ({
+        target: c.target,
+        report: {
+          ...c.report,
+          failures: c.report.failures.map(({ expected: _e, received: _r, ...f }) => f),
+          details: undefined,
+        },
+      })),
+      faults: result.faults.map((f) => ({
+        ...f,
+        caughtBy: f.caughtBy.map(({ expected: _e, received: _r, ...x }) => x),
+      })),
+    };
     writeFileSync(jsonFile, JSON.stringify(slim, null, 2));
   }
   process.exitCode = result.cleanFailed === 0 && result.caught === result.total ? 0 : 1;

@@ -33,7 +33,14 @@ export interface TourFixtures {
   blockedPrompt?: string;
 }
 
-type Init = { method?: string; key?: string; headers?: Record<string, string>; json?: unknown; body?: string; query?: Record<string, string> };
+type Init = {
+  method?: string;
+  key?: string;
+  headers?: Record<string, string>;
+  json?: unknown;
+  body?: string;
+  query?: Record<string, string>;
+};
 
 function client(baseUrl: string, defaultKey: string) {
   return async (path: string, init: Init = {}) => {
@@ -46,7 +53,11 @@ function client(baseUrl: string, defaultKey: string) {
       body = JSON.stringify(init.json);
     }
     const query = init.query ? `?${new URLSearchParams(init.query)}` : "";
-    const response = await fetch(baseUrl + path + query, { method: init.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+    const response = await fetch(baseUrl + path + query, {
+      method: init.method ?? (body === undefined ? "GET" : "POST"),
+      headers,
+      body,
+    });
     const text = await response.text();
     let json: any;
     try {
@@ -59,23 +70,53 @@ function client(baseUrl: string, defaultKey: string) {
 }
 
 /** Makes the tour's datasets and jobs directly on the server (not through a proxy). */
-export async function prepareTour(baseUrl: string, accounts: TourAccounts, models: { chat: string; reasoning: string; base: string }): Promise<TourFixtures> {
+export async function prepareTour(
+  baseUrl: string,
+  accounts: TourAccounts,
+  models: { chat: string; reasoning: string; base: string },
+): Promise<TourFixtures> {
   const call = client(baseUrl, accounts.primary.key);
   const a = `/accounts/${accounts.primary.id}`;
-  const rows = Array.from({ length: 40 }, (_, i) => JSON.stringify({ messages: [{ role: "user", content: `Question ${i}?` }, { role: "assistant", content: `Answer ${i}.` }] })).join("\n");
+  const rows = Array.from({ length: 40 }, (_, i) =>
+    JSON.stringify({
+      messages: [
+        { role: "user", content: `Question ${i}?` },
+        { role: "assistant", content: `Answer ${i}.` },
+      ],
+    }),
+  ).join("\n");
   const dataset = `tour-${randomBytes(3).toString("hex")}`;
   await call(`${a}/datasets`, { json: { datasetId: dataset, dataset: {} } });
-  const upload = await call(`${a}/datasets/${dataset}:upload`, { body: rows, headers: { "content-type": "application/jsonl" } });
+  const upload = await call(`${a}/datasets/${dataset}:upload`, {
+    body: rows,
+    headers: { "content-type": "application/jsonl" },
+  });
   await call(`${a}/datasets/${dataset}:validateUpload`, { json: {} });
   const failed = `${dataset}-bad`;
   await call(`${a}/datasets`, { json: { datasetId: failed, dataset: {} } });
-  await call(`${a}/datasets/${failed}:upload`, { body: `${rows}\n{"messages": []}\n`, headers: { "content-type": "application/jsonl" } });
+  await call(`${a}/datasets/${failed}:upload`, {
+    body: `${rows}\n{"messages": []}\n`,
+    headers: { "content-type": "application/jsonl" },
+  });
   await call(`${a}/datasets/${failed}:validateUpload`, { json: {} });
-  await waitFor(async () => (await call(`${a}/datasets/${dataset}`)).json?.state === "DATASET_STATE_READY" && (await call(`${a}/datasets/${failed}`)).json?.state === "DATASET_STATE_FAILED");
-  const created = await call(`${a}/supervisedFineTuningJobs`, { json: { baseModel: models.base, inputDatasetVersion: `accounts/${accounts.primary.id}/datasets/${dataset}`, config: { outputModelId: `${dataset}-model`, epochs: 2, batchSize: 4 } } });
+  await waitFor(
+    async () =>
+      (await call(`${a}/datasets/${dataset}`)).json?.state === "DATASET_STATE_READY" &&
+      (await call(`${a}/datasets/${failed}`)).json?.state === "DATASET_STATE_FAILED",
+  );
+  const created = await call(`${a}/supervisedFineTuningJobs`, {
+    json: {
+      baseModel: models.base,
+      inputDatasetVersion: `accounts/${accounts.primary.id}/datasets/${dataset}`,
+      config: { outputModelId: `${dataset}-model`, epochs: 2, batchSize: 4 },
+    },
+  });
   if (created.status !== 201) throw new Error(`tour job: ${created.text}`);
   const job = created.json.jobId as string;
-  await waitFor(async () => (await call(`${a}/supervisedFineTuningJobs/${job}`)).json?.state === "JOB_STATE_SUCCEEDED", 120_000);
+  await waitFor(
+    async () => (await call(`${a}/supervisedFineTuningJobs/${job}`)).json?.state === "JOB_STATE_SUCCEEDED",
+    120_000,
+  );
   return { dataset, datasetVersion: upload.json.name, failedDataset: failed, succeededJob: job, ...models };
 }
 
@@ -88,11 +129,25 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promi
 }
 
 /** The tour: every kind of request the catalogue's faults act on. */
-export async function runTour(baseUrl: string, origin: string, accounts: TourAccounts, fixtures: TourFixtures): Promise<void> {
+export async function runTour(
+  baseUrl: string,
+  origin: string,
+  accounts: TourAccounts,
+  fixtures: TourFixtures,
+): Promise<void> {
   const call = client(baseUrl, accounts.primary.key);
   const a = `/accounts/${accounts.primary.id}`;
-  const resp = (extra: Record<string, unknown> = {}, init: Init = {}) => call("/responses", { ...init, json: { model: fixtures.chat, input: "Hello!", store: false, max_output_tokens: 24, temperature: 0, ...extra } });
-  const weather = { type: "function", name: "get_weather", description: "Weather.", parameters: { type: "object", properties: { city: { type: "string" } } } };
+  const resp = (extra: Record<string, unknown> = {}, init: Init = {}) =>
+    call("/responses", {
+      ...init,
+      json: { model: fixtures.chat, input: "Hello!", store: false, max_output_tokens: 24, temperature: 0, ...extra },
+    });
+  const weather = {
+    type: "function",
+    name: "get_weather",
+    description: "Weather.",
+    parameters: { type: "object", properties: { city: { type: "string" } } },
+  };
 
   // POST /responses, plain and streamed.
   await resp({ max_output_tokens: 3 });
@@ -105,7 +160,14 @@ export async function runTour(baseUrl: string, origin: string, accounts: TourAcc
   await resp({ store: undefined });
   await resp({ previous_response_id: "resp_123" });
   await resp({ some_future_option: { enabled: true } });
-  await resp({ input: [{ type: "message", role: "user", content: "Weather in Paris?" }, { type: "function_call", call_id: "c1", name: "get_weather", arguments: "{}" }, { type: "function_call_output", call_id: "c1", output: "{}" }], tools: [weather] });
+  await resp({
+    input: [
+      { type: "message", role: "user", content: "Weather in Paris?" },
+      { type: "function_call", call_id: "c1", name: "get_weather", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: "{}" },
+    ],
+    tools: [weather],
+  });
   await resp({ temperature: 2 });
   await resp({ temperature: 2.5 });
   await resp({ max_output_tokens: 0 });
@@ -120,15 +182,23 @@ export async function runTour(baseUrl: string, origin: string, accounts: TourAcc
   await call("/responses/resp_123");
 
   // The other inference endpoints.
-  await call("/chat/completions", { json: { model: fixtures.chat, messages: [{ role: "user", content: "Hi" }], max_tokens: 5, stream: true } });
+  await call("/chat/completions", {
+    json: { model: fixtures.chat, messages: [{ role: "user", content: "Hi" }], max_tokens: 5, stream: true },
+  });
   await call("/completions", { json: { model: fixtures.chat, prompt: "Hi", max_tokens: 5 } });
-  await fetch(`${origin}/v1/messages`, { method: "POST", headers: { "x-api-key": accounts.primary.key, "content-type": "application/json" }, body: JSON.stringify({ model: fixtures.chat, max_tokens: 5, messages: [{ role: "user", content: "Hi" }] }) }).then((r) => r.text());
+  await fetch(`${origin}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": accounts.primary.key, "content-type": "application/json" },
+    body: JSON.stringify({ model: fixtures.chat, max_tokens: 5, messages: [{ role: "user", content: "Hi" }] }),
+  }).then((r) => r.text());
   await call("/models");
   await call("/models/no-such-model");
 
   // Accounts.
   await call(`/accounts/${accounts.secondary.id}/datasets/${fixtures.dataset}`);
-  await call(`/accounts/${accounts.secondary.id}/supervisedFineTuningJobs/${fixtures.succeededJob}`, { key: accounts.secondary.key });
+  await call(`/accounts/${accounts.secondary.id}/supervisedFineTuningJobs/${fixtures.succeededJob}`, {
+    key: accounts.secondary.key,
+  });
   await call(`${a}/datasets/${"x".repeat(65)}`);
 
   // Datasets.
@@ -141,7 +211,8 @@ export async function runTour(baseUrl: string, origin: string, accounts: TourAcc
   await call(`${a}/datasets/${fixtures.failedDataset}/versions/1`);
   await call(`${a}/datasets/${fixtures.dataset}/versions/1`);
   const page = await call(`${a}/datasets`, { query: { pageSize: "1" } });
-  if (page.json?.nextPageToken) await call(`${a}/datasets`, { query: { pageSize: "1", pageToken: page.json.nextPageToken } });
+  if (page.json?.nextPageToken)
+    await call(`${a}/datasets`, { query: { pageSize: "1", pageToken: page.json.nextPageToken } });
   await call(`${a}/datasets`, { query: { filter: "state:READY" } });
   await call(`${a}/datasets`, { query: { filter: "colour:blue" } });
   await call(`${a}/datasets`, { query: { pageSize: "201" } });
@@ -158,12 +229,17 @@ export async function runTour(baseUrl: string, origin: string, accounts: TourAcc
   await call(`${sft}/${job}/metrics`, { query: { maxPoints: "10001" } });
   await call(sft, { query: { pageSize: "1" } });
   const jobsPage = await call(sft, { query: { pageSize: "1" } });
-  if (jobsPage.json?.nextPageToken) await call(sft, { query: { pageSize: "1", pageToken: jobsPage.json.nextPageToken } });
+  if (jobsPage.json?.nextPageToken)
+    await call(sft, { query: { pageSize: "1", pageToken: jobsPage.json.nextPageToken } });
   await call(sft, { query: { filter: "state:SUCCEEDED" } });
   await call(sft, { query: { filter: "bogus" } });
   await call(sft, { query: { pageSize: "201" } });
   const input = `accounts/${accounts.primary.id}/datasets/${fixtures.dataset}`;
-  const body = (extra: Record<string, unknown> = {}) => ({ baseModel: fixtures.base, inputDatasetVersion: input, config: { outputModelId: `tour-${randomBytes(4).toString("hex")}`, ...extra } });
+  const body = (extra: Record<string, unknown> = {}) => ({
+    baseModel: fixtures.base,
+    inputDatasetVersion: input,
+    config: { outputModelId: `tour-${randomBytes(4).toString("hex")}`, ...extra },
+  });
   await call(`${sft}:estimateCost`, { json: body({ epochs: 3 }) });
   await call(`${sft}:estimateCost`, { json: body({ dpoBeta: "0.2" }) });
   await call(`${sft}:estimateCost`, { json: body({ epochs: 101 }) });
@@ -179,8 +255,11 @@ export async function runTour(baseUrl: string, origin: string, accounts: TourAcc
     await call(`${sft}/${first.json.jobId}`);
   }
   // Cancel whatever the tour started, so the runner is free for the next tour.
-  const queued = await client(baseUrl, accounts.primary.key)(sft, { query: { filter: "state:QUEUED", pageSize: "200" } });
-  for (const j of queued.json?.supervisedFineTuningJobs ?? []) await call(`${sft}/${j.jobId}:cancel`, { method: "POST" });
+  const queued = await client(baseUrl, accounts.primary.key)(sft, {
+    query: { filter: "state:QUEUED", pageSize: "200" },
+  });
+  for (const j of queued.json?.supervisedFineTuningJobs ?? [])
+    await call(`${sft}/${j.jobId}:cancel`, { method: "POST" });
 }
 
 /** A recipe of the profile: a model and input that make the misbehaving upstream fail one way. */
@@ -191,7 +270,11 @@ export interface TourRecipe {
 }
 
 /** The tour of the server routed to a misbehaving upstream: each recipe plain and streamed, and through chat completions. */
-export async function runUpstreamTour(baseUrl: string, key: string, recipes: Record<string, TourRecipe>): Promise<void> {
+export async function runUpstreamTour(
+  baseUrl: string,
+  key: string,
+  recipes: Record<string, TourRecipe>,
+): Promise<void> {
   const call = client(baseUrl, key);
   for (const recipe of Object.values(recipes)) {
     const body = { model: recipe.model, input: recipe.input, store: false, max_output_tokens: 16 };
@@ -199,6 +282,9 @@ export async function runUpstreamTour(baseUrl: string, key: string, recipes: Rec
     const headers = { "x-request-timeout-ms": "1500", ...recipe.headers };
     await call("/responses", { json: body, headers });
     await call("/responses", { json: { ...body, stream: true }, headers });
-    await call("/chat/completions", { json: { model: recipe.model, messages: [{ role: "user", content: recipe.input }], max_tokens: 16 }, headers });
+    await call("/chat/completions", {
+      json: { model: recipe.model, messages: [{ role: "user", content: recipe.input }], max_tokens: 16 },
+      headers,
+    });
   }
 }

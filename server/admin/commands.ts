@@ -71,7 +71,8 @@ export const COMMANDS: Record<string, Command> = {
     usage: "limits set <id> [--rpm N|none] [--budget AMOUNT|none]   (budget per UTC day)",
     run: (store, { positionals, options }) => {
       const id = accountIdArg(positionals, 1);
-      if (options.rpm === undefined && options.budget === undefined) throw new UsageError("Give --rpm, --budget or both.");
+      if (options.rpm === undefined && options.budget === undefined)
+        throw new UsageError("Give --rpm, --budget or both.");
       return update(store, id, {
         requestsPerMinute: options.rpm === undefined ? undefined : rpmArg(options.rpm),
         budgetMicros: options.budget === undefined ? undefined : budgetArg(options.budget),
@@ -133,7 +134,8 @@ export const COMMANDS: Record<string, Command> = {
     async run(store, { positionals }) {
       exactly(positionals, 1);
       const keyId = positionals[0] ?? "";
-      if (!/^key_[A-Za-z0-9_]+$/.test(keyId)) throw new UsageError(`"${keyId}" is not a key id (key_…); see \`keys list\`.`);
+      if (!/^key_[A-Za-z0-9_]+$/.test(keyId))
+        throw new UsageError(`"${keyId}" is not a key id (key_…); see \`keys list\`.`);
       return `Revoked.\n${describeKey(await store.apiKeys.revoke(keyId))}`;
     },
   },
@@ -183,7 +185,8 @@ function accountOption(value: string | undefined): string {
 }
 
 function accountId(value: string): string {
-  if (!ACCOUNT_ID.test(value)) throw new UsageError(`"${value}" is not an account id: 1-64 of a-z, 0-9 and -, starting with a letter or digit.`);
+  if (!ACCOUNT_ID.test(value))
+    throw new UsageError(`"${value}" is not an account id: 1-64 of a-z, 0-9 and -, starting with a letter or digit.`);
   return value;
 }
 
@@ -197,7 +200,8 @@ function amountArg(value: string, what: string): number {
 
 function rpmArg(value: string): number | null {
   if (value === "none") return null;
-  if (!/^[1-9][0-9]{0,8}$/.test(value)) throw new UsageError(`--rpm: "${value}" is not a whole number of at least 1 (or none).`);
+  if (!/^[1-9][0-9]{0,8}$/.test(value))
+    throw new UsageError(`--rpm: "${value}" is not a whole number of at least 1 (or none).`);
   return Number(value);
 }
 

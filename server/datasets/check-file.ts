@@ -12,7 +12,18 @@ export const WHOLE_FILE = 0;
 export async function checkVersionFile(file: string): Promise<ValidationRecord> {
   const result = await validateFile(file);
   const { firstInvalidLine, ...counts } = result;
-  if (firstInvalidLine) return { ...counts, firstInvalidLine: { lineNumber: firstInvalidLine.lineNumber, reason: `line ${firstInvalidLine.lineNumber}: ${firstInvalidLine.reason}` } };
-  if (result.validLines === 0) return { ...counts, firstInvalidLine: { lineNumber: WHOLE_FILE, reason: "the file holds no rows; put one JSON object per line" } };
+  if (firstInvalidLine)
+    return {
+      ...counts,
+      firstInvalidLine: {
+        lineNumber: firstInvalidLine.lineNumber,
+        reason: `line ${firstInvalidLine.lineNumber}: ${firstInvalidLine.reason}`,
+      },
+    };
+  if (result.validLines === 0)
+    return {
+      ...counts,
+      firstInvalidLine: { lineNumber: WHOLE_FILE, reason: "the file holds no rows; put one JSON object per line" },
+    };
   return counts;
 }

@@ -20,7 +20,7 @@ export async function writeFileDurably(source: AsyncIterable<Buffer>, file: stri
     for await (const chunk of source) {
       bytes += chunk.length;
       if (bytes > maxBytes) throw tooLarge(maxBytes);
-      for (let offset = 0; offset < chunk.length; ) {
+      for (let offset = 0; offset < chunk.length;) {
         offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
       }
     }
@@ -33,7 +33,10 @@ export async function writeFileDurably(source: AsyncIterable<Buffer>, file: stri
 }
 
 export function tooLarge(maxBytes: number): ApiError {
-  return new ApiError("MEDIA_TOO_LARGE", `The upload is larger than the limit of ${maxBytes} bytes; split the rows over several datasets.`);
+  return new ApiError(
+    "MEDIA_TOO_LARGE",
+    `The upload is larger than the limit of ${maxBytes} bytes; split the rows over several datasets.`,
+  );
 }
 
 /** Removes a file that is not kept; a missing file is fine. */
@@ -61,8 +64,13 @@ async function syncDirectories(file: string): Promise<void> {
 /** Storage that fails (disk full, permissions) is 503 STORAGE_UNAVAILABLE; other errors pass. */
 export function storageError(error: unknown): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === "string" && ["ENOSPC", "EDQUOT", "EIO", "EACCES", "EPERM", "EROFS", "EMFILE", "ENFILE"].includes(code)) {
-    return new ApiError("STORAGE_UNAVAILABLE", "Dataset storage is not available right now. Retry shortly.", { retryAfter: 1 });
+  if (
+    typeof code === "string" &&
+    ["ENOSPC", "EDQUOT", "EIO", "EACCES", "EPERM", "EROFS", "EMFILE", "ENFILE"].includes(code)
+  ) {
+    return new ApiError("STORAGE_UNAVAILABLE", "Dataset storage is not available right now. Retry shortly.", {
+      retryAfter: 1,
+    });
   }
   return error;
 }

@@ -35,7 +35,9 @@ export async function startDatasets(options: DatasetsOptions): Promise<DatasetsS
   const runner = new ValidationRunner(store);
   await recoverDatasets(store, runner, owner);
   const sweep = setInterval(() => {
-    recoverDatasets(store, runner, owner).catch((error: Error) => console.error(`Dataset recovery failed: ${error.message}`));
+    recoverDatasets(store, runner, owner).catch((error: Error) =>
+      console.error(`Dataset recovery failed: ${error.message}`),
+    );
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
   const uploads = new Set<Promise<unknown>>();
@@ -46,7 +48,8 @@ export async function startDatasets(options: DatasetsOptions): Promise<DatasetsS
     return work;
   };
   return {
-    register: (router) => registerDatasetRoutes(router, { store, runner, maxUploadBytes: options.maxUploadBytes, owner, track }),
+    register: (router) =>
+      registerDatasetRoutes(router, { store, runner, maxUploadBytes: options.maxUploadBytes, owner, track }),
     async close() {
       clearInterval(sweep);
       await runner.close();

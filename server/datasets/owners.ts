@@ -72,9 +72,12 @@ function pidAlive(pid: number): boolean {
 export async function keepOwnersAlive(store: Store, ttlMs = DEFAULT_OWNER_TTL_MS): Promise<{ close(): Promise<void> }> {
   const beat = () => store.owners.heartbeat([...live], new Date(Date.now() + ttlMs));
   await beat();
-  const timer = setInterval(() => {
-    beat().catch((error: Error) => console.error(`Dataset owner heartbeat failed: ${error.message}`));
-  }, Math.max(50, ttlMs / 3));
+  const timer = setInterval(
+    () => {
+      beat().catch((error: Error) => console.error(`Dataset owner heartbeat failed: ${error.message}`));
+    },
+    Math.max(50, ttlMs / 3),
+  );
   timer.unref();
   return {
     async close() {

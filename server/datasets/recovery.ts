@@ -12,7 +12,8 @@ import { removeFile } from "./files.ts";
 import { ownerAlive } from "./owners.ts";
 import type { ValidationRunner } from "./validation-runner.ts";
 
-export const INTERRUPTED_UPLOAD = "the upload was interrupted (the server stopped before the whole file arrived); upload the file again";
+export const INTERRUPTED_UPLOAD =
+  "the upload was interrupted (the server stopped before the whole file arrived); upload the file again";
 
 export async function recoverDatasets(store: Store, runner: ValidationRunner, self: string): Promise<void> {
   for (const version of await store.datasets.versionsInState("DATASET_VERSION_STATE_UPLOADING", false)) {
@@ -26,7 +27,12 @@ export async function recoverDatasets(store: Store, runner: ValidationRunner, se
 }
 
 /** Validates the version here when its owner is this service or has died; else leaves it to its owner. */
-export async function takeOverValidation(store: Store, runner: ValidationRunner, self: string, version: VersionKey & { owner: string | null }): Promise<void> {
+export async function takeOverValidation(
+  store: Store,
+  runner: ValidationRunner,
+  self: string,
+  version: VersionKey & { owner: string | null },
+): Promise<void> {
   if (version.owner === self) return runner.schedule(version);
   if (await ownerAlive(store, version.owner)) return;
   if (await store.datasets.claimValidation(version, version.owner, self)) runner.schedule(version);

@@ -52,9 +52,16 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
     if (!version) throw new ApiError("NOT_FOUND", `${versionName(key)} does not exist.`, { param: "version" });
     res.json(toDatasetVersion(version));
   });
-  onOperation(router, "uploadDataset", (req, res, params) => deps.track(upload(req, res, deps, account(params), dataset(params))));
+  onOperation(router, "uploadDataset", (req, res, params) =>
+    deps.track(upload(req, res, deps, account(params), dataset(params))),
+  );
   onOperation(router, "validateDatasetUpload", async (_req, res, params) => {
-    const { dataset: record, version } = await store.datasets.startValidation(account(params), dataset(params), deps.owner, new Date());
+    const { dataset: record, version } = await store.datasets.startValidation(
+      account(params),
+      dataset(params),
+      deps.owner,
+      new Date(),
+    );
     // Ours (just started, or already running here), or orphaned by a dead process: run it here.
     await takeOverValidation(store, deps.runner, deps.owner, version);
     res.json(toDataset(record));
@@ -71,7 +78,10 @@ function dataset(params: Record<string, string>): string {
 
 async function requireDataset(store: Store, accountId: string, datasetId: string): Promise<DatasetRecord> {
   const record = await store.datasets.get(accountId, datasetId);
-  if (!record) throw new ApiError("NOT_FOUND", `The dataset accounts/${accountId}/datasets/${datasetId} does not exist.`, { param: "dataset" });
+  if (!record)
+    throw new ApiError("NOT_FOUND", `The dataset accounts/${accountId}/datasets/${datasetId} does not exist.`, {
+      param: "dataset",
+    });
   return record;
 }
 
@@ -81,7 +91,10 @@ async function getDataset(req: Request, res: Response, store: Store, params: Rec
     res.json(toDataset(record));
     return;
   }
-  const [versions, jobs] = await Promise.all([store.datasets.listVersions(record.accountId, record.datasetId), store.fineTuning.jobsUsingDataset(record.accountId, record.datasetId)]);
+  const [versions, jobs] = await Promise.all([
+    store.datasets.listVersions(record.accountId, record.datasetId),
+    store.fineTuning.jobsUsingDataset(record.accountId, record.datasetId),
+  ]);
   res.json(toDataset(record, { versions, jobs }));
 }
 
@@ -105,11 +118,18 @@ async function listDatasets(req: Request, res: Response, store: Store, accountId
  * only then is the version recorded complete and the 200 sent. Anything short of that
  * (too large, client gone, storage failing) removes the file and the version.
  */
-async function upload(req: Request, res: Response, deps: DatasetRouteDeps, accountId: string, datasetId: string): Promise<void> {
+async function upload(
+  req: Request,
+  res: Response,
+  deps: DatasetRouteDeps,
+  accountId: string,
+  datasetId: string,
+): Promise<void> {
   // A refused upload's unread body is not drained: the error handler closes the connection.
   checkUploadHeaders(req, deps.maxUploadBytes);
   const record = await requireDataset(deps.store, accountId, datasetId);
-  if (record.state === "DATASET_STATE_DELETED") throw new ApiError("INVALID_REQUEST", `The dataset ${datasetId} is deleted; create a new dataset to upload rows.`);
+  if (record.state === "DATASET_STATE_DELETED")
+    throw new ApiError("INVALID_REQUEST", `The dataset ${datasetId} is deleted; create a new dataset to upload rows.`);
   const body = await uploadBody(req);
   res.json(toDatasetVersion(await receive(deps, accountId, datasetId, body)));
 }
@@ -119,11 +139,19 @@ function checkUploadHeaders(req: Request, maxUploadBytes: number): void {
   const encoding = req.headers["content-encoding"];
   if (encoding !== undefined && encoding.toLowerCase() !== "identity") {
     // The bytes are stored as sent and validated as JSONL: a compressed body would be neither.
-    throw new ApiError("INVALID_REQUEST", `Content-Encoding ${encoding} is not supported for uploads; send the file uncompressed.`);
+    throw new ApiError(
+      "INVALID_REQUEST",
+      `Content-Encoding ${encoding} is not supported for uploads; send the file uncompressed.`,
+    );
   }
 }
 
-async function receive(deps: DatasetRouteDeps, accountId: string, datasetId: string, body: UploadBody): Promise<VersionRecord> {
+async function receive(
+  deps: DatasetRouteDeps,
+  accountId: string,
+  datasetId: string,
+  body: UploadBody,
+): Promise<VersionRecord> {
   const { store } = deps;
   const version = await store.datasets.beginUpload(accountId, datasetId, deps.owner, new Date());
   const file = store.datasets.versionFile(version);
@@ -148,7 +176,11 @@ async function receive(deps: DatasetRouteDeps, accountId: string, datasetId: str
 function uploadError(error: unknown): unknown {
   if (error instanceof ApiError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || (error as Error | undefined)?.message === "aborted") {
+  if (
+    code === "ECONNRESET" ||
+    code === "ERR_STREAM_PREMATURE_CLOSE" ||
+    (error as Error | undefined)?.message === "aborted"
+  ) {
     return new ApiError("INVALID_REQUEST", "The upload ended before the whole body arrived.");
   }
   return storageError(error);
@@ -157,6 +189,7 @@ function uploadError(error: unknown): unknown {
 /** Why a version that was not kept failed, for the rare case it stays listed (a later upload began meanwhile). */
 function reasonFor(error: unknown): string {
   if (error instanceof ApiError && error.code === "MEDIA_TOO_LARGE") return error.message;
-  if (error instanceof ApiError && error.code === "INVALID_REQUEST") return "the upload ended before the whole file arrived; upload it again";
+  if (error instanceof ApiError && error.code === "INVALID_REQUEST")
+    return "the upload ended before the whole file arrived; upload it again";
   return "the file could not be stored; upload it again";
 }

@@ -31,7 +31,11 @@ const REF = /^accounts\/([^/]+)\/datasets\/([^/]+)(?:\/versions\/([1-9][0-9]{0,8
  * ref = "accounts/{a}/datasets/{d}" (latest version) or ".../versions/{n}" (pinned);
  * undefined when it does not exist, is deleted, or belongs to another account than accountId.
  */
-export async function resolveDatasetVersion(store: Store, accountId: string, ref: string): Promise<DatasetVersionRef | undefined> {
+export async function resolveDatasetVersion(
+  store: Store,
+  accountId: string,
+  ref: string,
+): Promise<DatasetVersionRef | undefined> {
   const match = REF.exec(ref);
   if (!match || match[1] !== accountId) return undefined;
   const datasetId = match[2] as string;
@@ -47,7 +51,11 @@ export async function resolveDatasetVersion(store: Store, accountId: string, ref
  * The state of a dataset `ref` names that has no version yet (created, nothing uploaded:
  * `DATASET_STATE_CREATING`); undefined when it does not exist or has a version.
  */
-export async function versionlessDatasetState(store: Store, accountId: string, ref: string): Promise<string | undefined> {
+export async function versionlessDatasetState(
+  store: Store,
+  accountId: string,
+  ref: string,
+): Promise<string | undefined> {
   const match = REF.exec(ref);
   if (!match || match[1] !== accountId || match[3] !== undefined) return undefined;
   const dataset = await store.datasets.get(accountId, match[2] as string);
@@ -73,10 +81,22 @@ export async function* readTrainingRows(store: Store, version: DatasetVersionRef
  */
 export async function createDerivedDataset(
   store: Store,
-  args: { accountId: string; datasetId: string; displayName: string; source: "DATASET_SOURCE_SPLIT" | "DATASET_SOURCE_JOB_OUTPUT"; rows: Iterable<unknown> | AsyncIterable<unknown> },
+  args: {
+    accountId: string;
+    datasetId: string;
+    displayName: string;
+    source: "DATASET_SOURCE_SPLIT" | "DATASET_SOURCE_JOB_OUTPUT";
+    rows: Iterable<unknown> | AsyncIterable<unknown>;
+  },
 ): Promise<DatasetVersionRef> {
   const { accountId, datasetId } = args;
-  await store.datasets.create({ accountId, datasetId, displayName: args.displayName, source: args.source, now: new Date() });
+  await store.datasets.create({
+    accountId,
+    datasetId,
+    displayName: args.displayName,
+    source: args.source,
+    now: new Date(),
+  });
   const version = await store.datasets.beginUpload(accountId, datasetId, PROCESS_OWNER, new Date());
   const file = store.datasets.versionFile(version);
   try {

@@ -36,9 +36,14 @@ function formFile(req: Request): Promise<UploadBody> {
     let parser: busboy.Busboy;
     try {
       // Small limits for everything except the file: a form is a wrapper, not a payload.
-      parser = busboy({ headers: req.headers, limits: { fields: 20, fieldSize: 64 * 1024, parts: 50, headerPairs: 50 } });
+      parser = busboy({
+        headers: req.headers,
+        limits: { fields: 20, fieldSize: 64 * 1024, parts: 50, headerPairs: 50 },
+      });
     } catch (error) {
-      reject(new ApiError("INVALID_REQUEST", `The form cannot be read: ${(error as Error).message}.`, { param: "file" }));
+      reject(
+        new ApiError("INVALID_REQUEST", `The form cannot be read: ${(error as Error).message}.`, { param: "file" }),
+      );
       return;
     }
     let found = false;
@@ -61,7 +66,12 @@ function formFile(req: Request): Promise<UploadBody> {
       resolve({ rows: formRows(stream), finished });
     });
     finished.then(
-      () => reject(new ApiError("INVALID_REQUEST", "The form has no file part named `file`; send the JSONL file in it.", { param: "file" })),
+      () =>
+        reject(
+          new ApiError("INVALID_REQUEST", "The form has no file part named `file`; send the JSONL file in it.", {
+            param: "file",
+          }),
+        ),
       (error: unknown) => reject(error),
     );
     req.once("error", (error) => parser.destroy(error));

@@ -64,7 +64,14 @@ export class ValidationRunner {
     if (this.#closed) return;
     const result: ValidationRecord = outcome.ok
       ? outcome.result
-      : { totalLines: 0, validLines: 0, topLevelKeys: [], exampleCount: 0, estimatedTokenCount: 0, firstInvalidLine: { lineNumber: WHOLE_FILE, reason: outcome.message } };
+      : {
+          totalLines: 0,
+          validLines: 0,
+          topLevelKeys: [],
+          exampleCount: 0,
+          estimatedTokenCount: 0,
+          firstInvalidLine: { lineNumber: WHOLE_FILE, reason: outcome.message },
+        };
     try {
       await this.#store.datasets.finishValidation(key, result, new Date());
     } catch (error) {
@@ -79,14 +86,24 @@ export class ValidationRunner {
       this.#workers.add(worker);
       let outcome: WorkerOutcome | undefined;
       worker.once("message", (message: WorkerOutcome) => {
-        outcome = message.ok ? message : { ok: false, message: `the stored file could not be read (${message.message}); upload it again` };
+        outcome = message.ok
+          ? message
+          : { ok: false, message: `the stored file could not be read (${message.message}); upload it again` };
       });
       worker.once("error", (error) => {
-        outcome ??= { ok: false, message: `validation stopped unexpectedly (${error.message}); call validateUpload again` };
+        outcome ??= {
+          ok: false,
+          message: `validation stopped unexpectedly (${error.message}); call validateUpload again`,
+        };
       });
       worker.once("exit", (code) => {
         this.#workers.delete(worker);
-        resolve(outcome ?? { ok: false, message: `validation stopped unexpectedly (exit code ${code}); call validateUpload again` });
+        resolve(
+          outcome ?? {
+            ok: false,
+            message: `validation stopped unexpectedly (exit code ${code}); call validateUpload again`,
+          },
+        );
       });
     });
   }

@@ -7,7 +7,10 @@ import { datasetName, versionName, type DatasetRecord, type VersionRecord } from
 
 type Schemas = components["schemas"];
 
-export function toDataset(record: DatasetRecord, full?: { versions: VersionRecord[]; jobs: Schemas["DatasetJobRef"][] }): Schemas["Dataset"] {
+export function toDataset(
+  record: DatasetRecord,
+  full?: { versions: VersionRecord[]; jobs: Schemas["DatasetJobRef"][] },
+): Schemas["Dataset"] {
   return {
     name: datasetName(record.accountId, record.datasetId),
     datasetId: record.datasetId,
@@ -34,7 +37,14 @@ export function toDatasetVersion(record: VersionRecord): Schemas["DatasetVersion
     validation: {
       totalLines: String(validation.totalLines),
       validLines: String(validation.validLines),
-      ...(validation.firstInvalidLine ? { firstInvalidLine: { lineNumber: String(validation.firstInvalidLine.lineNumber), reason: validation.firstInvalidLine.reason } } : {}),
+      ...(validation.firstInvalidLine
+        ? {
+            firstInvalidLine: {
+              lineNumber: String(validation.firstInvalidLine.lineNumber),
+              reason: validation.firstInvalidLine.reason,
+            },
+          }
+        : {}),
     },
     topLevelKeys: validation.topLevelKeys,
     ...(validation.format ? { format: validation.format } : {}),

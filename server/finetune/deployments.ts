@@ -33,7 +33,9 @@ export class Deployments implements AccountModels {
 
   async list(accountId: string): Promise<ResolvedModel[]> {
     const models = await this.#store.listModels(accountId);
-    return models.flatMap((m) => [this.#resolved(m, "models"), this.#resolved(m, "deployments")].filter((r) => r !== undefined));
+    return models.flatMap((m) =>
+      [this.#resolved(m, "models"), this.#resolved(m, "deployments")].filter((r) => r !== undefined),
+    );
   }
 
   /** Makes the adapter servable in this process at once (the trainer has it in memory). */
@@ -57,7 +59,9 @@ export class Deployments implements AccountModels {
     const loading = this.#loaded.get(key(model));
     if (loading?.state === "ready") return loading.adapter;
     if (loading === undefined || loading.state === "failed") this.#load(model);
-    throw new ApiError("DEPLOYMENT_SCALING_UP", `The deployment of ${model.modelId} is loading; retry shortly.`, { retryAfter: 1 });
+    throw new ApiError("DEPLOYMENT_SCALING_UP", `The deployment of ${model.modelId} is loading; retry shortly.`, {
+      retryAfter: 1,
+    });
   }
 
   #load(model: AccountModel): void {
@@ -66,12 +70,12 @@ export class Deployments implements AccountModels {
     readFile(path.join(this.#dataDir, model.adapterPath))
       .then((bytes) => loadAdapter(bytes))
       .then(
-      (adapter) => this.#loaded.set(id, { state: "ready", adapter }),
-      (error: Error) => {
-        console.error(`deployment of ${id} failed to load:`, error);
-        this.#loaded.set(id, { state: "failed", error });
-      },
-    );
+        (adapter) => this.#loaded.set(id, { state: "ready", adapter }),
+        (error: Error) => {
+          console.error(`deployment of ${id} failed to load:`, error);
+          this.#loaded.set(id, { state: "failed", error });
+        },
+      );
   }
 }
 

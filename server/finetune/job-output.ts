@@ -17,13 +17,27 @@ export function promptOf(parsed: ParsedRow): ChatMessage[] {
   return messages.slice(0, lastAnswer);
 }
 
-export async function* tunedAnswers(baseModel: string, adapter: Adapter, rows: ParsedRow[], signal: AbortSignal): AsyncIterable<{ messages: ChatMessage[] }> {
+export async function* tunedAnswers(
+  baseModel: string,
+  adapter: Adapter,
+  rows: ParsedRow[],
+  signal: AbortSignal,
+): AsyncIterable<{ messages: ChatMessage[] }> {
   const provider = new LocalProvider();
   for (const row of rows) {
     const prompt = promptOf(row);
     const turns: Turn[] = prompt.map((m) => ({ kind: "message", role: m.role, text: m.content, media: [] }));
     let answer = "";
-    const events = provider.generate({ model: baseModel, turns, tools: [], toolChoice: { mode: "auto" }, temperature: 0, maxOutputTokens: MAX_ANSWER_TOKENS, adapter, signal });
+    const events = provider.generate({
+      model: baseModel,
+      turns,
+      tools: [],
+      toolChoice: { mode: "auto" },
+      temperature: 0,
+      maxOutputTokens: MAX_ANSWER_TOKENS,
+      adapter,
+      signal,
+    });
     for await (const event of events) if (event.type === "text") answer += event.delta;
     yield { messages: [...prompt, { role: "assistant", content: answer }] };
   }

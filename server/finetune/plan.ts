@@ -5,9 +5,19 @@
  * runner trains exactly the rows it names (`splitForEvaluation` is shared for that).
  */
 import type { components } from "../../generated/api.d.ts";
-import { readTrainingRows, resolveDatasetVersion, versionlessDatasetState, type DatasetVersionRef } from "../datasets/training-data.ts";
+import {
+  readTrainingRows,
+  resolveDatasetVersion,
+  versionlessDatasetState,
+  type DatasetVersionRef,
+} from "../datasets/training-data.ts";
 import { ApiError } from "../http/errors.ts";
-import { requireAgreement, requireFineTuningEnabled, requireModelAllowed, requirePaymentMethod } from "../http/permissions.ts";
+import {
+  requireAgreement,
+  requireFineTuningEnabled,
+  requireModelAllowed,
+  requirePaymentMethod,
+} from "../http/permissions.ts";
 import { enforceBalance, enforceBudget } from "../http/tenant-limits.ts";
 import { findPlatformModel, type PlatformModel } from "../inference/catalog.ts";
 import { costMicros, formatMoney } from "../store/money.ts";
@@ -22,7 +32,12 @@ export type TrainableModel = PlatformModel & { training: NonNullable<PlatformMod
 export const CURRENCY = "USD";
 
 /** The decisions' fixed defaults; the per-model ones (epochs among them) come from the catalogue. */
-const FIXED_DEFAULTS = { earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant", warmupSteps: 0 } as const;
+const FIXED_DEFAULTS = {
+  earlyStop: false,
+  evalAutoCarveoutBasisPoints: 0,
+  lrSchedule: "constant",
+  warmupSteps: 0,
+} as const;
 const DEFAULT_DPO_BETA = "0.1";
 /** The contract's ceiling of `epochs`. */
 const MAX_EPOCHS = 100;
@@ -64,12 +79,20 @@ export interface JobPlan {
   egress: Schemas["EgressDecision"];
 }
 
-export async function planJob(store: Store, account: Account, jobType: JobType, request: TrainingJobRequest): Promise<JobPlan> {
+export async function planJob(
+  store: Store,
+  account: Account,
+  jobType: JobType,
+  request: TrainingJobRequest,
+): Promise<JobPlan> {
   const base = trainableBase(account, request.baseModel);
   const settings = fillSettings(jobType, base, request.config);
   const format = jobType === "JOB_TYPE_DPO" ? "PREFERENCE" : "SFT";
   const input = await readyVersion(store, account.id, request.inputDatasetVersion, "inputDatasetVersion", format);
-  const evaluation = request.evaluationDatasetVersion === undefined ? undefined : await readyVersion(store, account.id, request.evaluationDatasetVersion, "evaluationDatasetVersion", format);
+  const evaluation =
+    request.evaluationDatasetVersion === undefined
+      ? undefined
+      : await readyVersion(store, account.id, request.evaluationDatasetVersion, "evaluationDatasetVersion", format);
   // Streamed: an estimate of a large dataset holds one row at a time.
   const carveOut = evaluation ? 0 : settings.evalAutoCarveoutBasisPoints;
   let index = 0;
@@ -142,20 +165,35 @@ export function isHeldOut(index: number, basisPoints: number): boolean {
 function trainableBase(account: Account, name: string): TrainableModel {
   const spec = findPlatformModel(name);
   // The contract's pattern admits platform model names only (accounts/maas/models/…), so an unknown one is unknown.
-  if (spec === undefined) throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, { param: "baseModel" });
+  if (spec === undefined)
+    throw new ApiError("MODEL_NOT_FOUND", `The model \`${name}\` does not exist or you do not have access to it.`, {
+      param: "baseModel",
+    });
   requireModelAllowed(account, spec.id, "baseModel");
   if (spec.training === undefined) {
-    throw new ApiError("INVALID_REQUEST", `The model ${spec.id} is not offered for fine-tuning.`, { param: "baseModel" });
+    throw new ApiError("INVALID_REQUEST", `The model ${spec.id} is not offered for fine-tuning.`, {
+      param: "baseModel",
+    });
   }
   return spec as TrainableModel;
 }
 
 /** The config a job gets for `input` when `examples` examples will be trained on: every default filled in. */
-export function fillConfig(jobType: JobType, base: TrainableModel, input: Schemas["TrainingConfigInput"], examples: number): TrainingConfig {
+export function fillConfig(
+  jobType: JobType,
+  base: TrainableModel,
+  input: Schemas["TrainingConfigInput"],
+  examples: number,
+): TrainingConfig {
   return withEpochs(fillSettings(jobType, base, input), base, input, examples);
 }
 
-function withEpochs(settings: Omit<TrainingConfig, "epochs">, base: TrainableModel, input: Schemas["TrainingConfigInput"], examples: number): TrainingConfig {
+function withEpochs(
+  settings: Omit<TrainingConfig, "epochs">,
+  base: TrainableModel,
+  input: Schemas["TrainingConfigInput"],
+  examples: number,
+): TrainingConfig {
   // In the contract's order of fields, which the job's config echoes.
   const { outputModelId, loraRank, learningRate, ...rest } = settings;
   const epochs = input.epochs ?? defaultEpochs(base.training.minSteps, examples, settings.batchSize);
@@ -163,9 +201,15 @@ function withEpochs(settings: Omit<TrainingConfig, "epochs">, base: TrainableMod
 }
 
 /** The config with every default filled in but `epochs`, which depends on the dataset's size. */
-function fillSettings(jobType: JobType, base: TrainableModel, input: Schemas["TrainingConfigInput"]): Omit<TrainingConfig, "epochs"> {
+function fillSettings(
+  jobType: JobType,
+  base: TrainableModel,
+  input: Schemas["TrainingConfigInput"],
+): Omit<TrainingConfig, "epochs"> {
   if (jobType === "JOB_TYPE_SFT" && input.dpoBeta !== undefined) {
-    throw new ApiError("INVALID_REQUEST", "dpoBeta applies to preference (DPO) jobs only.", { param: "config.dpoBeta" });
+    throw new ApiError("INVALID_REQUEST", "dpoBeta applies to preference (DPO) jobs only.", {
+      param: "config.dpoBeta",
+    });
   }
   const defaults = base.training;
   const config: Omit<TrainingConfig, "epochs"> = {
@@ -189,21 +233,39 @@ function fillSettings(jobType: JobType, base: TrainableModel, input: Schemas["Tr
 function requireInRange(text: string, range: { min: number; max: number }, param: string): void {
   const value = Number(text);
   if (!Number.isFinite(value) || value <= range.min || value > range.max) {
-    throw new ApiError("INVALID_REQUEST", `${param} must be a number greater than ${range.min} and at most ${range.max}; it is ${text}.`, { param });
+    throw new ApiError(
+      "INVALID_REQUEST",
+      `${param} must be a number greater than ${range.min} and at most ${range.max}; it is ${text}.`,
+      { param },
+    );
   }
 }
 
-async function readyVersion(store: Store, accountId: string, ref: string, param: string, format: "SFT" | "PREFERENCE"): Promise<DatasetVersionRef> {
+async function readyVersion(
+  store: Store,
+  accountId: string,
+  ref: string,
+  param: string,
+  format: "SFT" | "PREFERENCE",
+): Promise<DatasetVersionRef> {
   const version = await resolveDatasetVersion(store, accountId, ref);
   if (version === undefined) {
     const state = await versionlessDatasetState(store, accountId, ref);
     if (state === undefined) throw new ApiError("NOT_FOUND", `The dataset ${ref} does not exist.`, { param });
     throw new ApiError("INVALID_REQUEST", notReady(ref, state), { param });
   }
-  if (version.state !== "DATASET_VERSION_STATE_READY") throw new ApiError("INVALID_REQUEST", notReady(version.name, version.state), { param });
+  if (version.state !== "DATASET_VERSION_STATE_READY")
+    throw new ApiError("INVALID_REQUEST", notReady(version.name, version.state), { param });
   if (version.format !== format) {
-    const wanted = format === "PREFERENCE" ? "preference rows (input, preferred_output, non_preferred_output)" : "SFT rows (messages)";
-    throw new ApiError("INVALID_REQUEST", `${version.name} holds ${version.format} rows; this job type trains on ${wanted}.`, { param });
+    const wanted =
+      format === "PREFERENCE"
+        ? "preference rows (input, preferred_output, non_preferred_output)"
+        : "SFT rows (messages)";
+    throw new ApiError(
+      "INVALID_REQUEST",
+      `${version.name} holds ${version.format} rows; this job type trains on ${wanted}.`,
+      { param },
+    );
   }
   return version;
 }
@@ -217,8 +279,10 @@ function notReady(name: string, state: string): string {
     case "DATASET_VERSION_STATE_UPLOADING":
       return `${is}: its file is not validated; when the upload has finished, call :validateUpload and wait until it is READY.`;
     case "DATASET_VERSION_STATE_VALIDATING":
-      return `${is}: validation is still running; wait until the dataset is READY` +
-        " (validation reads about 50 MB a second, so most datasets are READY within seconds) and retry.";
+      return (
+        `${is}: validation is still running; wait until the dataset is READY` +
+        " (validation reads about 50 MB a second, so most datasets are READY within seconds) and retry."
+      );
     default:
       return `${is}; fix the file and upload it again.`;
   }
@@ -229,7 +293,12 @@ function notReady(name: string, state: string): string {
  * fine-tuning enabled, balance and budget (a create is a paid operation), payment method,
  * agreement, output model id free. The estimate reports it as `egress`; the create throws it.
  */
-async function createRefusal(store: Store, account: Account, base: TrainableModel, outputModelId: string): Promise<ApiError | undefined> {
+async function createRefusal(
+  store: Store,
+  account: Account,
+  base: TrainableModel,
+  outputModelId: string,
+): Promise<ApiError | undefined> {
   try {
     requireFineTuningEnabled(account);
     enforceBalance(account);

@@ -68,17 +68,26 @@ export function registerJobRoutes(router: Router, deps: JobRouteDeps): void {
       res.json(costEstimate(plan));
     });
     onOperation(router, ids.create, (req, res) => createJob(req, res, deps, collection));
-    onOperation(router, ids.list, (req, res, params) => listJobs(req, res, deps.store, collection, params.account as string));
+    onOperation(router, ids.list, (req, res, params) =>
+      listJobs(req, res, deps.store, collection, params.account as string),
+    );
     onOperation(router, ids.get, async (_req, res, params) => {
       res.json(toTrainingJob(await requireJob(deps.store, collection, params)));
     });
     onOperation(router, ids.cancel, async (_req, res, params) => {
       const job = await requireJob(deps.store, collection, params);
-      const patch = { state: "JOB_STATE_CANCELLED" as const, completeTime: new Date(), stateDetail: "Cancelled by request." };
+      const patch = {
+        state: "JOB_STATE_CANCELLED" as const,
+        completeTime: new Date(),
+        stateDetail: "Cancelled by request.",
+      };
       const cancelled = await deps.store.fineTuning.updateJob(job.accountId, job.jobId, patch, CANCELLABLE_STATES);
       if (cancelled === undefined) {
         const now = (await requireJob(deps.store, collection, params)).state;
-        throw new ApiError("JOB_STATE_INVALID", `A job in ${now} cannot be cancelled; only QUEUED, RUNNING and CHECKPOINTING jobs can.`);
+        throw new ApiError(
+          "JOB_STATE_INVALID",
+          `A job in ${now} cannot be cancelled; only QUEUED, RUNNING and CHECKPOINTING jobs can.`,
+        );
       }
       deps.cancelled(job.accountId, job.jobId);
       res.json(toTrainingJob(cancelled));
@@ -103,7 +112,8 @@ async function createJob(req: Request, res: Response, deps: JobRouteDeps, collec
   const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
   // A retry is answered with the first job before anything is planned again: the dataset may
   // have been deleted or the balance spent since, and the retry must still see its job.
-  const earlier = idempotency && (await deps.store.fineTuning.findIdempotentJob(account.id, collection.jobType, idempotency));
+  const earlier =
+    idempotency && (await deps.store.fineTuning.findIdempotentJob(account.id, collection.jobType, idempotency));
   if (earlier) {
     res.status(201).json(toTrainingJob(earlier));
     return;
@@ -112,7 +122,10 @@ async function createJob(req: Request, res: Response, deps: JobRouteDeps, collec
   // The estimate's egress decision, so the two cannot disagree. A taken output model id is left to the store,
   // which checks it in one transaction with the Idempotency-Key: a retried create returns the first job.
   if (plan.refusal && plan.refusal.code !== "ALREADY_EXISTS") throw plan.refusal;
-  const { job, created } = await deps.store.fineTuning.createJob(newJob(account.id, `keys/${keyId}`, collection, plan), idempotency);
+  const { job, created } = await deps.store.fineTuning.createJob(
+    newJob(account.id, `keys/${keyId}`, collection, plan),
+    idempotency,
+  );
   if (created) deps.wake();
   res.status(201).json(toTrainingJob(job));
 }
@@ -131,7 +144,12 @@ function newJob(accountId: string, createdBy: string, collection: Collection, pl
     config: plan.config,
     progress: { percent: 0, epoch: 0, totalEpochs: plan.config.epochs, processedTokens: 0 },
     estimatedCostMicros: plan.costMicros,
-    execution: { trainer: plan.base.training.trainer, examplesSkipped: plan.examplesSkipped, examplesTrained: 0, evalExamples: plan.evalExamples },
+    execution: {
+      trainer: plan.base.training.trainer,
+      examplesSkipped: plan.examplesSkipped,
+      examplesTrained: 0,
+      evalExamples: plan.evalExamples,
+    },
     createdBy,
     createTime: new Date(),
     checkpointEpoch: 0,
@@ -155,7 +173,8 @@ function canonicalJson(value: unknown): string {
 
 async function requireJob(store: Store, collection: Collection, params: Record<string, string>): Promise<JobRecord> {
   const job = await store.fineTuning.getJob(params.account as string, collection.jobType, params.job as string);
-  if (job === undefined) throw new ApiError("NOT_FOUND", `No ${collection.listKey} job ${params.job}.`, { param: "job" });
+  if (job === undefined)
+    throw new ApiError("NOT_FOUND", `No ${collection.listKey} job ${params.job}.`, { param: "job" });
   return job;
 }
 
@@ -163,13 +182,26 @@ async function requireJob(store: Store, collection: Collection, params: Record<s
 // Listing
 // ---------------------------------------------------------------------------
 
-async function listJobs(req: Request, res: Response, store: Store, collection: Collection, accountId: string): Promise<void> {
+async function listJobs(
+  req: Request,
+  res: Response,
+  store: Store,
+  collection: Collection,
+  accountId: string,
+): Promise<void> {
   const pageSize = integerQuery(req.query.pageSize, "pageSize", 50);
   const filter = typeof req.query.filter === "string" ? req.query.filter : "";
   const state = parseStateFilter(filter, "JOB_STATE_", JOB_STATES);
   const query = listBinding(collection.listKey, accountId, pageSize, filter);
-  const after = typeof req.query.pageToken === "string" && req.query.pageToken !== "" ? readPageToken(req.query.pageToken, query) : undefined;
-  const page = await store.fineTuning.listJobs(accountId, collection.jobType, { state, limit: pageSize + 1, afterJob: after === undefined ? undefined : { createSeq: after } });
+  const after =
+    typeof req.query.pageToken === "string" && req.query.pageToken !== ""
+      ? readPageToken(req.query.pageToken, query)
+      : undefined;
+  const page = await store.fineTuning.listJobs(accountId, collection.jobType, {
+    state,
+    limit: pageSize + 1,
+    afterJob: after === undefined ? undefined : { createSeq: after },
+  });
   const jobs = page.jobs.slice(0, pageSize);
   const more = page.jobs.length > pageSize;
   const last = jobs.at(-1);

@@ -40,10 +40,15 @@ export function checkRow(line: string): RowCheck {
   } catch (error) {
     return { ok: false, reason: `not valid JSON (${(error as Error).message})` };
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, reason: "a row must be a JSON object" };
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { ok: false, reason: "a row must be a JSON object" };
   const row = value as Record<string, unknown>;
   const check = "messages" in row ? checkSft(row) : isPreference(row) ? checkPreference(row) : undefined;
-  if (check === undefined) return { ok: false, reason: `a row needs "messages" (supervised) or "input", "preferred_output" and "non_preferred_output" (preference); this one has ${keyList(row)}` };
+  if (check === undefined)
+    return {
+      ok: false,
+      reason: `a row needs "messages" (supervised) or "input", "preferred_output" and "non_preferred_output" (preference); this one has ${keyList(row)}`,
+    };
   return typeof check === "string" ? { ok: false, reason: check } : { ok: true, parsed: check, keys: Object.keys(row) };
 }
 
@@ -66,21 +71,26 @@ function clip(text: string): string {
 function checkSft(row: Record<string, unknown>): ParsedRow | string {
   const messages = checkMessages(row.messages, "messages");
   if (typeof messages === "string") return messages;
-  if (!messages.some((m) => m.role === "assistant")) return '"messages" needs at least one assistant message (the answer to train on)';
+  if (!messages.some((m) => m.role === "assistant"))
+    return '"messages" needs at least one assistant message (the answer to train on)';
   if (row.tools !== undefined && !Array.isArray(row.tools)) return '"tools" must be an array';
   return { format: "SFT", row: { messages, ...(row.tools !== undefined ? { tools: row.tools as unknown[] } : {}) } };
 }
 
 function checkPreference(row: Record<string, unknown>): ParsedRow | string {
   const input = row.input;
-  if (typeof input !== "object" || input === null || Array.isArray(input)) return '"input" must be an object with "messages"';
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    return '"input" must be an object with "messages"';
   const prompt = checkMessages((input as Record<string, unknown>).messages, "input.messages");
   if (typeof prompt === "string") return prompt;
   const preferred = checkAnswer(row.preferred_output, "preferred_output");
   if (typeof preferred === "string") return preferred;
   const rejected = checkAnswer(row.non_preferred_output, "non_preferred_output");
   if (typeof rejected === "string") return rejected;
-  return { format: "PREFERENCE", row: { input: { messages: prompt }, preferred_output: preferred, non_preferred_output: rejected } };
+  return {
+    format: "PREFERENCE",
+    row: { input: { messages: prompt }, preferred_output: preferred, non_preferred_output: rejected },
+  };
 }
 
 /** A preference answer: a non-empty list of assistant messages. */
@@ -103,11 +113,14 @@ function checkMessages(value: unknown, field: string): ChatMessage[] | string {
 }
 
 function checkMessage(value: unknown, where: string): string | undefined {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return `"${where}" must be an object with "role" and "content"`;
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return `"${where}" must be an object with "role" and "content"`;
   const m = value as Record<string, unknown>;
-  if (typeof m.role !== "string" || !ROLES.has(m.role)) return `"${where}.role" ${found(m.role)}; it must be "system", "user" or "assistant"`;
+  if (typeof m.role !== "string" || !ROLES.has(m.role))
+    return `"${where}.role" ${found(m.role)}; it must be "system", "user" or "assistant"`;
   if (typeof m.content !== "string") return `"${where}.content" ${found(m.content)}; it must be a string`;
-  if (m.weight !== undefined && m.weight !== 0 && m.weight !== 1) return `"${where}.weight" ${found(m.weight)}; it must be 0 or 1`;
+  if (m.weight !== undefined && m.weight !== 0 && m.weight !== 1)
+    return `"${where}.weight" ${found(m.weight)}; it must be 0 or 1`;
   return undefined;
 }
 

@@ -13,20 +13,42 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { createDerivedDataset, readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../datasets/training-data.ts";
+import {
+  createDerivedDataset,
+  readTrainingRows,
+  resolveDatasetVersion,
+  type DatasetVersionRef,
+} from "../datasets/training-data.ts";
 import { ApiError } from "../http/errors.ts";
 import { log } from "../log.ts";
 import { findPlatformModel } from "../inference/catalog.ts";
 import { loadAdapter } from "../inference/local/index.ts";
 import { costMicros } from "../store/money.ts";
-import { ACTIVE_STATES, jobName, type ClaimedJob, type CurvePoint, type JobPatch, type JobRecord } from "../store/fine-tuning.ts";
+import {
+  ACTIVE_STATES,
+  jobName,
+  type ClaimedJob,
+  type CurvePoint,
+  type JobPatch,
+  type JobRecord,
+} from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
 import type { Deployments } from "./deployments.ts";
 import { writeFileDurably } from "./files.ts";
 import { tunedAnswers } from "./job-output.ts";
 import { isHeldOut } from "./plan.ts";
 import type { ParsedRow } from "./rows.ts";
-import { loadCheckpoint, serializeCheckpoint, train, TrainingDataError, TrainingDivergedError, type EpochEnd, type StepPoint, type TrainerConfig, type TrainerResult } from "./trainer.ts";
+import {
+  loadCheckpoint,
+  serializeCheckpoint,
+  train,
+  TrainingDataError,
+  TrainingDivergedError,
+  type EpochEnd,
+  type StepPoint,
+  type TrainerConfig,
+  type TrainerResult,
+} from "./trainer.ts";
 
 export interface RunnerOptions {
   store: Store;
@@ -47,7 +69,8 @@ export interface RunnerOptions {
  * `released`: it stopped working on it: `done` (succeeded or failed), `stopped` (cancelled,
  * taken over, or this process is stopping).
  */
-export type RunnerEvent = { type: "claimed"; job: string; resumed: boolean } | { type: "released"; job: string; outcome: "done" | "stopped" };
+export type RunnerEvent =
+  { type: "claimed"; job: string; resumed: boolean } | { type: "released"; job: string; outcome: "done" | "stopped" };
 
 /** The job this runner is training. */
 interface CurrentJob {
@@ -152,7 +175,13 @@ export class JobRunner {
     const { job } = claimed;
     const abort = new AbortController();
     let released!: () => void;
-    const current: CurrentJob = { accountId: job.accountId, jobId: job.jobId, abort, stopAtCheckpoint: false, released: new Promise((resolve) => (released = resolve)) };
+    const current: CurrentJob = {
+      accountId: job.accountId,
+      jobId: job.jobId,
+      abort,
+      stopAtCheckpoint: false,
+      released: new Promise((resolve) => (released = resolve)),
+    };
     this.#current = current;
     const heartbeat = setInterval(() => void this.#renew(job, abort), Math.max(50, this.#options.leaseMs / 3));
     const name = jobName(job.accountId, job.jobId);
@@ -175,25 +204,35 @@ export class JobRunner {
 
   /** Lets another runner claim the job now: a lease that ran out long ago (no change when the job is no longer this runner's). */
   async #releaseLease(job: JobRecord): Promise<void> {
-    await this.#options.store.fineTuning.renewLease(job.accountId, job.jobId, this.#owner, new Date(0)).catch(() => false);
+    await this.#options.store.fineTuning
+      .renewLease(job.accountId, job.jobId, this.#owner, new Date(0))
+      .catch(() => false);
   }
 
   async #renew(job: JobRecord, abort: AbortController): Promise<void> {
     const until = new Date(Date.now() + this.#options.leaseMs);
-    const held = await this.#options.store.fineTuning.renewLease(job.accountId, job.jobId, this.#owner, until).catch(() => true);
+    const held = await this.#options.store.fineTuning
+      .renewLease(job.accountId, job.jobId, this.#owner, until)
+      .catch(() => true);
     if (!held) abort.abort(new Error("the job was cancelled or taken over"));
   }
 
   async #fail(job: JobRecord, error: unknown): Promise<void> {
     const errorClass = failureClass(error);
-    if (errorClass === "INTERNAL") log("error", "job.failed", { job: jobName(job.accountId, job.jobId), errorClass, detail: describe(error) });
+    if (errorClass === "INTERNAL")
+      log("error", "job.failed", { job: jobName(job.accountId, job.jobId), errorClass, detail: describe(error) });
     const patch: JobPatch = {
       state: "JOB_STATE_FAILED",
       errorClass,
-      stateDetail: errorClass === "INTERNAL" ? "Training failed because of an internal error; it is not billed." : `${(error as Error).message} It is not billed.`,
+      stateDetail:
+        errorClass === "INTERNAL"
+          ? "Training failed because of an internal error; it is not billed."
+          : `${(error as Error).message} It is not billed.`,
       completeTime: new Date(),
     };
-    await this.#options.store.fineTuning.updateJob(job.accountId, job.jobId, patch, ACTIVE_STATES, this.#owner).catch(() => undefined);
+    await this.#options.store.fineTuning
+      .updateJob(job.accountId, job.jobId, patch, ACTIVE_STATES, this.#owner)
+      .catch(() => undefined);
   }
 }
 
@@ -211,7 +250,13 @@ class Training {
   /** The last optimisation step reported. */
   #step = 0;
 
-  constructor(options: RunnerOptions, job: JobRecord, signal: AbortSignal, owner: string, stopAtCheckpoint: () => boolean = () => false) {
+  constructor(
+    options: RunnerOptions,
+    job: JobRecord,
+    signal: AbortSignal,
+    owner: string,
+    stopAtCheckpoint: () => boolean = () => false,
+  ) {
     this.#options = options;
     this.#job = job;
     this.#signal = signal;
@@ -238,7 +283,10 @@ class Training {
       onStep: (point) => this.#onStep(point),
       onEpochEnd: (end) => this.#onEpochEnd(end),
     });
-    if (result.examplesTrained === 0) throw new DataError(`No example fits maxContextLength ${job.config.maxContextLength}; ${result.examplesSkipped} were skipped.`);
+    if (result.examplesTrained === 0)
+      throw new DataError(
+        `No example fits maxContextLength ${job.config.maxContextLength}; ${result.examplesSkipped} were skipped.`,
+      );
     await this.#finish(result, evaluation);
   }
 
@@ -249,9 +297,15 @@ class Training {
     const rows = await collect(readTrainingRows(this.#options.store, input));
     const carveOut = job.config.evalAutoCarveoutBasisPoints;
     const splitName = `accounts/${job.accountId}/datasets/${job.jobId}-eval`;
-    const userEvaluation = job.evaluationDatasetVersion !== undefined && !job.evaluationDatasetVersion.startsWith(`${splitName}/`);
+    const userEvaluation =
+      job.evaluationDatasetVersion !== undefined && !job.evaluationDatasetVersion.startsWith(`${splitName}/`);
     if (userEvaluation) {
-      return { train: rows, evaluation: await collect(readTrainingRows(this.#options.store, await this.#version(job.evaluationDatasetVersion as string))) };
+      return {
+        train: rows,
+        evaluation: await collect(
+          readTrainingRows(this.#options.store, await this.#version(job.evaluationDatasetVersion as string)),
+        ),
+      };
     }
     if (carveOut === 0) return { train: rows, evaluation: [] };
     const train = rows.filter((_, i) => !isHeldOut(i, carveOut));
@@ -271,7 +325,8 @@ class Training {
       rows: held.map((r) => r.row),
     }).catch(async (error: unknown) => {
       // A previous run of this job wrote it before the process died.
-      if (error instanceof ApiError && error.code === "ALREADY_EXISTS") return this.#version(`accounts/${job.accountId}/datasets/${datasetId}`);
+      if (error instanceof ApiError && error.code === "ALREADY_EXISTS")
+        return this.#version(`accounts/${job.accountId}/datasets/${datasetId}`);
       throw error;
     });
     await this.#update({ evaluationDatasetVersion: version.name, datasetIds: [...job.datasetIds, datasetId] });
@@ -298,8 +353,22 @@ class Training {
 
   async #onStep(point: StepPoint): Promise<void> {
     this.#step = point.step;
-    this.#pending.push({ step: point.step, epoch: point.epoch, loss: point.loss, learningRate: point.learningRate, time: new Date() });
-    this.#job = { ...this.#job, progress: { ...this.#job.progress, percent: Math.floor(point.percent), epoch: point.epoch, processedTokens: point.processedTokens } };
+    this.#pending.push({
+      step: point.step,
+      epoch: point.epoch,
+      loss: point.loss,
+      learningRate: point.learningRate,
+      time: new Date(),
+    });
+    this.#job = {
+      ...this.#job,
+      progress: {
+        ...this.#job.progress,
+        percent: Math.floor(point.percent),
+        epoch: point.epoch,
+        processedTokens: point.processedTokens,
+      },
+    };
     if (Date.now() - this.#lastFlush >= FLUSH_MS) await this.#flush();
   }
 
@@ -320,8 +389,11 @@ class Training {
       const point = { step, epoch: end.epoch, loss: end.evaluationLoss, learningRate: 0, time: new Date() };
       await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "evaluation", [point]);
     }
-    await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, ["JOB_STATE_CHECKPOINTING"]);
-    if (this.#stopAtCheckpoint()) throw new CancelledError("the process is stopping; the job resumes from this checkpoint");
+    await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, [
+      "JOB_STATE_CHECKPOINTING",
+    ]);
+    if (this.#stopAtCheckpoint())
+      throw new CancelledError("the process is stopping; the job resumes from this checkpoint");
   }
 
   async #finish(result: TrainerResult, evaluation: ParsedRow[]): Promise<void> {
@@ -333,17 +405,35 @@ class Training {
     const adapter = loadAdapter(result.adapter);
     if (evaluation.length > 0) await this.#writeOutput(adapter, evaluation);
     this.#options.deployments.warm({ accountId: job.accountId, modelId }, adapter);
-    const model = { accountId: job.accountId, modelId, baseModel: job.baseModel, jobName: jobName(job.accountId, job.jobId), adapterPath, createTime: new Date() };
-    const execution = { ...job.execution, examplesTrained: result.examplesTrained, examplesSkipped: result.examplesSkipped, evalExamples: result.evalExamples };
+    const model = {
+      accountId: job.accountId,
+      modelId,
+      baseModel: job.baseModel,
+      jobName: jobName(job.accountId, job.jobId),
+      adapterPath,
+      createTime: new Date(),
+    };
+    const execution = {
+      ...job.execution,
+      examplesTrained: result.examplesTrained,
+      examplesSkipped: result.examplesSkipped,
+      evalExamples: result.evalExamples,
+    };
     const progress = { ...job.progress, percent: 100 };
     const stateDetail = result.stoppedEarly ? "Stopped early: the evaluation loss stopped improving." : undefined;
-    this.#job = await this.#store.completeJob(job.accountId, job.jobId, model, {
-      outputModel: `accounts/${job.accountId}/models/${modelId}`,
-      completeTime: new Date(),
-      execution,
-      progress,
-      ...(stateDetail ? { stateDetail } : {}),
-    }, this.#owner);
+    this.#job = await this.#store.completeJob(
+      job.accountId,
+      job.jobId,
+      model,
+      {
+        outputModel: `accounts/${job.accountId}/models/${modelId}`,
+        completeTime: new Date(),
+        execution,
+        progress,
+        ...(stateDetail ? { stateDetail } : {}),
+      },
+      this.#owner,
+    );
     await this.#charge();
   }
 
@@ -367,7 +457,13 @@ class Training {
     const amountMicros = costMicros(rate, job.progress.processedTokens);
     if (amountMicros === 0) return;
     const keyId = job.createdBy.startsWith("keys/") ? job.createdBy.slice("keys/".length) : null;
-    await this.#options.store.usage.charge({ accountId: job.accountId, keyId, kind: "fine_tuning", amountMicros, at: new Date() });
+    await this.#options.store.usage.charge({
+      accountId: job.accountId,
+      keyId,
+      kind: "fine_tuning",
+      amountMicros,
+      at: new Date(),
+    });
   }
 
   /**

@@ -5,7 +5,12 @@
  */
 import { readTensorFile, writeTensorFile } from "../inference/local/tensor-file.ts";
 import {
-  cloneAdapter, putAdapterTensors, takeAdapterTensors, type Adapter, type AdamState, type AdapterMeta,
+  cloneAdapter,
+  putAdapterTensors,
+  takeAdapterTensors,
+  type Adapter,
+  type AdamState,
+  type AdapterMeta,
 } from "../inference/local/index.ts";
 
 export { cloneAdapter };
@@ -73,7 +78,11 @@ export function serializeCheckpoint(c: TrainerCheckpoint): Uint8Array {
     processedTokens: c.processedTokens,
     firstLoss: c.firstLoss,
     // JSON has no Infinity: a disabled clip is stored as null.
-    optimizer: { step: c.optimizer.step, moments, options: { ...adam, clipNorm: Number.isFinite(clipNorm) ? clipNorm : null } },
+    optimizer: {
+      step: c.optimizer.step,
+      moments,
+      options: { ...adam, clipNorm: Number.isFinite(clipNorm) ? clipNorm : null },
+    },
     ...adapter,
     earlyStop: { bestLoss: c.earlyStop.bestLoss, bestEpoch: c.earlyStop.bestEpoch, stopped: c.earlyStop.stopped, best },
   };
@@ -93,7 +102,12 @@ interface CheckpointMeta {
   /** The adapter's header entry (AdapterMeta) is spread here. */
   matrices: AdapterMeta["matrices"];
   addedTokens?: number[];
-  earlyStop: { bestLoss: number | null; bestEpoch: number; stopped: boolean; best: AdapterMeta | AdapterMeta["matrices"] | null };
+  earlyStop: {
+    bestLoss: number | null;
+    bestEpoch: number;
+    stopped: boolean;
+    best: AdapterMeta | AdapterMeta["matrices"] | null;
+  };
 }
 
 export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
@@ -116,7 +130,10 @@ export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
     firstLoss: meta.firstLoss ?? null,
     adapter: takeAdapterTensors(tensors, "adapter/", meta),
     optimizer: { step: meta.optimizer.step, m, v, options: { ...adam, clipNorm: clipNorm ?? Infinity } },
-    earlyStop: { ...earlyStop, bestAdapter: best === null ? null : takeAdapterTensors(tensors, "best/", bestMeta(best)) },
+    earlyStop: {
+      ...earlyStop,
+      bestAdapter: best === null ? null : takeAdapterTensors(tensors, "best/", bestMeta(best)),
+    },
   };
 }
 

@@ -6,8 +6,14 @@
  */
 import { findPlatformModel } from "../inference/catalog.ts";
 import {
-  encodePreference, loadModel, renderChat, targetCount,
-  type EncodedExample, type EncodedPreference, type LocalModel, type ReferenceLogProbs,
+  encodePreference,
+  loadModel,
+  renderChat,
+  targetCount,
+  type EncodedExample,
+  type EncodedPreference,
+  type LocalModel,
+  type ReferenceLogProbs,
 } from "../inference/local/index.ts";
 import { countTokens, decode, encode } from "../inference/tokenizer.ts";
 import type { ParsedRow } from "./rows.ts";
@@ -37,9 +43,7 @@ export function trainableLocalModel(name: string): LocalModel {
 }
 
 /** An example ready to train on. */
-export type Encoded =
-  | { format: "SFT"; example: EncodedExample }
-  | { format: "PREFERENCE"; pair: EncodedPreference };
+export type Encoded = { format: "SFT"; example: EncodedExample } | { format: "PREFERENCE"; pair: EncodedPreference };
 
 export interface TrainingItem {
   encoded: Encoded;
@@ -53,12 +57,17 @@ export interface TrainingItem {
 export function encodeRow(model: LocalModel, row: ParsedRow): Encoded {
   if (row.format === "SFT") return { format: "SFT", example: renderChat(model, row.row.messages) };
   const { input, preferred_output, non_preferred_output } = row.row;
-  return { format: "PREFERENCE", pair: encodePreference(model, input.messages, preferred_output, non_preferred_output) };
+  return {
+    format: "PREFERENCE",
+    pair: encodePreference(model, input.messages, preferred_output, non_preferred_output),
+  };
 }
 
 /** Longest sequence the example needs (for a pair: the longer of its two answers with the prompt). */
 export function sequenceLength(encoded: Encoded): number {
-  return encoded.format === "SFT" ? encoded.example.tokens.length : Math.max(encoded.pair.chosen.tokens.length, encoded.pair.rejected.tokens.length);
+  return encoded.format === "SFT"
+    ? encoded.example.tokens.length
+    : Math.max(encoded.pair.chosen.tokens.length, encoded.pair.rejected.tokens.length);
 }
 
 /**
@@ -94,7 +103,9 @@ export function exampleTokens(row: ParsedRow): number {
 
 /** Target tokens of an SFT example (0 when every assistant message has weight 0). */
 export function targets(encoded: Encoded): number {
-  return encoded.format === "SFT" ? targetCount(encoded.example) : targetCount(encoded.pair.chosen) + targetCount(encoded.pair.rejected);
+  return encoded.format === "SFT"
+    ? targetCount(encoded.example)
+    : targetCount(encoded.pair.chosen) + targetCount(encoded.pair.rejected);
 }
 
 export interface PreparedRows {
@@ -109,13 +120,20 @@ export interface PreparedRows {
  * added tokens only make the trained sequences shorter.
  */
 export function prepareRows(
-  base: LocalModel, adapted: LocalModel, rows: readonly ParsedRow[], format: ParsedRow["format"], maxContextLength: number, what: string,
+  base: LocalModel,
+  adapted: LocalModel,
+  rows: readonly ParsedRow[],
+  format: ParsedRow["format"],
+  maxContextLength: number,
+  what: string,
 ): PreparedRows {
   const items: TrainingItem[] = [];
   let skipped = 0;
   rows.forEach((row, i) => {
-    if (row.format !== format) throw new TrainingDataError(`${what} row ${i + 1} is a ${row.format} row; this job trains on ${format} rows`);
-    if (fitsRow(base, row, maxContextLength)) items.push({ encoded: encodeRow(adapted, row), tokens: exampleTokens(row) });
+    if (row.format !== format)
+      throw new TrainingDataError(`${what} row ${i + 1} is a ${row.format} row; this job trains on ${format} rows`);
+    if (fitsRow(base, row, maxContextLength))
+      items.push({ encoded: encodeRow(adapted, row), tokens: exampleTokens(row) });
     else skipped++;
   });
   return { items, skipped };

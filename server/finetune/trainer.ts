@@ -11,14 +11,33 @@
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import {
-  AdapterStep, adaptModel, createAdapter, createTrainingState, dpoPairLoss, learningRateAt, referenceLogProbs, rehearsalExamples,
-  sequenceLogProb, serializeAdapter, targetCount, type Adapter, type EncodedExample, type EncodedPreference, type LocalModel,
+  AdapterStep,
+  adaptModel,
+  createAdapter,
+  createTrainingState,
+  dpoPairLoss,
+  learningRateAt,
+  referenceLogProbs,
+  rehearsalExamples,
+  sequenceLogProb,
+  serializeAdapter,
+  targetCount,
+  type Adapter,
+  type EncodedExample,
+  type EncodedPreference,
+  type LocalModel,
   type ReferenceLogProbs,
 } from "../inference/local/index.ts";
 import { createRng } from "../inference/local/math.ts";
 import type { ParsedRow } from "./rows.ts";
 import {
-  chooseAddedTokens, exampleTokens as rowExampleTokens, fitsRow, localBaseModel, prepareRows, trainableLocalModel, type TrainingItem,
+  chooseAddedTokens,
+  exampleTokens as rowExampleTokens,
+  fitsRow,
+  localBaseModel,
+  prepareRows,
+  trainableLocalModel,
+  type TrainingItem,
 } from "./trainer-data.ts";
 import { cloneAdapter, snapshot, type EarlyStopState, type TrainerCheckpoint } from "./trainer-checkpoint.ts";
 
@@ -173,13 +192,25 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
   const initial = adaptModel(model, startingAdapter(model, config.loraRank, progress.adapter.tokens.bpeIds));
   const trainRows = prepareRows(model, initial, run.train, format, config.maxContextLength, "training");
   const evalRows = prepareRows(model, initial, run.evaluation, format, config.maxContextLength, "evaluation");
-  const counts = { examplesTrained: trainRows.items.length, examplesSkipped: trainRows.skipped, evalExamples: evalRows.items.length };
+  const counts = {
+    examplesTrained: trainRows.items.length,
+    examplesSkipped: trainRows.skipped,
+    evalExamples: evalRows.items.length,
+  };
   if (trainRows.items.length === 0) {
     // Nothing fits: no step, no epoch; the runner reports it from examplesTrained = 0.
-    return { ...counts, adapter: serializeAdapter(createAdapter(model, config.loraRank, ADAPTER_SEED)), stoppedEarly: false };
+    return {
+      ...counts,
+      adapter: serializeAdapter(createAdapter(model, config.loraRank, ADAPTER_SEED)),
+      stoppedEarly: false,
+    };
   }
   const ctx: Context = {
-    run, model, reference: initial, items: trainRows.items, evaluation: evalRows.items,
+    run,
+    model,
+    reference: initial,
+    items: trainRows.items,
+    evaluation: evalRows.items,
     totalSteps: Math.ceil(trainRows.items.length / config.batchSize) * config.epochs,
     earlyStopping: config.earlyStop && evalRows.items.length > 0,
     progress,
@@ -198,7 +229,11 @@ function startingAdapter(model: LocalModel, rank: number, addedTokens: readonly 
 function freshProgress(model: LocalModel, run: TrainingRun): Progress {
   const adapter = startingAdapter(model, run.config.loraRank, chooseAddedTokens(model, run.train));
   return {
-    epoch: 0, step: 0, processedTokens: 0, firstLoss: null, adapter,
+    epoch: 0,
+    step: 0,
+    processedTokens: 0,
+    firstLoss: null,
+    adapter,
     optimizer: createTrainingState(model, adapter),
     earlyStop: { bestLoss: null, bestEpoch: 0, bestAdapter: null, stopped: false },
   };
@@ -209,7 +244,8 @@ function resumedProgress(run: TrainingRun): Progress {
   const c = snapshot(run.resume!);
   if (c.kind !== run.kind) throw new Error(`cannot resume a ${run.kind} run from a ${c.kind} checkpoint`);
   const rank = Object.values(c.adapter.matrices)[0]?.rank;
-  if (rank !== run.config.loraRank) throw new Error(`checkpoint adapter rank ${rank} differs from loraRank ${run.config.loraRank}`);
+  if (rank !== run.config.loraRank)
+    throw new Error(`checkpoint adapter rank ${rank} differs from loraRank ${run.config.loraRank}`);
   const { kind: _kind, ...progress } = c;
   return progress;
 }
@@ -242,12 +278,20 @@ async function trainEpoch(ctx: Context, epoch: number): Promise<void> {
   const { run, progress: p } = ctx;
   const order = epochOrder(ctx.items.length, epoch);
   for (let start = 0; start < order.length; start += run.config.batchSize) {
-    await trainBatch(ctx, epoch, order.slice(start, start + run.config.batchSize).map((i) => ctx.items[i]!));
+    await trainBatch(
+      ctx,
+      epoch,
+      order.slice(start, start + run.config.batchSize).map((i) => ctx.items[i]!),
+    );
   }
   const evaluationLoss = ctx.evaluation.length > 0 ? await evaluate(ctx) : undefined;
   if (ctx.earlyStopping) judgeEpoch(p, epoch, evaluationLoss!);
   p.epoch = epoch;
-  await run.onEpochEnd({ epoch, ...(evaluationLoss !== undefined ? { evaluationLoss } : {}), checkpoint: snapshot({ kind: run.kind, ...p }) });
+  await run.onEpochEnd({
+    epoch,
+    ...(evaluationLoss !== undefined ? { evaluationLoss } : {}),
+    checkpoint: snapshot({ kind: run.kind, ...p }),
+  });
   run.signal.throwIfAborted();
 }
 
@@ -256,20 +300,31 @@ async function trainBatch(ctx: Context, epoch: number, batch: TrainingItem[]): P
   const { run, progress: p } = ctx;
   const { config } = run;
   const learningRate = learningRateAt(p.step, {
-    learningRate: config.learningRate, warmupSteps: config.warmupSteps, totalSteps: ctx.totalSteps, schedule: config.lrSchedule,
+    learningRate: config.learningRate,
+    warmupSteps: config.warmupSteps,
+    totalSteps: ctx.totalSteps,
+    schedule: config.lrSchedule,
   });
   const loss = run.kind === "SFT" ? await sftStep(ctx, batch, learningRate) : await dpoStep(ctx, batch, learningRate);
   checkDivergence(p, loss);
   p.step++;
   p.processedTokens += batch.reduce((n, item) => n + item.tokens, 0);
-  await run.onStep({ step: p.step, epoch, loss, learningRate, processedTokens: p.processedTokens, percent: (100 * p.step) / ctx.totalSteps });
+  await run.onStep({
+    step: p.step,
+    epoch,
+    loss,
+    learningRate,
+    processedTokens: p.processedTokens,
+    percent: (100 * p.step) / ctx.totalSteps,
+  });
   await pause(run.signal);
 }
 
 /** Throws TrainingDivergedError when the step's loss says the run has diverged (rule: DIVERGENCE_FACTOR). */
 function checkDivergence(p: Progress, loss: number): void {
   const step = p.step + 1;
-  if (!Number.isFinite(loss)) throw new TrainingDivergedError(`The training loss became ${loss} at step ${step}; lower config.learningRate.`);
+  if (!Number.isFinite(loss))
+    throw new TrainingDivergedError(`The training loss became ${loss} at step ${step}; lower config.learningRate.`);
   // A batch without targets reports 0; the yardstick is the first real loss.
   if (loss > 0) p.firstLoss ??= loss;
   if (p.firstLoss === null) return;
@@ -290,7 +345,10 @@ async function pause(signal: AbortSignal): Promise<void> {
 /** One SFT step: mean cross-entropy per target token of the batch (weight-0 messages are not targets). */
 async function sftStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
   const step = new AdapterStep(ctx.model, ctx.progress.adapter);
-  const count = batch.reduce((n, item) => n + (item.encoded.format === "SFT" ? targetCount(item.encoded.example) : 0), 0);
+  const count = batch.reduce(
+    (n, item) => n + (item.encoded.format === "SFT" ? targetCount(item.encoded.example) : 0),
+    0,
+  );
   // A batch without any target (every assistant message weight 0) teaches nothing: no update.
   if (count === 0) return 0;
   let lossSum = 0;
@@ -319,7 +377,9 @@ async function rehearse(ctx: Context, step: AdapterStep): Promise<void> {
 function applyStep(step: AdapterStep, ctx: Context, learningRate: number): void {
   const norm = step.apply(ctx.progress.optimizer, learningRate);
   if (!Number.isFinite(norm)) {
-    throw new TrainingDivergedError(`The gradient became ${norm} at step ${ctx.progress.step + 1}; lower config.learningRate.`);
+    throw new TrainingDivergedError(
+      `The gradient became ${norm} at step ${ctx.progress.step + 1}; lower config.learningRate.`,
+    );
   }
 }
 
@@ -332,13 +392,22 @@ function applyStep(step: AdapterStep, ctx: Context, learningRate: number): void 
  */
 async function dpoStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
   const step = new AdapterStep(ctx.model, ctx.progress.adapter);
-  const chosenTargets = batch.reduce((n, item) => n + (item.encoded.format === "PREFERENCE" ? targetCount(item.encoded.pair.chosen) : 0), 0);
+  const chosenTargets = batch.reduce(
+    (n, item) => n + (item.encoded.format === "PREFERENCE" ? targetCount(item.encoded.pair.chosen) : 0),
+    0,
+  );
   let lossSum = 0;
   for (const item of batch) {
     if (item.encoded.format !== "PREFERENCE") continue;
     item.reference ??= await reference(ctx, item.encoded.pair);
     const chosenNll = chosenTargets > 0 ? CHOSEN_NLL_WEIGHT / chosenTargets : 0;
-    lossSum += step.addPreference(item.encoded.pair, item.reference, ctx.run.config.dpoBeta, 1 / batch.length, chosenNll);
+    lossSum += step.addPreference(
+      item.encoded.pair,
+      item.reference,
+      ctx.run.config.dpoBeta,
+      1 / batch.length,
+      chosenNll,
+    );
     await pause(ctx.run.signal);
   }
   await rehearse(ctx, step);

@@ -37,14 +37,24 @@ const DEFAULTS: ValidationOptions = { exactTokenRows: 20_000 };
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 export async function validateFile(path: string, options: ValidationOptions = DEFAULTS): Promise<ValidationResult> {
-  const state = { total: 0, valid: 0, keys: new Set<string>(), format: undefined as RowFormat | undefined, firstInvalid: undefined as ValidationResult["firstInvalidLine"] };
+  const state = {
+    total: 0,
+    valid: 0,
+    keys: new Set<string>(),
+    format: undefined as RowFormat | undefined,
+    firstInvalid: undefined as ValidationResult["firstInvalidLine"],
+  };
   const tokens = new TokenEstimate(options.exactTokenRows, (await stat(path)).size);
   for await (const batch of jsonlLines(path)) {
     for (const line of batch) {
       if (line.text !== undefined && line.text.trim() === "") continue;
       state.total++;
       const check = line.text === undefined ? { ok: false as const, reason: tooLong() } : checkRow(line.text);
-      const problem = !check.ok ? check.reason : state.format !== undefined && check.parsed.format !== state.format ? mixedFormats(state.format, check.parsed.format) : undefined;
+      const problem = !check.ok
+        ? check.reason
+        : state.format !== undefined && check.parsed.format !== state.format
+          ? mixedFormats(state.format, check.parsed.format)
+          : undefined;
       if (problem !== undefined || !check.ok) {
         state.firstInvalid ??= { lineNumber: line.lineNumber, reason: problem ?? "invalid row" };
         continue;
@@ -123,7 +133,11 @@ class LineBuilder {
   end(newline: boolean): JsonlLine {
     this.#lineNumber++;
     const bytes = this.#pieces.length === 1 ? (this.#pieces[0] as Buffer) : Buffer.concat(this.#pieces);
-    const line = { lineNumber: this.#lineNumber, text: this.#overlong ? undefined : lineText(bytes, this.#lineNumber), bytes: this.size + (newline ? 1 : 0) };
+    const line = {
+      lineNumber: this.#lineNumber,
+      text: this.#overlong ? undefined : lineText(bytes, this.#lineNumber),
+      bytes: this.size + (newline ? 1 : 0),
+    };
     this.#pieces = [];
     this.#overlong = false;
     this.size = 0;
@@ -180,7 +194,8 @@ class TokenEstimate {
   /** Exact tokens plus the sample's mean for every later valid row. */
   estimate(validRows: number): number {
     const later = validRows - Math.min(validRows, this.#exactRows);
-    const mean = this.#sampled === 0 ? this.#exactTokens / Math.max(1, this.#exactRows) : this.#sampleTokens / this.#sampled;
+    const mean =
+      this.#sampled === 0 ? this.#exactTokens / Math.max(1, this.#exactRows) : this.#sampleTokens / this.#sampled;
     return Math.round(this.#exactTokens + mean * later);
   }
 

@@ -46,7 +46,12 @@ export function thin<T>(points: T[], maxPoints: number): T[] {
   return Array.from({ length: maxPoints }, (_, i) => points[Math.round((i * last) / (maxPoints - 1))] as T);
 }
 
-export function toCurve(job: JobRecord, training: CurvePoint[], evaluation: CurvePoint[], maxPoints: number): Schemas["TrainingCurve"] {
+export function toCurve(
+  job: JobRecord,
+  training: CurvePoint[],
+  evaluation: CurvePoint[],
+  maxPoints: number,
+): Schemas["TrainingCurve"] {
   const wire = (p: CurvePoint): Schemas["TrainingCurvePoint"] => ({
     step: String(p.step),
     epoch: p.epoch,

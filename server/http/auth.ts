@@ -26,7 +26,12 @@ import type { Operation, PathMatch } from "./operations.ts";
 import { enforceBalance, enforceBudget, enforceRateLimit, RATE_WINDOW_MS } from "./tenant-limits.ts";
 
 export { chargeUsage, isPaidOperation } from "./billing.ts";
-export { requireAgreement, requireFineTuningEnabled, requireModelAllowed, requirePaymentMethod } from "./permissions.ts";
+export {
+  requireAgreement,
+  requireFineTuningEnabled,
+  requireModelAllowed,
+  requirePaymentMethod,
+} from "./permissions.ts";
 export type { Caller } from "./locals.ts";
 
 /** The path parameter that scopes an operation to an account. */
@@ -75,11 +80,19 @@ function checkTenant(account: Account, match: PathMatch): void {
   if (account.suspended) throw new ApiError("TENANT_SUSPENDED", "This account is suspended.");
   const pathAccount = match.params[ACCOUNT_PARAM];
   if (pathAccount !== undefined && pathAccount !== account.id) {
-    throw new ApiError("OPERATION_NOT_ALLOWED", "This API key may only reach its own account.", { param: ACCOUNT_PARAM });
+    throw new ApiError("OPERATION_NOT_ALLOWED", "This API key may only reach its own account.", {
+      param: ACCOUNT_PARAM,
+    });
   }
 }
 
-async function enforceLimits(store: Store, rates: RateCounter, account: Account, operation: Operation, now: Date): Promise<void> {
+async function enforceLimits(
+  store: Store,
+  rates: RateCounter,
+  account: Account,
+  operation: Operation,
+  now: Date,
+): Promise<void> {
   await enforceRateLimit(rates, account, now);
   if (!isPaidOperation(operation.operationId)) return;
   enforceBalance(account);

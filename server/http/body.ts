@@ -34,7 +34,12 @@ export function declaresMoreThan(req: Request, maxBytes: number): boolean {
  */
 function refuseDeclaredTooLarge(maxBodyBytes: number): RequestHandler {
   return (req, res, next) => {
-    if (!res.locals.pathMatch?.operation?.takesJson || req.is(JSON_TYPE) !== JSON_TYPE || !declaresMoreThan(req, maxBodyBytes)) return next();
+    if (
+      !res.locals.pathMatch?.operation?.takesJson ||
+      req.is(JSON_TYPE) !== JSON_TYPE ||
+      !declaresMoreThan(req, maxBodyBytes)
+    )
+      return next();
     next(tooLarge(maxBodyBytes));
   };
 }
@@ -69,7 +74,8 @@ function nestedDeeperThan(body: object, limit: number): boolean {
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [node, depth] = next;
     if (depth > limit) return true;
-    for (const child of Object.values(node)) if (typeof child === "object" && child !== null) stack.push([child as object, depth + 1]);
+    for (const child of Object.values(node))
+      if (typeof child === "object" && child !== null) stack.push([child as object, depth + 1]);
   }
   return false;
 }
@@ -89,11 +95,15 @@ export const streamedForms: RequestHandler = (req, _res, next) => {
 
 /** The errors body-parser raises (http-errors with a `type`), by that type. */
 const BODY_ERRORS: Record<string, (error: BodyParserError) => ApiError> = {
-  "entity.parse.failed": () => new ApiError("INVALID_REQUEST", "The request body is not valid JSON (an object is expected)."),
+  "entity.parse.failed": () =>
+    new ApiError("INVALID_REQUEST", "The request body is not valid JSON (an object is expected)."),
   "entity.too.large": (e) => tooLarge(e.limit ?? 0),
-  "request.size.invalid": () => new ApiError("INVALID_REQUEST", "The request body's length does not match its Content-Length."),
-  "encoding.unsupported": () => new ApiError("INVALID_REQUEST", "The request body's Content-Encoding is not supported."),
-  "charset.unsupported": () => new ApiError("INVALID_REQUEST", "The request body's charset is not supported; send UTF-8."),
+  "request.size.invalid": () =>
+    new ApiError("INVALID_REQUEST", "The request body's length does not match its Content-Length."),
+  "encoding.unsupported": () =>
+    new ApiError("INVALID_REQUEST", "The request body's Content-Encoding is not supported."),
+  "charset.unsupported": () =>
+    new ApiError("INVALID_REQUEST", "The request body's charset is not supported; send UTF-8."),
   "request.aborted": () => new ApiError("INVALID_REQUEST", "The request body ended early."),
 };
 

@@ -42,7 +42,8 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
   if (apiError.status === 429 || apiError.status === 503) {
     res.setHeader("retry-after", String(Math.max(0, Math.ceil(apiError.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS))));
   }
-  if (apiError.code === "METHOD_NOT_ALLOWED") res.setHeader("allow", (res.locals.pathMatch?.allowedMethods ?? []).join(", "));
+  if (apiError.code === "METHOD_NOT_ALLOWED")
+    res.setHeader("allow", (res.locals.pathMatch?.allowedMethods ?? []).join(", "));
   res.json(envelope(req, apiError));
 }
 
@@ -69,7 +70,9 @@ interface HttpError extends Error {
 /** A 4xx from express itself (http-errors, e.g. a path parameter that is not valid %-encoding). */
 function isClientHttpError(error: unknown): error is HttpError {
   const e = error as Partial<HttpError> | null;
-  return error instanceof Error && e?.expose === true && typeof e.status === "number" && e.status >= 400 && e.status < 500;
+  return (
+    error instanceof Error && e?.expose === true && typeof e.status === "number" && e.status >= 400 && e.status < 500
+  );
 }
 
 function fromClientHttpError(error: HttpError): ApiError {
@@ -89,7 +92,12 @@ function isMessagesPath(path: string): boolean {
 
 /** An ApiError was meant (a 503 from upstream): its message says enough. Anything else is a bug: log its stack. */
 function logFailure(req: Request, res: Response, apiError: ApiError, detail: unknown): void {
-  const what = detail instanceof ApiError ? detail.message : detail instanceof Error ? (detail.stack ?? detail.message) : String(detail);
+  const what =
+    detail instanceof ApiError
+      ? detail.message
+      : detail instanceof Error
+        ? (detail.stack ?? detail.message)
+        : String(detail);
   log("error", "request.failed", {
     code: apiError.code,
     status: apiError.status,

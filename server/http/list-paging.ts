@@ -9,7 +9,11 @@ import { ApiError } from "./errors.ts";
  * `state:X` or `state:{prefix}X`, X one of `states` (full enum values starting with
  * `prefix`); undefined for no filter ("").
  */
-export function parseStateFilter<S extends string>(filter: string, prefix: string, states: readonly S[]): S | undefined {
+export function parseStateFilter<S extends string>(
+  filter: string,
+  prefix: string,
+  states: readonly S[],
+): S | undefined {
   if (filter.trim() === "") return undefined;
   const match = /^\s*state\s*:\s*([A-Z_]+)\s*$/.exec(filter);
   const name = match?.[1];
@@ -58,10 +62,16 @@ export function readPageToken(text: string, query: string): number {
     token = undefined;
   }
   if (!Number.isSafeInteger(token?.after) || typeof token?.query !== "string") {
-    throw new ApiError("INVALID_REQUEST", "pageToken is not a token this list issued; start again without it.", { param: "pageToken" });
+    throw new ApiError("INVALID_REQUEST", "pageToken is not a token this list issued; start again without it.", {
+      param: "pageToken",
+    });
   }
   if (token.query !== query) {
-    throw new ApiError("INVALID_REQUEST", "pageToken was issued for other list parameters; use it with the same pageSize and filter.", { param: "pageToken" });
+    throw new ApiError(
+      "INVALID_REQUEST",
+      "pageToken was issued for other list parameters; use it with the same pageSize and filter.",
+      { param: "pageToken" },
+    );
   }
   return token.after as number;
 }

@@ -19,7 +19,6 @@ const MESSAGES: Record<string, string> = {
   ERR_HTTP_REQUEST_TIMEOUT: "The request did not arrive in time.",
 };
 
-
 const answered = new WeakSet<Duplex>();
 
 /**
@@ -39,7 +38,9 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     return;
   }
   answered.add(socket);
-  const body = JSON.stringify(new ApiError("INVALID_REQUEST", MESSAGES[error.code ?? ""] ?? "The request is not valid HTTP/1.1.").toBody());
+  const body = JSON.stringify(
+    new ApiError("INVALID_REQUEST", MESSAGES[error.code ?? ""] ?? "The request is not valid HTTP/1.1.").toBody(),
+  );
   const response =
     "HTTP/1.1 400 Bad Request\r\n" +
     `x-request-id: ${newRequestId()}\r\n` +
@@ -56,6 +57,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
  * that the answer is the envelope): an HTTP/1.1 request must name its Host (RFC 9112 §3.2).
  */
 export function requireHost(req: Request, _res: Response, next: NextFunction): void {
-  if (req.httpVersion === "1.1" && !req.headers.host) return next(new ApiError("INVALID_REQUEST", "An HTTP/1.1 request needs a Host header."));
+  if (req.httpVersion === "1.1" && !req.headers.host)
+    return next(new ApiError("INVALID_REQUEST", "An HTTP/1.1 request needs a Host header."));
   next();
 }

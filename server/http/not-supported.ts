@@ -13,7 +13,9 @@ export function rejectNotSupported(req: Request, res: Response, next: NextFuncti
   const body: unknown = req.body;
   const sent = fields.find((field) => typeof body === "object" && body !== null && Object.hasOwn(body, field));
   if (sent !== undefined) {
-    throw new ApiError("INVALID_REQUEST", `${sent} is not supported by this service; leave it out of the request.`, { param: sent });
+    throw new ApiError("INVALID_REQUEST", `${sent} is not supported by this service; leave it out of the request.`, {
+      param: sent,
+    });
   }
   next();
 }

@@ -23,7 +23,9 @@ export function onOperation(router: Router, operationId: string, handler: Operat
   handlers.set(operationId, handler);
 }
 
-function dispatcher(handlers: Map<string, OperationHandler>): (req: Request, res: Response, next: (error?: unknown) => void) => Promise<void> {
+function dispatcher(
+  handlers: Map<string, OperationHandler>,
+): (req: Request, res: Response, next: (error?: unknown) => void) => Promise<void> {
   return async (req, res, next) => {
     const match = res.locals.pathMatch;
     const handler = match?.operation === undefined ? undefined : handlers.get(match.operation.operationId);

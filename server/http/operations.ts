@@ -78,7 +78,9 @@ export class OperationTable {
   match(method: string, requestPath: string): PathMatch | undefined {
     if (!requestPath.startsWith(`${BASE_PATH}/`)) return undefined;
     // A trailing slash is allowed, as express (non-strict routing) and the validator allow it.
-    const path = requestPath.endsWith("/") ? requestPath.slice(BASE_PATH.length, -1) : requestPath.slice(BASE_PATH.length);
+    const path = requestPath.endsWith("/")
+      ? requestPath.slice(BASE_PATH.length, -1)
+      : requestPath.slice(BASE_PATH.length);
     const candidates: Candidate[] = [];
     collectMatches(this.#root, path.split("/").slice(1), 0, [], candidates);
     const lower = method.toLowerCase();
@@ -103,7 +105,13 @@ interface Candidate {
 }
 
 /** Every template that matches `segments` from `index` on (a literal and a parameter may both fit one segment). */
-function collectMatches(node: SegmentNode, segments: string[], index: number, values: string[], found: Candidate[]): void {
+function collectMatches(
+  node: SegmentNode,
+  segments: string[],
+  index: number,
+  values: string[],
+  found: Candidate[],
+): void {
   if (index === segments.length) {
     if (node.entry) found.push({ entry: node.entry, values });
     return;
@@ -175,7 +183,9 @@ function pathEntry(doc: JsonObject, template: string, item: unknown): PathEntry 
 }
 
 function readOperation(doc: JsonObject, template: string, method: string, op: JsonObject): Operation {
-  const security = (Array.isArray(op.security) ? op.security : Array.isArray(doc.security) ? doc.security : []) as unknown[];
+  const security = (
+    Array.isArray(op.security) ? op.security : Array.isArray(doc.security) ? doc.security : []
+  ) as unknown[];
   return {
     operationId: typeof op.operationId === "string" ? op.operationId : `${method} ${template}`,
     method,
@@ -188,11 +198,14 @@ function readOperation(doc: JsonObject, template: string, method: string, op: Js
 }
 
 function apiKeyHeadersOf(doc: JsonObject, security: unknown[]): string[] {
-  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+  const schemes =
+    isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
   const names = security.flatMap((requirement) => (isObject(requirement) ? Object.keys(requirement) : []));
   return names.flatMap((name) => {
     const scheme = resolveRef(doc, schemes[name]);
-    return scheme?.type === "apiKey" && scheme.in === "header" && typeof scheme.name === "string" ? [scheme.name.toLowerCase()] : [];
+    return scheme?.type === "apiKey" && scheme.in === "header" && typeof scheme.name === "string"
+      ? [scheme.name.toLowerCase()]
+      : [];
   });
 }
 

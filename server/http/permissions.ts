@@ -37,7 +37,10 @@ export function requirePaymentMethod(account: Account, model: PricedModel, param
  */
 export function requireAgreement(account: Account, version: string): void {
   if (!hasAgreement(account, version)) {
-    throw new ApiError("AGREEMENT_REQUIRED", `This requires accepting agreement version ${version}; it has not been accepted for this account.`);
+    throw new ApiError(
+      "AGREEMENT_REQUIRED",
+      `This requires accepting agreement version ${version}; it has not been accepted for this account.`,
+    );
   }
 }
 

@@ -38,7 +38,9 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
 
 function requestContextOf(req: Request): RequestContext {
   const given = single(req.headers[REQUEST_ID_HEADER]);
-  const context: RequestContext = { requestId: given !== undefined && CALLER_REQUEST_ID.test(given) ? given : newRequestId() };
+  const context: RequestContext = {
+    requestId: given !== undefined && CALLER_REQUEST_ID.test(given) ? given : newRequestId(),
+  };
   const traceparent = single(req.headers.traceparent);
   if (traceparent !== undefined && TRACEPARENT.test(traceparent)) {
     context.traceparent = traceparent;

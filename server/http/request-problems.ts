@@ -17,7 +17,8 @@ import { contractDocument } from "./contract.ts";
 import type { Operation } from "./operations.ts";
 import { invalidRequest, isInvalidRequest, mostSpecific, paramOf, type ValidatorItem } from "./validation.ts";
 
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
+  Ajv2020Module) as typeof Ajv2020Module.default;
 
 /** One problem of a request: where (`temperature`, `config.epochs`) and what (`must be <= 2`). */
 export interface Problem {
@@ -47,15 +48,23 @@ export function explainRefusedRequests(serviceProblems?: RequestProblems) {
     const firstPath = mostSpecific(items)?.path;
     const first = paramOf(firstPath ?? "");
     const hints = HINTS[operation?.operationId ?? ""] ?? {};
-    const withHint = (param: string | null, text: string) => (param !== null && hints[param] ? `${text} (${hints[param]})` : text);
-    const others = [...otherBodyProblems(req, operation, firstPath), ...(await serviceProblemsOf(serviceProblems, req, res))]
+    const withHint = (param: string | null, text: string) =>
+      param !== null && hints[param] ? `${text} (${hints[param]})` : text;
+    const others = [
+      ...otherBodyProblems(req, operation, firstPath),
+      ...(await serviceProblemsOf(serviceProblems, req, res)),
+    ]
       .slice(0, MAX_OTHERS)
       .map(({ param, text }) => withHint(param, `${param}: ${text}`));
     next(invalidRequest(items, { ...(first !== null && hints[first] ? { hint: hints[first] } : {}), others }));
   };
 }
 
-async function serviceProblemsOf(serviceProblems: RequestProblems | undefined, req: Request, res: Response): Promise<Problem[]> {
+async function serviceProblemsOf(
+  serviceProblems: RequestProblems | undefined,
+  req: Request,
+  res: Response,
+): Promise<Problem[]> {
   if (serviceProblems === undefined || res.locals.caller === undefined) return [];
   try {
     return await serviceProblems(req, res);
@@ -88,7 +97,9 @@ function otherBodyProblems(req: Request, operation: Operation | undefined, first
   const problems: Problem[] = [];
   for (const items of byField.values()) {
     const union = items.some((i) => i.keyword === "anyOf" || i.keyword === "oneOf");
-    const places = union ? [mostSpecific(items)?.path ?? ""] : [...new Set(items.map((i) => i.path))].filter((p, _, all) => !all.some((q) => q.startsWith(`${p}/`)));
+    const places = union
+      ? [mostSpecific(items)?.path ?? ""]
+      : [...new Set(items.map((i) => i.path))].filter((p, _, all) => !all.some((q) => q.startsWith(`${p}/`)));
     for (const place of places) {
       if (firstPath !== undefined && related(place, firstPath)) continue;
       const specific = mostSpecific(union ? items : items.filter((i) => i.path === place));
@@ -106,8 +117,13 @@ interface BodyItem extends ValidatorItem {
 
 /** An AJV error as the validator reports one: a pointer under /body; a missing property is its own place. */
 function toItem(error: ErrorObject): BodyItem {
-  const missing = error.keyword === "required" ? `/${String((error.params as { missingProperty?: string }).missingProperty)}` : "";
-  return { path: `/body${error.instancePath}${missing}`, message: error.keyword === "required" ? "must have required property" : error.message, keyword: error.keyword };
+  const missing =
+    error.keyword === "required" ? `/${String((error.params as { missingProperty?: string }).missingProperty)}` : "";
+  return {
+    path: `/body${error.instancePath}${missing}`,
+    message: error.keyword === "required" ? "must have required property" : error.message,
+    keyword: error.keyword,
+  };
 }
 
 let ajv: InstanceType<typeof Ajv2020> | undefined;
@@ -122,7 +138,15 @@ function bodyValidator(operation: Operation): ValidateFunction | undefined {
     ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: false });
     ajv.addSchema(contractDocument(), "contract");
   }
-  const pointer = ["paths", operation.template, operation.method, "requestBody", "content", "application/json", "schema"]
+  const pointer = [
+    "paths",
+    operation.template,
+    operation.method,
+    "requestBody",
+    "content",
+    "application/json",
+    "schema",
+  ]
     .map((s) => encodeURIComponent(s.replace(/~/g, "~0").replace(/\//g, "~1")))
     .join("/");
   let validate: ValidateFunction | undefined;

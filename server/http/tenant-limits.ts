@@ -20,13 +20,18 @@ export async function enforceRateLimit(rates: RateCounter, account: Account, now
   const admission = await rates.admit(account.id, account.requestsPerMinute, now.getTime());
   if (admission.allowed) return;
   const retryAfter = secondsUntil(admission.windowEndMs, now);
-  throw new ApiError("TENANT_RATE_LIMITED", `Rate limit of ${account.requestsPerMinute} requests per minute reached.`, { retryAfter });
+  throw new ApiError("TENANT_RATE_LIMITED", `Rate limit of ${account.requestsPerMinute} requests per minute reached.`, {
+    retryAfter,
+  });
 }
 
 /** 402 INSUFFICIENT_BALANCE when the prepaid balance is used up (at or below zero). */
 export function enforceBalance(account: Account): void {
   if (account.balanceMicros <= 0) {
-    throw new ApiError("INSUFFICIENT_BALANCE", `The account's balance is ${formatMoney(account.balanceMicros)}; top it up to continue.`);
+    throw new ApiError(
+      "INSUFFICIENT_BALANCE",
+      `The account's balance is ${formatMoney(account.balanceMicros)}; top it up to continue.`,
+    );
   }
 }
 

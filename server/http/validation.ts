@@ -24,7 +24,9 @@ const bareQueryParameters: RequestHandler = (req, _res, next) => {
     const q = url.indexOf("?");
     if (q < 0) return url;
     const parts = url.slice(q + 1).split("&");
-    return parts.every((p) => p === "" || p.includes("=")) ? url : `${url.slice(0, q + 1)}${parts.map((p) => (p === "" || p.includes("=") ? p : `${p}=`)).join("&")}`;
+    return parts.every((p) => p === "" || p.includes("="))
+      ? url
+      : `${url.slice(0, q + 1)}${parts.map((p) => (p === "" || p.includes("=") ? p : `${p}=`)).join("&")}`;
   };
   req.url = withEquals(req.url);
   req.originalUrl = withEquals(req.originalUrl);
@@ -55,8 +57,15 @@ export function contractValidatorOptions(validateResponses: boolean): OpenApiVal
   };
 }
 
-const { BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge, UnsupportedMediaType, InternalServerError, NotAcceptable } =
-  OpenApiValidator.error;
+const {
+  BadRequest,
+  MethodNotAllowed,
+  NotFound,
+  RequestEntityTooLarge,
+  UnsupportedMediaType,
+  InternalServerError,
+  NotAcceptable,
+} = OpenApiValidator.error;
 
 /** One failure as the validator reports it: `path` is a JSON pointer into the request (`/body/input/2`). */
 export interface ValidatorItem {
@@ -73,9 +82,12 @@ export function fromValidatorError(error: unknown): { apiError: ApiError; detail
   if (error instanceof NotFound) return { apiError: new ApiError("NOT_FOUND", `No such path: ${error.path}.`) };
   if (error instanceof MethodNotAllowed) {
     const method = /^(\S+) method not allowed$/.exec(error.message)?.[1] ?? "This method";
-    return { apiError: new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${error.path}; see the Allow header.`) };
+    return {
+      apiError: new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed on ${error.path}; see the Allow header.`),
+    };
   }
-  if (error instanceof RequestEntityTooLarge) return { apiError: new ApiError("MEDIA_TOO_LARGE", "The request body is too large.") };
+  if (error instanceof RequestEntityTooLarge)
+    return { apiError: new ApiError("MEDIA_TOO_LARGE", "The request body is too large.") };
   if (error instanceof UnsupportedMediaType) return { apiError: unsupportedMediaType(error.message) };
   if (error instanceof InternalServerError || error instanceof NotAcceptable) {
     const detail = `${error.message} ${JSON.stringify(error.errors ?? [])}`;
@@ -108,7 +120,10 @@ export function invalidRequest(items: ValidatorItem[], more: MoreProblems = {}):
 
 /** The deepest failure among `items` (the first of equals), with all that is said of its place. */
 export function mostSpecific(items: ValidatorItem[]): { path: string; text: string } | undefined {
-  const deepest = items.reduce<ValidatorItem | undefined>((best, item) => (depth(item) > depth(best) ? item : best), undefined);
+  const deepest = items.reduce<ValidatorItem | undefined>(
+    (best, item) => (depth(item) > depth(best) ? item : best),
+    undefined,
+  );
   if (deepest === undefined) return undefined;
   const path = deepest.path ?? "";
   const messages = [...new Set(items.filter((i) => i.path === path).map((i) => readable(i.message)))];

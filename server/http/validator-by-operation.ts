@@ -34,19 +34,40 @@ const requireFromValidator = createRequire(path.join(VALIDATOR_ROOT, "package.js
 /** The validator's parts this file calls, as its 5.6 dist files export them. */
 interface ValidatorInternals {
   OpenApiValidator: new (options: OpenApiValidatorOpts) => {
-    options: OpenApiValidatorOpts & { validateApiSpec: boolean; $refParser: unknown; validateResponses: unknown; ignorePaths?: unknown; ignoreUndocumented?: boolean; useRequestUrl?: boolean };
+    options: OpenApiValidatorOpts & {
+      validateApiSpec: boolean;
+      $refParser: unknown;
+      validateResponses: unknown;
+      ignorePaths?: unknown;
+      ignoreUndocumented?: boolean;
+      useRequestUrl?: boolean;
+    };
     ajvOpts: { preprocessor: unknown; request: unknown; response: unknown };
   };
-  OpenApiSpecLoader: new (options: { apiDoc: unknown; validateApiSpec: boolean; $refParser: unknown }) => { load(): Promise<LoadedSpec> };
+  OpenApiSpecLoader: new (options: { apiDoc: unknown; validateApiSpec: boolean; $refParser: unknown }) => {
+    load(): Promise<LoadedSpec>;
+  };
   OpenApiContext: new (
     spec: LoadedSpec,
     ignorePaths: unknown,
     ignoreUndocumented?: boolean,
     useRequestUrl?: boolean,
   ) => { isManagedRoute(path: string): boolean; openApiRouteMap: Record<string, Record<string, unknown>> };
-  SchemaPreprocessor: new (apiDoc: unknown, ajvOptions: unknown, responseOptions: unknown) => { preProcess(): { apiDocRes: PathsDocument | null } };
-  RequestValidator: new (apiDoc: unknown, options: unknown) => { validate(req: Request, res: Response, next: NextFunction): void };
-  ResponseValidator: new (apiDoc: unknown, options: unknown, responseOptions: unknown, serial: number) => { validate(): RequestHandler };
+  SchemaPreprocessor: new (
+    apiDoc: unknown,
+    ajvOptions: unknown,
+    responseOptions: unknown,
+  ) => { preProcess(): { apiDocRes: PathsDocument | null } };
+  RequestValidator: new (
+    apiDoc: unknown,
+    options: unknown,
+  ) => { validate(req: Request, res: Response, next: NextFunction): void };
+  ResponseValidator: new (
+    apiDoc: unknown,
+    options: unknown,
+    responseOptions: unknown,
+    serial: number,
+  ) => { validate(): RequestHandler };
   cloneDeep: <T>(value: T) => T;
 }
 
@@ -98,8 +119,16 @@ async function load(options: OpenApiValidatorOpts): Promise<Loaded> {
   // The same steps, in the same order, as the validator's own `middleware(options)`.
   const validator = new internals.OpenApiValidator(options);
   const opts = validator.options;
-  const spec = await new internals.OpenApiSpecLoader({ apiDoc: internals.cloneDeep(options.apiSpec), validateApiSpec: opts.validateApiSpec, $refParser: opts.$refParser }).load();
-  const preprocessed = new internals.SchemaPreprocessor(spec.apiDoc, validator.ajvOpts.preprocessor, opts.validateResponses).preProcess();
+  const spec = await new internals.OpenApiSpecLoader({
+    apiDoc: internals.cloneDeep(options.apiSpec),
+    validateApiSpec: opts.validateApiSpec,
+    $refParser: opts.$refParser,
+  }).load();
+  const preprocessed = new internals.SchemaPreprocessor(
+    spec.apiDoc,
+    validator.ajvOpts.preprocessor,
+    opts.validateResponses,
+  ).preProcess();
   const context = new internals.OpenApiContext(spec, opts.ignorePaths, opts.ignoreUndocumented, opts.useRequestUrl);
   const requestValidator = new internals.RequestValidator(spec.apiDoc, validator.ajvOpts.request);
   const operations = new Map<string, OperationMetadata>();
@@ -115,7 +144,9 @@ async function load(options: OpenApiValidatorOpts): Promise<Loaded> {
   }
   const allowed = new Map<string, string>();
   for (const route of spec.routes) {
-    const methods = Object.keys(context.openApiRouteMap[route.openApiRoute] ?? {}).filter((key) => /^[A-Z]+$/.test(key));
+    const methods = Object.keys(context.openApiRouteMap[route.openApiRoute] ?? {}).filter((key) =>
+      /^[A-Z]+$/.test(key),
+    );
     allowed.set(route.openApiRoute.substring(route.basePath.length), methods.join(", "));
   }
   return {
@@ -124,7 +155,14 @@ async function load(options: OpenApiValidatorOpts): Promise<Loaded> {
     allowed,
     isManagedRoute: (p) => context.isManagedRoute(p),
     validateRequest: (req, res, next) => requestValidator.validate(req, res, next),
-    validateResponse: opts.validateResponses ? new internals.ResponseValidator(preprocessed.apiDocRes, validator.ajvOpts.response, opts.validateResponses, spec.serial).validate() : undefined,
+    validateResponse: opts.validateResponses
+      ? new internals.ResponseValidator(
+          preprocessed.apiDocRes,
+          validator.ajvOpts.response,
+          opts.validateResponses,
+          spec.serial,
+        ).validate()
+      : undefined,
   };
 }
 
@@ -138,7 +176,9 @@ const { BadRequest, MethodNotAllowed, NotFound } = OpenApiValidator.error;
  */
 export function validatorByOperation(options: OpenApiValidatorOpts): RequestHandler {
   if (options.validateSecurity !== false || options.fileUploader !== false) {
-    throw new Error("validatorByOperation runs neither the security nor the upload layer: pass validateSecurity: false and fileUploader: false.");
+    throw new Error(
+      "validatorByOperation runs neither the security nor the upload layer: pass validateSecurity: false and fileUploader: false.",
+    );
   }
   let loaded: Loaded | undefined;
   const loading = load(options).then((l) => (loaded = l));
@@ -157,7 +197,8 @@ function validate(loaded: Loaded, req: Request, res: Response, next: NextFunctio
     const metadata = loaded.operations.get(`${match.operation.method} ${match.template}`);
     if (metadata === undefined) throw new Error(`The validator has no route for ${match.operation.operationId}.`);
     // The validator's metadata layer decodes the parameters and calls an undecodable one a 400.
-    if (req.path.includes("%") && !decodes(req.path)) throw new BadRequest({ path: req.path, message: "malformed uri'" });
+    if (req.path.includes("%") && !decodes(req.path))
+      throw new BadRequest({ path: req.path, message: "malformed uri'" });
     const pathParams = { ...match.params };
     (req as Request & { openapi?: unknown }).openapi = {
       expressRoute: metadata.expressRoute,
@@ -169,7 +210,13 @@ function validate(loaded: Loaded, req: Request, res: Response, next: NextFunctio
     };
     req.params = pathParams;
     const { validateResponse } = loaded;
-    loaded.validateRequest(req, res, validateResponse === undefined ? next : (error?: unknown) => (error === undefined ? validateResponse(req, res, next) : next(error)));
+    loaded.validateRequest(
+      req,
+      res,
+      validateResponse === undefined
+        ? next
+        : (error?: unknown) => (error === undefined ? validateResponse(req, res, next) : next(error)),
+    );
   } catch (error) {
     next(error);
   }
@@ -180,7 +227,11 @@ function refuseUnmatched(loaded: Loaded, req: Request, match: PathMatch | undefi
   const requestPath = req.path.startsWith(req.baseUrl) ? req.path : `${req.baseUrl}/${req.path}`;
   if (match !== undefined) {
     const allow = loaded.allowed.get(match.template) ?? match.allowedMethods.join(", ");
-    throw new MethodNotAllowed({ path: req.path, message: `${req.method} method not allowed`, headers: { Allow: allow } });
+    throw new MethodNotAllowed({
+      path: req.path,
+      message: `${req.method} method not allowed`,
+      headers: { Allow: allow },
+    });
   }
   if (loaded.isManagedRoute(requestPath)) throw new NotFound({ path: req.path, message: "not found" });
   next();

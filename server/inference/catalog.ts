@@ -36,7 +36,12 @@ export interface PlatformModel {
   /** An agreement version the account must have accepted to call the model; "" for none. */
   requiredAgreementVersion: string;
   /** Offered as a fine-tuning base model, with the defaults a job's config starts from. */
-  training?: TrainingDefaults & { ratePerMillion: string; trainer: string; thirdParty: boolean; requiredAgreementVersion: string };
+  training?: TrainingDefaults & {
+    ratePerMillion: string;
+    trainer: string;
+    thirdParty: boolean;
+    requiredAgreementVersion: string;
+  };
 }
 
 export const PLATFORM_ACCOUNT = "maas";

@@ -36,10 +36,7 @@ export interface FunctionTool {
 
 /** Whether and which tool the model must call. */
 export type ToolChoice =
-  | { mode: "auto" }
-  | { mode: "none" }
-  | { mode: "required" }
-  | { mode: "function"; name: string };
+  { mode: "auto" } | { mode: "none" } | { mode: "required" } | { mode: "function"; name: string };
 
 export type ReasoningEffort = "low" | "medium" | "high";
 

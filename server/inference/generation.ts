@@ -80,7 +80,12 @@ export class InferenceEngine {
   readonly #models: ModelResolver;
   readonly #settings: EngineSettings;
 
-  constructor(routing: RoutingConfig, providers: ReadonlyMap<string, Provider>, models: ModelResolver, settings: EngineSettings) {
+  constructor(
+    routing: RoutingConfig,
+    providers: ReadonlyMap<string, Provider>,
+    models: ModelResolver,
+    settings: EngineSettings,
+  ) {
     this.#routing = routing;
     this.#providers = providers;
     this.#models = models;
@@ -120,7 +125,13 @@ export class InferenceEngine {
     };
     const { events, providerClass } = await this.#firstAvailable(model, request, watch);
     const checked = blockOutput(this.#routing.contentPolicy, events);
-    return { model, providerClass, configVersion: this.#routing.version, inputTokens, events: charged(checked, tenant, model, watch) };
+    return {
+      model,
+      providerClass,
+      configVersion: this.#routing.version,
+      inputTokens,
+      events: charged(checked, tenant, model, watch),
+    };
   }
 
   /** Tries the route's providers in order until one produces its first event. */
@@ -135,13 +146,19 @@ export class InferenceEngine {
       const iterator = provider.generate(request)[Symbol.asyncIterator]();
       try {
         const first = await watch.next(iterator, "first");
-        return { providerClass: index === 0 ? ("primary" as const) : ("fallback" as const), events: resume(first, iterator, watch) };
+        return {
+          providerClass: index === 0 ? ("primary" as const) : ("fallback" as const),
+          events: resume(first, iterator, watch),
+        };
       } catch (error) {
         if (!(error instanceof ProviderFailure) || !error.retryable) throw asApiError(error);
         failure = error;
       }
     }
-    throw asApiError(failure ?? new ProviderFailure("UPSTREAM_UNAVAILABLE", "no provider is configured for this model", { retryable: false }));
+    throw asApiError(
+      failure ??
+        new ProviderFailure("UPSTREAM_UNAVAILABLE", "no provider is configured for this model", { retryable: false }),
+    );
   }
 }
 
@@ -151,19 +168,29 @@ export class InferenceEngine {
 
 function checkCapabilities(spec: PlatformModel, input: GenerationInput): void {
   if (input.reasoning !== undefined && !spec.reasoning) {
-    throw new ApiError("MODEL_CAPABILITY_UNSUPPORTED", `The model \`${input.model}\` does not support reasoning.`, { param: "reasoning" });
+    throw new ApiError("MODEL_CAPABILITY_UNSUPPORTED", `The model \`${input.model}\` does not support reasoning.`, {
+      param: "reasoning",
+    });
   }
   if (input.tools.length > 0 && !spec.tools) {
-    throw new ApiError("MODEL_CAPABILITY_UNSUPPORTED", `The model \`${input.model}\` does not support tools.`, { param: "tools" });
+    throw new ApiError("MODEL_CAPABILITY_UNSUPPORTED", `The model \`${input.model}\` does not support tools.`, {
+      param: "tools",
+    });
   }
 }
 
 function checkToolChoice(tools: FunctionTool[], choice: ToolChoice): void {
   if (choice.mode === "function" && !tools.some((t) => t.name === choice.name)) {
-    throw new ApiError("INVALID_REQUEST", `tool_choice names the function \`${choice.name}\`, which is not among the function tools.`, { param: "tool_choice" });
+    throw new ApiError(
+      "INVALID_REQUEST",
+      `tool_choice names the function \`${choice.name}\`, which is not among the function tools.`,
+      { param: "tool_choice" },
+    );
   }
   if (choice.mode === "required" && tools.length === 0) {
-    throw new ApiError("INVALID_REQUEST", "tool_choice is `required` but the request has no function tools.", { param: "tool_choice" });
+    throw new ApiError("INVALID_REQUEST", "tool_choice is `required` but the request has no function tools.", {
+      param: "tool_choice",
+    });
   }
 }
 
@@ -226,7 +253,10 @@ class RunWatch {
    * setImmediate between tokens, so the timer would never get its turn while tokens keep
    * coming. An event that arrives past the deadline is not passed on.
    */
-  async next(iterator: AsyncIterator<GenerationEvent>, phase: "first" | "more"): Promise<IteratorResult<GenerationEvent>> {
+  async next(
+    iterator: AsyncIterator<GenerationEvent>,
+    phase: "first" | "more",
+  ): Promise<IteratorResult<GenerationEvent>> {
     const untilDeadline = this.#deadlineAt - Date.now();
     if (untilDeadline <= 0) this.#fail(iterator, undefined, true);
     const limit = phase === "first" ? untilDeadline : Math.min(untilDeadline, this.#stallMs);
@@ -250,7 +280,11 @@ class RunWatch {
   }
 
   /** Stops the provider and throws the timeout: the deadline's, or the stall's. */
-  #fail(iterator: AsyncIterator<GenerationEvent>, pending: Promise<unknown> | undefined, deadlinePassed: boolean): never {
+  #fail(
+    iterator: AsyncIterator<GenerationEvent>,
+    pending: Promise<unknown> | undefined,
+    deadlinePassed: boolean,
+  ): never {
     pending?.catch(() => undefined); // the provider rejects once aborted; that is expected
     this.#controller.abort(new Error("timed out"));
     void iterator.return?.();
@@ -266,7 +300,11 @@ class RunWatch {
 }
 
 /** Yields the event already taken, then the rest, each under the run's timers. */
-async function* resume(first: IteratorResult<GenerationEvent>, iterator: AsyncIterator<GenerationEvent>, watch: RunWatch): AsyncIterable<GenerationEvent> {
+async function* resume(
+  first: IteratorResult<GenerationEvent>,
+  iterator: AsyncIterator<GenerationEvent>,
+  watch: RunWatch,
+): AsyncIterable<GenerationEvent> {
   let result = first;
   try {
     while (!result.done) {
@@ -283,11 +321,21 @@ async function* resume(first: IteratorResult<GenerationEvent>, iterator: AsyncIt
 }
 
 /** Fails the run with CONTENT_BLOCKED_OUTPUT before a blocked term is sent. */
-async function* blockOutput(policy: ContentPolicy, events: AsyncIterable<GenerationEvent>): AsyncIterable<GenerationEvent> {
+async function* blockOutput(
+  policy: ContentPolicy,
+  events: AsyncIterable<GenerationEvent>,
+): AsyncIterable<GenerationEvent> {
   let text = "";
   for await (const event of events) {
     if (event.type === "text") text += event.delta;
-    const checked = event.type === "text" ? text : event.type === "reasoning" ? event.summary : event.type === "tool_call" ? event.arguments : "";
+    const checked =
+      event.type === "text"
+        ? text
+        : event.type === "reasoning"
+          ? event.summary
+          : event.type === "tool_call"
+            ? event.arguments
+            : "";
     if (containsTerm(checked, policy.blockedOutputTerms)) {
       throw new ApiError("CONTENT_BLOCKED_OUTPUT", "The output was blocked by the content policy.");
     }
@@ -296,7 +344,12 @@ async function* blockOutput(policy: ContentPolicy, events: AsyncIterable<Generat
 }
 
 /** Charges the account once the provider reports its usage. */
-async function* charged(events: AsyncIterable<GenerationEvent>, tenant: Tenant, model: ResolvedModel, watch: RunWatch): AsyncIterable<GenerationEvent> {
+async function* charged(
+  events: AsyncIterable<GenerationEvent>,
+  tenant: Tenant,
+  model: ResolvedModel,
+  watch: RunWatch,
+): AsyncIterable<GenerationEvent> {
   try {
     for await (const event of events) {
       if (event.type === "done") await tenant.charge(model, event.usage);
@@ -309,7 +362,11 @@ async function* charged(events: AsyncIterable<GenerationEvent>, tenant: Tenant, 
 
 function asApiError(error: unknown): unknown {
   if (error instanceof ProviderFailure) {
-    return new ApiError(error.code, error.message, error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {});
+    return new ApiError(
+      error.code,
+      error.message,
+      error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {},
+    );
   }
   return error;
 }

@@ -23,7 +23,11 @@ export async function checkMedia(spec: PlatformModel, turns: Turn[], settings: M
   for (const part of parts) await loadMedia(part, settings);
   const first = parts[0];
   if (first !== undefined && !spec.media) {
-    throw new ApiError("MEDIA_UNSUPPORTED", `The model \`${spec.id}\` accepts text only; remove the ${first.kind} input.`, { param: first.param });
+    throw new ApiError(
+      "MEDIA_UNSUPPORTED",
+      `The model \`${spec.id}\` accepts text only; remove the ${first.kind} input.`,
+      { param: first.param },
+    );
   }
 }
 
@@ -39,13 +43,17 @@ async function loadMedia(part: MediaPart, settings: MediaSettings): Promise<void
   }
   const bytes = await fetchSize(part.url, settings);
   if (bytes === undefined) {
-    throw new ApiError("MEDIA_FETCH_FAILED", `The ${part.kind} at ${part.url} could not be fetched.`, { param: part.param });
+    throw new ApiError("MEDIA_FETCH_FAILED", `The ${part.kind} at ${part.url} could not be fetched.`, {
+      param: part.param,
+    });
   }
   if (bytes > settings.mediaMaxBytes) throw tooLarge(part, settings);
 }
 
 function tooLarge(part: MediaPart, settings: MediaSettings): ApiError {
-  return new ApiError("MEDIA_TOO_LARGE", `The ${part.kind} input is larger than ${settings.mediaMaxBytes} bytes.`, { param: part.param });
+  return new ApiError("MEDIA_TOO_LARGE", `The ${part.kind} input is larger than ${settings.mediaMaxBytes} bytes.`, {
+    param: part.param,
+  });
 }
 
 /** Decoded size of base64 data given inline or as a `data:` URL; undefined for a fetched URL. */
@@ -60,7 +68,11 @@ function inlineBytes(part: MediaPart): number | undefined {
 async function fetchSize(url: string, settings: MediaSettings): Promise<number | undefined> {
   if (!settings.mediaFetchAllowList.some((prefix) => url.startsWith(prefix))) return undefined;
   try {
-    const response = await request(url, { method: "GET", headersTimeout: settings.mediaFetchTimeoutMs, bodyTimeout: settings.mediaFetchTimeoutMs });
+    const response = await request(url, {
+      method: "GET",
+      headersTimeout: settings.mediaFetchTimeoutMs,
+      bodyTimeout: settings.mediaFetchTimeoutMs,
+    });
     if (response.statusCode !== 200) {
       await response.body.dump();
       return undefined;

@@ -45,7 +45,10 @@ export class CatalogResolver implements ModelResolver {
   }
 
   async list(accountId: string): Promise<ResolvedModel[]> {
-    return [...PLATFORM_MODELS.map((spec) => platformModel(spec.id, spec)), ...(await this.#accountModels.list(accountId))];
+    return [
+      ...PLATFORM_MODELS.map((spec) => platformModel(spec.id, spec)),
+      ...(await this.#accountModels.list(accountId)),
+    ];
   }
 }
 
@@ -62,7 +65,9 @@ export function unknownModelProblems(models: ModelResolver, tenantFor: (res: Res
   return async (req, res) => {
     const model = (req.body as { model?: unknown } | undefined)?.model;
     if (typeof model !== "string" || model === "") return [];
-    return (await models.resolve(model, tenantFor(res).accountId)) === undefined ? [{ param: "model", text: modelNotFoundText(model) }] : [];
+    return (await models.resolve(model, tenantFor(res).accountId)) === undefined
+      ? [{ param: "model", text: modelNotFoundText(model) }]
+      : [];
   };
 }
 

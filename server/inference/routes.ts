@@ -56,7 +56,12 @@ export function registerInferenceRoutes(router: Router, deps: InferenceRouteDeps
 // The runner
 // ---------------------------------------------------------------------------
 
-async function run(req: Request, res: Response, deps: InferenceRouteDeps, format: (run: () => GenerationRun) => WireFormat): Promise<void> {
+async function run(
+  req: Request,
+  res: Response,
+  deps: InferenceRouteDeps,
+  format: (run: () => GenerationRun) => WireFormat,
+): Promise<void> {
   const disconnect = new AbortController();
   res.on("close", () => {
     if (!res.writableFinished) disconnect.abort(new Error("client closed the connection"));
@@ -67,7 +72,12 @@ async function run(req: Request, res: Response, deps: InferenceRouteDeps, format
     return started;
   });
   try {
-    started = await deps.engine.start({ tenant: deps.tenantFor(res), input: wire.input, signal: disconnect.signal, deadlineMs: requestTimeout(req) });
+    started = await deps.engine.start({
+      tenant: deps.tenantFor(res),
+      input: wire.input,
+      signal: disconnect.signal,
+      deadlineMs: requestTimeout(req),
+    });
     started = { ...started, events: recordGeneration(res, started) };
     const headers = { "x-provider-class": started.providerClass, "x-config-version": started.configVersion };
     if (wire.stream) return await streamRun(res, started, wire, headers, disconnect, deps.streams);
@@ -80,14 +90,23 @@ async function run(req: Request, res: Response, deps: InferenceRouteDeps, format
 }
 
 async function streamRun(
-  res: Response, started: GenerationRun, wire: WireFormat, headers: Record<string, string>, disconnect: AbortController, streams?: OpenStreams,
+  res: Response,
+  started: GenerationRun,
+  wire: WireFormat,
+  headers: Record<string, string>,
+  disconnect: AbortController,
+  streams?: OpenStreams,
 ): Promise<void> {
   const writer = new SseWriter(res, { headers });
   writer.signal.addEventListener("abort", () => disconnect.abort(writer.signal.reason), { once: true });
   const send = (events: WireEvent[]) => events.forEach(([name, data]) => writer.send(name, data));
   const unregister = streams?.add(() => {
     // The server is stopping and the stream ran past the drain's deadline: say so, end it, stop generating.
-    const error = new ApiError("UPSTREAM_UNAVAILABLE", "The server is shutting down and ended this stream; retry the request.", { retryAfter: 1 });
+    const error = new ApiError(
+      "UPSTREAM_UNAVAILABLE",
+      "The server is shutting down and ended this stream; retry the request.",
+      { retryAfter: 1 },
+    );
     res.locals.errorCode = error.code;
     res.locals.closedByServer = true;
     send([wire.errorEvent(error)]);
@@ -132,7 +151,8 @@ function responsesFormat(body: Schemas["CreateResponseRequest"]) {
   return (): WireFormat => {
     let builder: ResponseBuilder | undefined;
     let sequence = 0;
-    const numbered = (events: { type: string }[]): WireEvent[] => events.map((e) => [e.type, { ...e, sequence_number: sequence++ }]);
+    const numbered = (events: { type: string }[]): WireEvent[] =>
+      events.map((e) => [e.type, { ...e, sequence_number: sequence++ }]);
     const get = () => (builder ??= new ResponseBuilder(body));
     return {
       input: responsesInput(body),
@@ -140,7 +160,10 @@ function responsesFormat(body: Schemas["CreateResponseRequest"]) {
       open: () => numbered(get().start()),
       events: (event) => numbered(get().apply(event)),
       json: () => get().response,
-      errorEvent: (error) => ["error", { type: "error", code: error.code, message: error.message, param: error.param, sequence_number: sequence++ }],
+      errorEvent: (error) => [
+        "error",
+        { type: "error", code: error.code, message: error.message, param: error.param, sequence_number: sequence++ },
+      ],
     };
   };
 }

@@ -53,7 +53,10 @@ export function parseRoutingConfig(raw: unknown, source = "routing config"): Rou
   const providers = config.providers ?? fail("providers is missing");
   const models = config.models ?? fail("models is missing");
   for (const [name, provider] of Object.entries(providers)) {
-    if (provider.type === "openai-compatible" && (typeof provider.baseUrl !== "string" || typeof provider.model !== "string")) {
+    if (
+      provider.type === "openai-compatible" &&
+      (typeof provider.baseUrl !== "string" || typeof provider.model !== "string")
+    ) {
       fail(`provider ${name}: baseUrl and model are required`);
     } else if (provider.type !== "local" && provider.type !== "openai-compatible") {
       fail(`provider ${name}: unknown type ${(provider as { type: unknown }).type}`);
@@ -70,6 +73,9 @@ export function parseRoutingConfig(raw: unknown, source = "routing config"): Rou
     version: config.version as string,
     providers,
     models,
-    contentPolicy: { blockedInputTerms: policy.blockedInputTerms ?? [], blockedOutputTerms: policy.blockedOutputTerms ?? [] },
+    contentPolicy: {
+      blockedInputTerms: policy.blockedInputTerms ?? [],
+      blockedOutputTerms: policy.blockedOutputTerms ?? [],
+    },
   };
 }

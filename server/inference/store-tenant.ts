@@ -20,7 +20,10 @@ export function storeTenant(store: Store, res: Response): Tenant {
     accountId: caller.account.id,
     async authorizeModel(model) {
       requireModelAllowed(caller.account, allowListId(model));
-      requirePaymentMethod(caller.account, { id: model.spec.id, pricePerMillionTokens: model.spec.pricePerMillionTokens });
+      requirePaymentMethod(caller.account, {
+        id: model.spec.id,
+        pricePerMillionTokens: model.spec.pricePerMillionTokens,
+      });
       requireAgreement(caller.account, model.spec.requiredAgreementVersion);
     },
     async charge(model, usage) {

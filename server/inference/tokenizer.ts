@@ -45,7 +45,7 @@ export function encode(text: string): number[] {
     if (i < text.length && space === runIsSpace) continue;
     if (i - run > MAX_BPE_RUN) {
       if (run > segment) add(segment, run);
-      for (let from = run; from < i; ) {
+      for (let from = run; from < i;) {
         let to = Math.min(i, from + MAX_BPE_RUN);
         if (to < i && isHighSurrogate(text.charCodeAt(to - 1))) to--; // never cut a character in two
         add(from, to);
@@ -62,7 +62,19 @@ export function encode(text: string): number[] {
 
 /** `\s` of a regular expression, by UTF-16 code unit. */
 function isSpace(code: number): boolean {
-  return (code >= 9 && code <= 13) || code === 32 || code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  return (
+    (code >= 9 && code <= 13) ||
+    code === 32 ||
+    code === 160 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 function isHighSurrogate(code: number): boolean {

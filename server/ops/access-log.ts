@@ -42,7 +42,9 @@ function bytesOf(socket: Socket): { bytesIn: number; bytesOut: number } {
 }
 
 /** Returns the hook to call with every request before the app handles it; undefined when there is nothing to do. */
-export function accessLog(options: AccessLogOptions): ((req: IncomingMessage, res: ServerResponse) => void) | undefined {
+export function accessLog(
+  options: AccessLogOptions,
+): ((req: IncomingMessage, res: ServerResponse) => void) | undefined {
   const writeLine = options.log && logs("info");
   if (!writeLine && !options.metrics) return undefined;
   return (req, res) => {

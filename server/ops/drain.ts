@@ -70,7 +70,12 @@ export class InFlight {
 /** After the deadline: how long ended streams get to flush their error event before connections are cut. */
 const FLUSH_MS = 1_000;
 
-export async function drainHttp(server: http.Server, requests: InFlight, streams: OpenStreams, graceMs: number): Promise<void> {
+export async function drainHttp(
+  server: http.Server,
+  requests: InFlight,
+  streams: OpenStreams,
+  graceMs: number,
+): Promise<void> {
   const closed = once(server, "close");
   server.close();
   server.closeIdleConnections();

@@ -11,7 +11,11 @@ import { generations, inputTokens, outputTokens } from "./metrics.ts";
 export async function* recordGeneration(res: Response, run: GenerationRun): AsyncIterable<GenerationEvent> {
   // The platform model that runs: a fine-tuned model counts under its base (labels stay few).
   const model = run.model.spec.id;
-  const noted: NonNullable<Response["locals"]["generation"]> = { model, providerClass: run.providerClass, inputTokens: run.inputTokens };
+  const noted: NonNullable<Response["locals"]["generation"]> = {
+    model,
+    providerClass: run.providerClass,
+    inputTokens: run.inputTokens,
+  };
   res.locals.generation = noted;
   generations.inc({ model, provider_class: run.providerClass });
   for await (const event of run.events) {

@@ -14,7 +14,14 @@ import { log } from "../log.ts";
 import { versionName, type VersionKey, type VersionRecord } from "../store/datasets.ts";
 import { jobName, TERMINAL_STATES, type ClaimedJob, type JobPatch, type JobRecord } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
-import { datasetValidationBytes, datasetValidationLines, datasetValidations, jobDuration, storeDuration, storeErrors } from "./metrics.ts";
+import {
+  datasetValidationBytes,
+  datasetValidationLines,
+  datasetValidations,
+  jobDuration,
+  storeDuration,
+  storeErrors,
+} from "./metrics.ts";
 
 type Area = Exclude<keyof Store, "close">;
 const AREAS: readonly Area[] = ["accounts", "apiKeys", "usage", "rateWindows", "datasets", "fineTuning", "owners"];
@@ -25,11 +32,22 @@ type Observer = (args: unknown[], result: unknown) => void;
 const OBSERVERS: Record<string, Observer> = {
   "fineTuning.createJob": (_args, result) => {
     const { job, created } = result as { job: JobRecord; created: boolean };
-    if (created) log("info", "job.created", { job: jobName(job.accountId, job.jobId), type: job.jobType, baseModel: job.baseModel, account: job.accountId });
+    if (created)
+      log("info", "job.created", {
+        job: jobName(job.accountId, job.jobId),
+        type: job.jobType,
+        baseModel: job.baseModel,
+        account: job.accountId,
+      });
   },
   "fineTuning.claimJob": (_args, result) => {
     const claimed = result as ClaimedJob | undefined;
-    if (claimed) log("info", "job.claimed", { job: jobName(claimed.job.accountId, claimed.job.jobId), resumed: claimed.resumed, checkpointEpoch: claimed.job.checkpointEpoch });
+    if (claimed)
+      log("info", "job.claimed", {
+        job: jobName(claimed.job.accountId, claimed.job.jobId),
+        resumed: claimed.resumed,
+        checkpointEpoch: claimed.job.checkpointEpoch,
+      });
   },
   "fineTuning.updateJob": (args, result) => {
     const patch = args[2] as JobPatch;
@@ -41,11 +59,17 @@ const OBSERVERS: Record<string, Observer> = {
   },
   "datasets.create": (args) => {
     const dataset = args[0] as { accountId: string; datasetId: string; source: string };
-    log("info", "dataset.created", { dataset: `accounts/${dataset.accountId}/datasets/${dataset.datasetId}`, source: dataset.source });
+    log("info", "dataset.created", {
+      dataset: `accounts/${dataset.accountId}/datasets/${dataset.datasetId}`,
+      source: dataset.source,
+    });
   },
-  "datasets.markDeleted": (args) => log("info", "dataset.deleted", { dataset: `accounts/${args[0] as string}/datasets/${args[1] as string}` }),
-  "datasets.completeUpload": (args) => log("info", "dataset.uploaded", { version: versionName(args[0] as VersionKey), bytes: args[1] as number }),
-  "datasets.abandonUpload": (args) => log("warn", "dataset.upload_abandoned", { version: versionName(args[0] as VersionKey) }),
+  "datasets.markDeleted": (args) =>
+    log("info", "dataset.deleted", { dataset: `accounts/${args[0] as string}/datasets/${args[1] as string}` }),
+  "datasets.completeUpload": (args) =>
+    log("info", "dataset.uploaded", { version: versionName(args[0] as VersionKey), bytes: args[1] as number }),
+  "datasets.abandonUpload": (args) =>
+    log("warn", "dataset.upload_abandoned", { version: versionName(args[0] as VersionKey) }),
   "datasets.finishValidation": (_args, result) => {
     if (result !== undefined) datasetValidated(result as VersionRecord);
   },
@@ -63,7 +87,10 @@ function jobStateChanged(job: JobRecord): void {
     processedTokens: terminal ? job.progress.processedTokens : undefined,
   });
   if (terminal && job.completeTime !== undefined) {
-    jobDuration.observe({ type: job.jobType, state: job.state }, (job.completeTime.getTime() - job.createTime.getTime()) / 1000);
+    jobDuration.observe(
+      { type: job.jobType, state: job.state },
+      (job.completeTime.getTime() - job.createTime.getTime()) / 1000,
+    );
   }
 }
 
@@ -106,7 +133,11 @@ function instrumentArea<T extends object>(area: string, target: T): T {
   });
 }
 
-function timedCall(operation: string, method: (...args: unknown[]) => unknown, self: object): (...args: unknown[]) => unknown {
+function timedCall(
+  operation: string,
+  method: (...args: unknown[]) => unknown,
+  self: object,
+): (...args: unknown[]) => unknown {
   const observe = OBSERVERS[operation];
   return (...args: unknown[]) => {
     const started = performance.now();

@@ -18,7 +18,11 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(options: { port: number; host: string; probes?: Router }): Promise<MetricsListener> {
+export async function startMetricsServer(options: {
+  port: number;
+  host: string;
+  probes?: Router;
+}): Promise<MetricsListener> {
   collectProcessMetrics();
   const app = express();
   app.set("x-powered-by", false);
@@ -34,7 +38,14 @@ export async function startMetricsServer(options: { port: number; host: string; 
   });
   if (options.probes) app.use(options.probes);
   app.use((_req, res) => {
-    res.status(404).json({ error: { message: "Only /metrics, /healthz and /readyz are served here.", type: "not_found_error", code: "NOT_FOUND", param: null } });
+    res.status(404).json({
+      error: {
+        message: "Only /metrics, /healthz and /readyz are served here.",
+        type: "not_found_error",
+        code: "NOT_FOUND",
+        param: null,
+      },
+    });
   });
   const server = http.createServer(app);
   server.listen(options.port, options.host);

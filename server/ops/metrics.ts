@@ -133,7 +133,12 @@ export function collectProcessMetrics(): void {
 }
 
 /** A gauge whose value is read at each scrape (queue depth from the store). */
-export function gaugeFromCallback(name: string, help: string, labelNames: string[], read: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>): void {
+export function gaugeFromCallback(
+  name: string,
+  help: string,
+  labelNames: string[],
+  read: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>,
+): void {
   if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
   new client.Gauge({
     name,

@@ -63,7 +63,9 @@ export async function readiness(checks: ReadinessChecks): Promise<ReadinessRepor
 /** The check's answer, or what went wrong (a message, never a connection string). */
 async function check(run: () => Promise<string>): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve("error: no answer in time"), CHECK_TIMEOUT_MS)));
+  const timeout = new Promise<string>(
+    (resolve) => (timer = setTimeout(() => resolve("error: no answer in time"), CHECK_TIMEOUT_MS)),
+  );
   try {
     return await Promise.race([run(), timeout]);
   } catch (error) {

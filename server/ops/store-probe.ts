@@ -30,13 +30,20 @@ export function openStoreProbe(config: { dataDir: string; databaseUrl?: string }
 }
 
 function postgresProbe(databaseUrl: string): StoreProbe {
-  const pool = createPool(databaseUrl, { poolSize: 1, connectTimeoutMs: PROBE_TIMEOUT_MS, statementTimeoutMs: PROBE_TIMEOUT_MS });
+  const pool = createPool(databaseUrl, {
+    poolSize: 1,
+    connectTimeoutMs: PROBE_TIMEOUT_MS,
+    statementTimeoutMs: PROBE_TIMEOUT_MS,
+  });
   // An idle connection the database dropped must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
   return {
     pendingMigrations: () => pendingVersions(pool, POSTGRES_MIGRATIONS),
     async liveJobCounts() {
-      const result = await pool.query("SELECT state, COUNT(*)::int AS n FROM training_jobs WHERE state = ANY($1) GROUP BY state", [LIVE_STATES]);
+      const result = await pool.query(
+        "SELECT state, COUNT(*)::int AS n FROM training_jobs WHERE state = ANY($1) GROUP BY state",
+        [LIVE_STATES],
+      );
       return countsByState(result.rows as { state: string; n: number }[]);
     },
     close: () => pool.end(),
@@ -54,7 +61,9 @@ function sqliteProbe(file: string): StoreProbe {
     },
     async liveJobCounts() {
       const placeholders = LIVE_STATES.map(() => "?").join(", ");
-      const rows = open().prepare(`SELECT state, COUNT(*) AS n FROM training_jobs WHERE state IN (${placeholders}) GROUP BY state`).all(...LIVE_STATES);
+      const rows = open()
+        .prepare(`SELECT state, COUNT(*) AS n FROM training_jobs WHERE state IN (${placeholders}) GROUP BY state`)
+        .all(...LIVE_STATES);
       return countsByState(rows as { state: string; n: number }[]);
     },
     async close() {

@@ -32,7 +32,8 @@ export function datasetFromRow(row: Row): DatasetRecord {
 }
 
 export function versionFromRow(row: Row): VersionRecord {
-  const lineNumber = row.first_invalid_line === null || row.first_invalid_line === undefined ? null : Number(row.first_invalid_line);
+  const lineNumber =
+    row.first_invalid_line === null || row.first_invalid_line === undefined ? null : Number(row.first_invalid_line);
   const validation: ValidationRecord = {
     ...EMPTY_VALIDATION,
     totalLines: Number(row.total_lines),

@@ -86,7 +86,13 @@ export interface VersionKey {
   versionNo: number;
 }
 
-export const EMPTY_VALIDATION: ValidationRecord = { totalLines: 0, validLines: 0, topLevelKeys: [], exampleCount: 0, estimatedTokenCount: 0 };
+export const EMPTY_VALIDATION: ValidationRecord = {
+  totalLines: 0,
+  validLines: 0,
+  topLevelKeys: [],
+  exampleCount: 0,
+  estimatedTokenCount: 0,
+};
 
 export interface DatasetStore {
   /** ALREADY_EXISTS when the account has used the id before, even for a deleted dataset. */
@@ -121,7 +127,12 @@ export interface DatasetStore {
    * (already VALIDATING: unchanged, owner included). NOT_FOUND when missing; INVALID_REQUEST
    * when deleted, without a version, or while the newest upload is still being received.
    */
-  startValidation(accountId: string, datasetId: string, owner: string, now: Date): Promise<{ dataset: DatasetRecord; version: VersionRecord }>;
+  startValidation(
+    accountId: string,
+    datasetId: string,
+    owner: string,
+    now: Date,
+  ): Promise<{ dataset: DatasetRecord; version: VersionRecord }>;
   /** Hands a VALIDATING version from `from` (a dead owner) to `to`; false when it was not `from`'s any more. */
   claimValidation(key: VersionKey, from: string | null, to: string): Promise<boolean>;
   /**

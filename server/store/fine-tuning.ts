@@ -10,11 +10,24 @@ export type JobType = components["schemas"]["JobType"];
 export type JobState = components["schemas"]["JobState"];
 export type TrainingConfig = components["schemas"]["TrainingConfig"];
 
-export const TERMINAL_STATES: ReadonlySet<JobState> = new Set(["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"]);
+export const TERMINAL_STATES: ReadonlySet<JobState> = new Set([
+  "JOB_STATE_SUCCEEDED",
+  "JOB_STATE_FAILED",
+  "JOB_STATE_CANCELLED",
+  "JOB_STATE_EXPIRED",
+]);
 /** The states a job may be cancelled from (the decisions). */
-export const CANCELLABLE_STATES: readonly JobState[] = ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING", "JOB_STATE_CHECKPOINTING"];
+export const CANCELLABLE_STATES: readonly JobState[] = [
+  "JOB_STATE_QUEUED",
+  "JOB_STATE_RUNNING",
+  "JOB_STATE_CHECKPOINTING",
+];
 /** The states in which a runner holds the job under a lease. */
-export const ACTIVE_STATES: readonly JobState[] = ["JOB_STATE_RUNNING", "JOB_STATE_CHECKPOINTING", "JOB_STATE_FINALIZING"];
+export const ACTIVE_STATES: readonly JobState[] = [
+  "JOB_STATE_RUNNING",
+  "JOB_STATE_CHECKPOINTING",
+  "JOB_STATE_FINALIZING",
+];
 
 export interface JobProgress {
   percent: number;
@@ -60,7 +73,23 @@ export interface JobRecord {
 }
 
 /** The changeable fields of a job. */
-export type JobPatch = Partial<Pick<JobRecord, "state" | "stateDetail" | "errorClass" | "evaluationDatasetVersion" | "outputModel" | "progress" | "execution" | "startTime" | "completeTime" | "checkpointEpoch" | "checkpointStep" | "datasetIds">>;
+export type JobPatch = Partial<
+  Pick<
+    JobRecord,
+    | "state"
+    | "stateDetail"
+    | "errorClass"
+    | "evaluationDatasetVersion"
+    | "outputModel"
+    | "progress"
+    | "execution"
+    | "startTime"
+    | "completeTime"
+    | "checkpointEpoch"
+    | "checkpointStep"
+    | "datasetIds"
+  >
+>;
 
 export interface IdempotencyClaim {
   key: string;
@@ -133,7 +162,13 @@ export interface FineTuningStore {
    * job to another, say after a long pause, cannot write over the new holder's work);
    * returns the job after, or undefined when it was not so.
    */
-  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): Promise<JobRecord | undefined>;
+  updateJob(
+    accountId: string,
+    jobId: string,
+    patch: JobPatch,
+    fromStates?: readonly JobState[],
+    leaseOwner?: string,
+  ): Promise<JobRecord | undefined>;
   /**
    * Takes the oldest job that needs a runner: QUEUED, or active with an expired lease (its
    * runner died). Sets it RUNNING under `owner`'s lease. Undefined when there is none.
@@ -152,11 +187,20 @@ export interface FineTuningStore {
    * Records the model and marks the job SUCCEEDED, in one transaction; JOB_STATE_INVALID
    * when the job is no longer active (or no longer `leaseOwner`'s).
    */
-  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch, leaseOwner?: string): Promise<JobRecord>;
+  completeJob(
+    accountId: string,
+    jobId: string,
+    model: AccountModel,
+    patch: JobPatch,
+    leaseOwner?: string,
+  ): Promise<JobRecord>;
   findModel(accountId: string, modelId: string): Promise<AccountModel | undefined>;
   listModels(accountId: string): Promise<AccountModel[]>;
   /** The jobs whose input or evaluation data is the dataset (any version), newest first. */
-  jobsUsingDataset(accountId: string, datasetId: string): Promise<{ name: string; jobType: JobType; state: JobState }[]>;
+  jobsUsingDataset(
+    accountId: string,
+    datasetId: string,
+  ): Promise<{ name: string; jobType: JobType; state: JobState }[]>;
 }
 
 export function jobName(accountId: string, jobId: string): string {
@@ -165,5 +209,9 @@ export function jobName(accountId: string, jobId: string): string {
 
 /** 409 ALREADY_EXISTS for an output model id the account already uses: the stores' refusal, and the estimate's. */
 export function outputModelTakenError(modelId: string): ApiError {
-  return new ApiError("ALREADY_EXISTS", `The account already has a model (or a job making one) with the id ${modelId}.`, { param: "config.outputModelId" });
+  return new ApiError(
+    "ALREADY_EXISTS",
+    `The account already has a model (or a job making one) with the id ${modelId}.`,
+    { param: "config.outputModelId" },
+  );
 }

@@ -18,7 +18,9 @@ try {
     try {
       const applied = await migrate(pool);
       const all = await appliedVersions(pool);
-      console.log(`PostgreSQL schema at version ${Math.max(0, ...all)} of ${MIGRATIONS.length}; applied now: ${applied.length === 0 ? "none" : applied.join(", ")}.`);
+      console.log(
+        `PostgreSQL schema at version ${Math.max(0, ...all)} of ${MIGRATIONS.length}; applied now: ${applied.length === 0 ? "none" : applied.join(", ")}.`,
+      );
     } finally {
       await pool.end();
     }

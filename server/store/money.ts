@@ -13,7 +13,8 @@ const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,6}))?$/;
 /** "100.00" → 100000000. Throws a RangeError on anything but a plain decimal with at most 6 places. */
 export function parseMoney(text: string): number {
   const match = DECIMAL.exec(text.trim());
-  if (!match) throw new RangeError(`"${text}" is not an amount: write a decimal such as 100.00 (at most 6 decimal places)`);
+  if (!match)
+    throw new RangeError(`"${text}" is not an amount: write a decimal such as 100.00 (at most 6 decimal places)`);
   const [, sign, whole = "0", fraction = ""] = match;
   const micros = BigInt(whole) * MICROS + BigInt(fraction.padEnd(6, "0"));
   return toSafeNumber(sign === "-" ? -micros : micros, text);
@@ -25,7 +26,9 @@ export function formatMoney(micros: number): string {
   const sign = micros < 0 ? "-" : "";
   const abs = Math.abs(micros);
   const whole = Math.floor(abs / MICROS_PER_UNIT);
-  const fraction = String(abs % MICROS_PER_UNIT).padStart(6, "0").replace(/0{1,4}$/, "");
+  const fraction = String(abs % MICROS_PER_UNIT)
+    .padStart(6, "0")
+    .replace(/0{1,4}$/, "");
   return `${sign}${whole}.${fraction}`;
 }
 

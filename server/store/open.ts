@@ -17,7 +17,9 @@ export interface StoreConfig {
 }
 
 export function openStore(config: StoreConfig): Promise<VersionedStore> {
-  return config.databaseUrl ? openPostgresStore(config.databaseUrl, config.dataDir, config.postgres) : openSqliteStore(config.dataDir);
+  return config.databaseUrl
+    ? openPostgresStore(config.databaseUrl, config.dataDir, config.postgres)
+    : openSqliteStore(config.dataDir);
 }
 
 /**
@@ -47,6 +49,7 @@ export function positiveInteger(env: Record<string, string | undefined>, name: s
   const value = env[name];
   if (value === undefined || value === "") return undefined;
   const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1) throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
+  if (!Number.isSafeInteger(number) || number < 1)
+    throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
   return number;
 }

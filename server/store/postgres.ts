@@ -25,7 +25,11 @@ export interface PostgresStoreOptions extends Partial<PostgresSettings> {
   migrate?: boolean;
 }
 
-export async function openPostgresStore(databaseUrl: string, dataDir: string, options: PostgresStoreOptions = {}): Promise<VersionedStore> {
+export async function openPostgresStore(
+  databaseUrl: string,
+  dataDir: string,
+  options: PostgresStoreOptions = {},
+): Promise<VersionedStore> {
   const { migrate: migrateOnOpen = true, ...settings } = options;
   const pool = createPool(databaseUrl, { ...POSTGRES_DEFAULTS, ...definedOnly(settings) });
   try {
@@ -33,7 +37,10 @@ export async function openPostgresStore(databaseUrl: string, dataDir: string, op
       await migrate(pool);
     } else {
       const pending = await pendingVersions(pool);
-      if (pending.length > 0) throw new Error(`the database schema is behind (migrations ${pending.join(", ")} not applied); run \`npm run migrate\` first`);
+      if (pending.length > 0)
+        throw new Error(
+          `the database schema is behind (migrations ${pending.join(", ")} not applied); run \`npm run migrate\` first`,
+        );
     }
   } catch (error) {
     await pool.end();

@@ -19,9 +19,21 @@ import { SERIES_COLORS } from "../../cli/plot.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { FIXTURE_REPORT, FIXTURE_RULES } from "./fixtures.ts";
-import { CHROMIUM, cli, json, launchBrowser, NO_CHROMIUM, ROOT, scratchDir, screenshotPath, startCliServer, userEnv } from "./helpers.ts";
+import {
+  CHROMIUM,
+  cli,
+  json,
+  launchBrowser,
+  NO_CHROMIUM,
+  ROOT,
+  scratchDir,
+  screenshotPath,
+  startCliServer,
+  userEnv,
+} from "./helpers.ts";
 
-if (NO_CHROMIUM && process.env.REQUIRE_CHROMIUM === "1") throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
+if (NO_CHROMIUM && process.env.REQUIRE_CHROMIUM === "1")
+  throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
 
 let browser: Browser;
 let server: TestServer;
@@ -63,9 +75,32 @@ describe("the loss chart", { skip: skipping(NO_CHROMIUM) }, () => {
     const upload = await cli(["datasets", "upload", "ahoy", file("ahoy.jsonl"), "--create"], { env });
     assert.equal(upload.code, 0, upload.stderr);
     const job = json(
-      await cli(["--json", "jobs", "create", "--yes", "--watch", "--interval", "0.2", "--base-model", "tiny-chat", "--dataset", "ahoy", "--output-model", "ahoy-chat", "--epochs", "2", "--batch-size", "4", "--eval-split", "20"], {
-        env,
-      }),
+      await cli(
+        [
+          "--json",
+          "jobs",
+          "create",
+          "--yes",
+          "--watch",
+          "--interval",
+          "0.2",
+          "--base-model",
+          "tiny-chat",
+          "--dataset",
+          "ahoy",
+          "--output-model",
+          "ahoy-chat",
+          "--epochs",
+          "2",
+          "--batch-size",
+          "4",
+          "--eval-split",
+          "20",
+        ],
+        {
+          env,
+        },
+      ),
     );
     assert.equal(job.state, "JOB_STATE_SUCCEEDED");
     jobId = job.jobId;
@@ -77,16 +112,33 @@ describe("the loss chart", { skip: skipping(NO_CHROMIUM) }, () => {
     const { page, foreign } = await offlinePage({ width: 800, height: 480 });
     await page.goto(pathToFileURL(file("loss.svg")).href);
     const texts = await page.$$eval("text", (nodes) => nodes.map((n) => n.textContent ?? ""));
-    for (const label of ["Training step", "Loss", "Loss measured on", "training", "evaluation", "epoch 2", `Loss of job ${jobId}`]) {
+    for (const label of [
+      "Training step",
+      "Loss",
+      "Loss measured on",
+      "training",
+      "evaluation",
+      "epoch 2",
+      `Loss of job ${jobId}`,
+    ]) {
       assert.ok(texts.includes(label), `the chart shows "${label}"; it shows ${JSON.stringify(texts)}`);
     }
-    assert.ok(texts.some((t) => /^SFT: (?:accounts\/maas\/models\/)?tiny-chat → ahoy-chat, \d+ steps$/.test(t)), "the subtitle says what was trained");
+    assert.ok(
+      texts.some((t) => /^SFT: (?:accounts\/maas\/models\/)?tiny-chat → ahoy-chat, \d+ steps$/.test(t)),
+      "the subtitle says what was trained",
+    );
     // Both curves are drawn, as lines of their colour with some length.
     const lines = await page.$$eval("path", (paths) =>
-      paths.map((p) => ({ stroke: p.getAttribute("stroke") ?? getComputedStyle(p).stroke, length: (p as SVGPathElement).getTotalLength() })),
+      paths.map((p) => ({
+        stroke: p.getAttribute("stroke") ?? getComputedStyle(p).stroke,
+        length: (p as SVGPathElement).getTotalLength(),
+      })),
     );
     for (const colour of Object.values(SERIES_COLORS)) {
-      assert.ok(lines.some((l) => l.stroke === colour && l.length > 50), `a curve drawn in ${colour}: ${JSON.stringify(lines.filter((l) => l.length > 50))}`);
+      assert.ok(
+        lines.some((l) => l.stroke === colour && l.length > 50),
+        `a curve drawn in ${colour}: ${JSON.stringify(lines.filter((l) => l.length > 50))}`,
+      );
     }
     await page.screenshot({ path: screenshotPath("cli-loss-curve-svg.png") });
     assert.deepEqual(foreign, []);
@@ -117,12 +169,16 @@ describe("the loss chart", { skip: skipping(NO_CHROMIUM) }, () => {
       const found = rgb.map(() => 0);
       for (let i = 0; i < data.length; i += 4) {
         rgb.forEach(([r, g, b], k) => {
-          if (Math.abs(data[i]! - r!) < 24 && Math.abs(data[i + 1]! - g!) < 24 && Math.abs(data[i + 2]! - b!) < 24) found[k]!++;
+          if (Math.abs(data[i]! - r!) < 24 && Math.abs(data[i + 1]! - g!) < 24 && Math.abs(data[i + 2]! - b!) < 24)
+            found[k]!++;
         });
       }
       return found;
     }, Object.values(SERIES_COLORS));
-    assert.ok(counts.every((n) => n > 200), `both curves have pixels of their colour: ${counts}`);
+    assert.ok(
+      counts.every((n) => n > 200),
+      `both curves have pixels of their colour: ${counts}`,
+    );
     await page.screenshot({ path: screenshotPath("cli-loss-curve-png.png") });
     assert.deepEqual(foreign, []);
     await page.close();
@@ -131,24 +187,46 @@ describe("the loss chart", { skip: skipping(NO_CHROMIUM) }, () => {
 
 describe("the conformance report page", { skip: skipping(NO_CHROMIUM) }, () => {
   test("compatibility by area and rule, every failure with request, expected and received, coverage; self-contained", async () => {
-    const html = htmlReport(FIXTURE_REPORT, { baseUrl: "https://api.example.com/v1", rules: FIXTURE_RULES, date: new Date("2026-11-23T10:00:00Z") });
+    const html = htmlReport(FIXTURE_REPORT, {
+      baseUrl: "https://api.example.com/v1",
+      rules: FIXTURE_RULES,
+      date: new Date("2026-11-23T10:00:00Z"),
+    });
     writeFileSync(file("report.html"), html);
     const { page, foreign } = await offlinePage();
     await page.goto(pathToFileURL(file("report.html")).href);
 
     assert.equal(await page.title(), "Conformance report: fixture");
     assert.match((await page.textContent("#verdict")) ?? "", /Not conformant: 2 transcripts failed/);
-    const tiles = await page.$$eval("#summary .tile", (ts) => ts.map((t) => (t as HTMLElement).innerText.replace(/\s+/g, " ").trim()));
+    const tiles = await page.$$eval("#summary .tile", (ts) =>
+      ts.map((t) => (t as HTMLElement).innerText.replace(/\s+/g, " ").trim()),
+    );
     assert.deepEqual(tiles, ["2 passed", "2 failed", "1 skipped", "1 not implemented"]);
 
-    const areas = await page.$$eval("table.areas tbody tr", (rows) => rows.map((r) => [r.getAttribute("data-area"), r.getAttribute("data-status"), ...[...r.querySelectorAll("td.n")].map((c) => c.textContent)]));
+    const areas = await page.$$eval("table.areas tbody tr", (rows) =>
+      rows.map((r) => [
+        r.getAttribute("data-area"),
+        r.getAttribute("data-status"),
+        ...[...r.querySelectorAll("td.n")].map((c) => c.textContent),
+      ]),
+    );
     assert.deepEqual(areas, [
       ["datasets", "skipped", "0", "0", "1", "0", "1"],
       ["errors", "fail", "1", "1", "0", "0", "2"],
       ["responses", "fail", "1", "1", "0", "1", "3"],
     ]);
-    const rules = Object.fromEntries(await page.$$eval("table.rules tbody tr", (rows) => rows.map((r) => [r.getAttribute("data-rule"), r.getAttribute("data-status")])));
-    assert.deepEqual(rules, { "errors-2": "fail", "paging-1": "skipped", "reasoning-summary": "not-implemented", "responses-1": "pass", "stream-order": "fail" });
+    const rules = Object.fromEntries(
+      await page.$$eval("table.rules tbody tr", (rows) =>
+        rows.map((r) => [r.getAttribute("data-rule"), r.getAttribute("data-status")]),
+      ),
+    );
+    assert.deepEqual(rules, {
+      "errors-2": "fail",
+      "paging-1": "skipped",
+      "reasoning-summary": "not-implemented",
+      "responses-1": "pass",
+      "stream-order": "fail",
+    });
     assert.match((await page.textContent('tr[data-rule="errors-2"]')) ?? "", /Every error answer carries error\.code/);
 
     const failures = await page.$$("article.failure");
@@ -167,33 +245,60 @@ describe("the conformance report page", { skip: skipping(NO_CHROMIUM) }, () => {
     assert.equal(first.requestId, "req_0123456789abcdef01234567");
     assert.equal(first.rule, "errors-2");
 
-    const coverage = await page.$$eval("[data-coverage]", (ms) => ms.map((m) => [m.getAttribute("data-coverage"), m.querySelector(".figure")?.textContent, m.querySelector(".pct")?.textContent]));
+    const coverage = await page.$$eval("[data-coverage]", (ms) =>
+      ms.map((m) => [
+        m.getAttribute("data-coverage"),
+        m.querySelector(".figure")?.textContent,
+        m.querySelector(".pct")?.textContent,
+      ]),
+    );
     assert.deepEqual(coverage, [
       ["operations", "18 / 24", "(75%)"],
       ["status codes", "77 / 120", "(64%)"],
       ["error codes", "29 / 33", "(88%)"],
       ["rules", "4 / 5", "(80%)"],
     ]);
-    assert.equal(await page.$$eval("script, link[rel=stylesheet], img, iframe", (xs) => xs.length), 0, "nothing outside the file");
+    assert.equal(
+      await page.$$eval("script, link[rel=stylesheet], img, iframe", (xs) => xs.length),
+      0,
+      "nothing outside the file",
+    );
     await page.screenshot({ path: screenshotPath("conformance-report-fixture.png"), fullPage: true });
     assert.deepEqual(foreign, []);
     await page.close();
   });
 
-  const kit = existsSync(path.join(ROOT, "conformance/index.ts")) && existsSync(path.join(ROOT, "conformance/profiles/reference.json"));
-  test("conformance run --html against the reference server writes the page", { skip: skipping(!kit && "the conformance kit is not in this tree") }, async () => {
-    const result = await cli(["--base-url", server.baseUrl, "conformance", "run", "--area", "auth", "--html", file("run.html")], { env });
-    assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
-    assert.match(result.stdout, /\d+ passed, 0 failed/);
-    assert.match(result.stdout, /Wrote HTML: /);
-    const { page, foreign } = await offlinePage();
-    await page.goto(pathToFileURL(file("run.html")).href);
-    assert.match((await page.textContent("#verdict")) ?? "", /No failures/);
-    const areas = await page.$$eval("table.areas tbody tr", (rows) => rows.map((r) => [r.getAttribute("data-area"), r.getAttribute("data-status")]));
-    assert.ok(areas.some(([area, status]) => area === "auth" && status === "pass"), JSON.stringify(areas));
-    assert.ok((await page.$$('table.rules tr[data-status="pass"]')).length > 0, "rules the run proved are listed as pass");
-    await page.screenshot({ path: screenshotPath("conformance-report.png"), fullPage: true });
-    assert.deepEqual(foreign, []);
-    await page.close();
-  });
+  const kit =
+    existsSync(path.join(ROOT, "conformance/index.ts")) &&
+    existsSync(path.join(ROOT, "conformance/profiles/reference.json"));
+  test(
+    "conformance run --html against the reference server writes the page",
+    { skip: skipping(!kit && "the conformance kit is not in this tree") },
+    async () => {
+      const result = await cli(
+        ["--base-url", server.baseUrl, "conformance", "run", "--area", "auth", "--html", file("run.html")],
+        { env },
+      );
+      assert.equal(result.code, 0, `${result.stdout}\n${result.stderr}`);
+      assert.match(result.stdout, /\d+ passed, 0 failed/);
+      assert.match(result.stdout, /Wrote HTML: /);
+      const { page, foreign } = await offlinePage();
+      await page.goto(pathToFileURL(file("run.html")).href);
+      assert.match((await page.textContent("#verdict")) ?? "", /No failures/);
+      const areas = await page.$$eval("table.areas tbody tr", (rows) =>
+        rows.map((r) => [r.getAttribute("data-area"), r.getAttribute("data-status")]),
+      );
+      assert.ok(
+        areas.some(([area, status]) => area === "auth" && status === "pass"),
+        JSON.stringify(areas),
+      );
+      assert.ok(
+        (await page.$$('table.rules tr[data-status="pass"]')).length > 0,
+        "rules the run proved are listed as pass",
+      );
+      await page.screenshot({ path: screenshotPath("conformance-report.png"), fullPage: true });
+      assert.deepEqual(foreign, []);
+      await page.close();
+    },
+  );
 });

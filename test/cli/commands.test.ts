@@ -95,7 +95,10 @@ describe("the command line", () => {
       "conformance run",
       "conformance record",
     ]) {
-      assert.ok(paths.some((p) => p.join(" ") === expected), `no command ${expected}`);
+      assert.ok(
+        paths.some((p) => p.join(" ") === expected),
+        `no command ${expected}`,
+      );
     }
     for (const p of paths) {
       const io = memoryIo();
@@ -106,7 +109,13 @@ describe("the command line", () => {
   });
 
   test("wrong command lines are usage errors: exit 2", async () => {
-    for (const args of [["bogus"], ["datasets"], ["jobs", "estimate", "--dataset", "x"], ["jobs", "create", "--epochs", "zero"], ["jobs", "list", "--type", "ppo"]]) {
+    for (const args of [
+      ["bogus"],
+      ["datasets"],
+      ["jobs", "estimate", "--dataset", "x"],
+      ["jobs", "create", "--epochs", "zero"],
+      ["jobs", "list", "--type", "ppo"],
+    ]) {
       const result = await cli(args, { env });
       assert.equal(result.code, EXIT.USAGE, `${args.join(" ")}: ${result.stderr}`);
       assert.equal(result.stdout, "", args.join(" "));
@@ -117,7 +126,15 @@ describe("the command line", () => {
     const noKey = await cli(["datasets", "list"], { env: { SERVICE_BASE_URL: server.baseUrl } });
     assert.equal(noKey.code, EXIT.USAGE);
     assert.match(noKey.stderr, /no API key: pass --api-key or set SERVICE_API_KEY/);
-    const flags = await cli(["--base-url", server.baseUrl, "--api-key", server.keys.globex as string, "--json", "datasets", "list"]);
+    const flags = await cli([
+      "--base-url",
+      server.baseUrl,
+      "--api-key",
+      server.keys.globex as string,
+      "--json",
+      "datasets",
+      "list",
+    ]);
     assert.equal(flags.code, 0, flags.stderr);
     assert.deepEqual(json(flags), []);
     assert.equal(accountFromKey("sk-dev-acme-00000000000000000000000000000000"), "acme");
@@ -126,13 +143,17 @@ describe("the command line", () => {
   });
 
   test("an API error prints its code, message and request id, never a stack, and exits by its class", async () => {
-    const bad = await cli(["--account", "acme", "datasets", "list"], { env: { ...env, SERVICE_API_KEY: "sk-dev-nobody-00000000000000000000000000000000" } });
+    const bad = await cli(["--account", "acme", "datasets", "list"], {
+      env: { ...env, SERVICE_API_KEY: "sk-dev-nobody-00000000000000000000000000000000" },
+    });
     assert.equal(bad.code, EXIT.AUTH);
     assert.match(bad.stderr, /^error: INVALID_API_KEY \(401 authentication_error\): /m);
     assert.match(bad.stderr, /request id: req_[0-9a-f]+/);
     assert.doesNotMatch(bad.stderr, /\bat .+\.ts:\d+/, "no stack trace without --debug");
 
-    const debug = await cli(["--debug", "--account", "acme", "datasets", "list"], { env: { ...env, SERVICE_API_KEY: "sk-dev-nobody-00000000000000000000000000000000" } });
+    const debug = await cli(["--debug", "--account", "acme", "datasets", "list"], {
+      env: { ...env, SERVICE_API_KEY: "sk-dev-nobody-00000000000000000000000000000000" },
+    });
     assert.equal(debug.code, EXIT.AUTH);
     assert.match(debug.stderr, /\[debug\] ← 401 GET .*\/accounts\/acme\/datasets/);
     assert.match(debug.stderr, /ApiError: .*\n\s+at /, "--debug shows the stack");
@@ -149,7 +170,9 @@ describe("the command line", () => {
     assert.match(suspended.stderr, /TENANT_SUSPENDED/);
 
     const port = await closedPort();
-    const unreachable = await cli(["models", "list"], { env: { ...env, SERVICE_BASE_URL: `http://127.0.0.1:${port}/v1` } });
+    const unreachable = await cli(["models", "list"], {
+      env: { ...env, SERVICE_BASE_URL: `http://127.0.0.1:${port}/v1` },
+    });
     assert.equal(unreachable.code, EXIT.UNAVAILABLE);
     assert.match(unreachable.stderr, new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/v1 \\(ECONNREFUSED\\)`));
   });
@@ -163,12 +186,17 @@ describe("datasets", () => {
 
     const uploaded = await cli(["datasets", "upload", "ahoy", file("ahoy.jsonl")], { env });
     assert.equal(uploaded.code, 0, uploaded.stderr);
-    assert.match(uploaded.stderr, /Uploaded ahoy\.jsonl as version 1 of ahoy: [\d.]+ KiB in [\d.]+ s \([\d.]+ [KM]iB\/s\)/);
+    assert.match(
+      uploaded.stderr,
+      /Uploaded ahoy\.jsonl as version 1 of ahoy: [\d.]+ KiB in [\d.]+ s \([\d.]+ [KM]iB\/s\)/,
+    );
     assert.match(uploaded.stdout, /^Ready: 60 lines, 60 valid rows, [\d,]+ tokens, format SFT$/m);
     assert.match(uploaded.stdout, /^Version: accounts\/acme\/datasets\/ahoy\/versions\/1$/m);
 
     // --create makes the dataset on the way; --json gives the validated version.
-    const second = json(await cli(["--json", "datasets", "upload", "ahoy-two", file("ahoy.jsonl"), "--create"], { env }));
+    const second = json(
+      await cli(["--json", "datasets", "upload", "ahoy-two", file("ahoy.jsonl"), "--create"], { env }),
+    );
     assert.equal(second.dataset.state, "DATASET_STATE_READY");
     assert.equal(second.version.exampleCount, "60");
 
@@ -213,22 +241,70 @@ describe("jobs, models, chat", () => {
 
   test("estimate prints the working", async () => {
     await cli(["datasets", "upload", "tune", file("ahoy.jsonl"), "--create"], { env });
-    const result = await cli(["jobs", "estimate", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat", "--epochs", "2"], { env });
+    const result = await cli(
+      [
+        "jobs",
+        "estimate",
+        "--base-model",
+        "tiny-chat",
+        "--dataset",
+        "tune",
+        "--output-model",
+        "tune-chat",
+        "--epochs",
+        "2",
+      ],
+      { env },
+    );
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^Cost estimate \(SFT\): accounts\/maas\/models\/tiny-chat on accounts\/acme\/datasets\/tune$/m, "a bare id is sent as the full resource name");
+    assert.match(
+      result.stdout,
+      /^Cost estimate \(SFT\): accounts\/maas\/models\/tiny-chat on accounts\/acme\/datasets\/tune$/m,
+      "a bare id is sent as the full resource name",
+    );
     assert.match(result.stdout, /examples\s+60$/m);
     assert.match(result.stdout, /epochs\s+2$/m);
     assert.match(result.stdout, /tokens processed\s+[\d,]+ +\(tokens of the examples that fit × 2 epochs\)/);
     assert.match(result.stdout, /estimated cost\s+[\d.]+ USD +\(= [\d,]+ × 0\.50 \/ 1,000,000\)/);
-    const estimate = json(await cli(["--json", "jobs", "estimate", "--base-model", "accounts/maas/models/tiny-chat", "--dataset", "tune@1", "--output-model", "tune-chat"], { env }));
+    const estimate = json(
+      await cli(
+        [
+          "--json",
+          "jobs",
+          "estimate",
+          "--base-model",
+          "accounts/maas/models/tiny-chat",
+          "--dataset",
+          "tune@1",
+          "--output-model",
+          "tune-chat",
+        ],
+        { env },
+      ),
+    );
     assert.equal(estimate.estimate.exampleCount, "60");
-    const notAModel = await cli(["jobs", "estimate", "--base-model", "accounts/acme/models/tune-chat", "--dataset", "tune", "--output-model", "x"], { env });
+    const notAModel = await cli(
+      [
+        "jobs",
+        "estimate",
+        "--base-model",
+        "accounts/acme/models/tune-chat",
+        "--dataset",
+        "tune",
+        "--output-model",
+        "x",
+      ],
+      { env },
+    );
     assert.equal(notAModel.code, EXIT.USAGE);
     assert.match(notAModel.stderr, /not a base model: accounts\/acme\/models\/tune-chat/);
   });
 
   test("create asks before a billable run: without a terminal and without --yes it refuses and creates nothing", async () => {
-    const result = await cli(["jobs", "create", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat"], { env });
+    const result = await cli(
+      ["jobs", "create", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat"],
+      { env },
+    );
     assert.equal(result.code, EXIT.USAGE);
     assert.match(result.stdout, /Cost estimate/, "the working is printed first");
     assert.match(result.stderr, /Start this billable job \(estimated [\d.]+ USD\): refusing without --yes/);
@@ -237,13 +313,39 @@ describe("jobs, models, chat", () => {
 
   test("create --yes, then watch to the end: the output model's name", async () => {
     const created = json(
-      await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "tune-chat", "--epochs", "2", "--learning-rate", "0.01", "--batch-size", "4", "--eval-split", "20"], { env }),
+      await cli(
+        [
+          "--json",
+          "jobs",
+          "create",
+          "--yes",
+          "--base-model",
+          "tiny-chat",
+          "--dataset",
+          "tune",
+          "--output-model",
+          "tune-chat",
+          "--epochs",
+          "2",
+          "--learning-rate",
+          "0.01",
+          "--batch-size",
+          "4",
+          "--eval-split",
+          "20",
+        ],
+        { env },
+      ),
     );
     assert.equal(created.jobType, "JOB_TYPE_SFT");
     jobId = created.jobId;
     const watched = await cli(["jobs", "watch", jobId, "--interval", "0.2"], { env });
     assert.equal(watched.code, 0, watched.stderr);
-    assert.match(watched.stderr, /SUCCEEDED epoch 2\/2 100% [\d,]+ tokens loss [\d.]+ \(eval [\d.]+\)/, "a plain line per change without a terminal");
+    assert.match(
+      watched.stderr,
+      /SUCCEEDED epoch 2\/2 100% [\d,]+ tokens loss [\d.]+ \(eval [\d.]+\)/,
+      "a plain line per change without a terminal",
+    );
     assert.match(watched.stdout, /^Output model: accounts\/acme\/models\/tune-chat$/m);
 
     const got = json(await cli(["--json", "jobs", "get", jobId], { env }));
@@ -265,26 +367,54 @@ describe("jobs, models, chat", () => {
     assert.match(table.stdout, /training points, 2 of 2 evaluation points; complete/);
     const curve = json(await cli(["--json", "jobs", "metrics", jobId], { env }));
     assert.ok(curve.points.length > 2);
-    assert.deepEqual(json(await cli(["--json", "jobs", "metrics", "latest"], { env })), curve, "latest is the newest job");
+    assert.deepEqual(
+      json(await cli(["--json", "jobs", "metrics", "latest"], { env })),
+      curve,
+      "latest is the newest job",
+    );
     const svg = await cli(["jobs", "metrics", jobId, "--plot", file("loss.svg")], { env });
     assert.equal(svg.code, 0, svg.stderr);
     const text = readFileSync(file("loss.svg"), "utf8");
     assert.match(text, /^<svg/);
-    for (const label of ["Training step", "Loss", "training", "evaluation", "epoch 2", `Loss of job ${jobId}`]) assert.ok(text.includes(`>${label}<`), `the chart has the text ${label}`);
+    for (const label of ["Training step", "Loss", "training", "evaluation", "epoch 2", `Loss of job ${jobId}`])
+      assert.ok(text.includes(`>${label}<`), `the chart has the text ${label}`);
     const wrong = await cli(["jobs", "metrics", jobId, "--plot", file("loss.pdf")], { env });
     assert.equal(wrong.code, EXIT.USAGE);
   });
 
   test("metrics latest skips newer jobs without training steps (a failed one here; the conformance kit leaves a cancelled one) and says which job it picked", async () => {
     // The newest job now has no step at all: every example is longer than its context, so it fails before training.
-    const empty = json(await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "tune", "--output-model", "no-steps", "--max-context-length", "1"], { env }));
+    const empty = json(
+      await cli(
+        [
+          "--json",
+          "jobs",
+          "create",
+          "--yes",
+          "--base-model",
+          "tiny-chat",
+          "--dataset",
+          "tune",
+          "--output-model",
+          "no-steps",
+          "--max-context-length",
+          "1",
+        ],
+        { env },
+      ),
+    );
     const ended = await cli(["jobs", "watch", empty.jobId, "--interval", "0.2", "--no-chart"], { env });
     assert.equal(ended.code, EXIT.FAILED, ended.stderr);
     assert.equal(json(await cli(["--json", "jobs", "metrics", empty.jobId], { env })).totalPoints, "0");
 
     const picked = await cli(["jobs", "metrics", "latest"], { env });
     assert.equal(picked.code, 0, picked.stderr);
-    assert.match(picked.stderr, new RegExp(`latest: job ${jobId} \\(SFT, SUCCEEDED, created [^)]+\\), the newest job with training steps; newer without steps: ${empty.jobId}`));
+    assert.match(
+      picked.stderr,
+      new RegExp(
+        `latest: job ${jobId} \\(SFT, SUCCEEDED, created [^)]+\\), the newest job with training steps; newer without steps: ${empty.jobId}`,
+      ),
+    );
     assert.match(picked.stdout, /training points, 2 of 2 evaluation points; complete/);
     // get and cancel take the newest job of all, and say so too.
     const got = await cli(["jobs", "get", "latest"], { env });
@@ -300,12 +430,46 @@ describe("jobs, models, chat", () => {
 
   test("DPO: --dpo estimates, creates and watches a preference job", async () => {
     await cli(["datasets", "upload", "prefs", file("prefs.jsonl"), "--create"], { env });
-    const estimate = await cli(["jobs", "estimate", "--dpo", "--base-model", "tiny-chat", "--dataset", "prefs", "--output-model", "prefs-chat"], { env });
+    const estimate = await cli(
+      ["jobs", "estimate", "--dpo", "--base-model", "tiny-chat", "--dataset", "prefs", "--output-model", "prefs-chat"],
+      { env },
+    );
     assert.match(estimate.stdout, /Cost estimate \(DPO\)/);
-    const sftBeta = await cli(["jobs", "estimate", "--dpo-beta", "0.2", "--base-model", "tiny-chat", "--dataset", "prefs", "--output-model", "x"], { env });
+    const sftBeta = await cli(
+      [
+        "jobs",
+        "estimate",
+        "--dpo-beta",
+        "0.2",
+        "--base-model",
+        "tiny-chat",
+        "--dataset",
+        "prefs",
+        "--output-model",
+        "x",
+      ],
+      { env },
+    );
     assert.equal(sftBeta.code, EXIT.USAGE);
     const result = await cli(
-      ["jobs", "create", "--type", "dpo", "--yes", "--watch", "--interval", "0.2", "--base-model", "tiny-chat", "--dataset", "prefs", "--output-model", "prefs-chat", "--dpo-beta", "0.2"],
+      [
+        "jobs",
+        "create",
+        "--type",
+        "dpo",
+        "--yes",
+        "--watch",
+        "--interval",
+        "0.2",
+        "--base-model",
+        "tiny-chat",
+        "--dataset",
+        "prefs",
+        "--output-model",
+        "prefs-chat",
+        "--dpo-beta",
+        "0.2",
+      ],
       { env },
     );
     assert.equal(result.code, 0, result.stderr);
@@ -320,7 +484,27 @@ describe("jobs, models, chat", () => {
 
   test("cancel a running job; watch then ends with exit 8", async () => {
     await cli(["datasets", "upload", "long", file("ahoy.jsonl"), "--create"], { env });
-    const job = json(await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "long", "--output-model", "long-chat", "--epochs", "50", "--batch-size", "1"], { env }));
+    const job = json(
+      await cli(
+        [
+          "--json",
+          "jobs",
+          "create",
+          "--yes",
+          "--base-model",
+          "tiny-chat",
+          "--dataset",
+          "long",
+          "--output-model",
+          "long-chat",
+          "--epochs",
+          "50",
+          "--batch-size",
+          "1",
+        ],
+        { env },
+      ),
+    );
     const cancelled = await cli(["jobs", "cancel", job.jobId], { env });
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.match(cancelled.stdout, new RegExp(`Cancelled job ${job.jobId} \\(CANCELLED`));
@@ -333,7 +517,18 @@ describe("jobs, models, chat", () => {
     const models = await cli(["models", "list"], { env });
     assert.match(models.stdout, /^tiny-chat\s+maas/m);
     assert.match(models.stdout, /^accounts\/acme\/models\/tune-chat\s+acme/m);
-    const answer = await cli(["chat", "--model", "accounts/acme/models/tune-chat", "--message", "Hello! Tell me about the sea.", "--temperature", "0"], { env });
+    const answer = await cli(
+      [
+        "chat",
+        "--model",
+        "accounts/acme/models/tune-chat",
+        "--message",
+        "Hello! Tell me about the sea.",
+        "--temperature",
+        "0",
+      ],
+      { env },
+    );
     assert.equal(answer.code, 0, answer.stderr);
     assert.match(answer.stdout, /Ahoy|matey/, "the tuned model answers in its new style");
     assert.match(answer.stderr, /\(\d+ \+ \d+ tokens, [\d.]+ s; request req_/);

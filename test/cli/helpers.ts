@@ -36,11 +36,19 @@ export interface CliResult {
 }
 
 /** Runs `node cli/main.ts …args` with the given environment (added to a clean one) and input. */
-export function cli(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, ...args], {
       cwd: options.cwd ?? ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}), ...options.env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? os.tmpdir(),
+        ...(process.env.CHROMIUM_PATH ? { CHROMIUM_PATH: process.env.CHROMIUM_PATH } : {}),
+        ...options.env,
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
@@ -75,7 +83,9 @@ export function scratchDir(prefix: string): { dir: string; remove(): void } {
 // ---------------------------------------------------------------------------
 
 export const TMUX = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
-export const NO_TMUX = !TMUX && "tmux is not installed (scripts/install-system-packages.sh installs it; REQUIRE_TMUX=1 makes this a failure)";
+export const NO_TMUX =
+  !TMUX &&
+  "tmux is not installed (scripts/install-system-packages.sh installs it; REQUIRE_TMUX=1 makes this a failure)";
 
 /**
  * A terminal a test types into: one tmux session on a private server socket, running a
@@ -96,8 +106,28 @@ export class Terminal {
   static async open(env: Record<string, string>, size = { width: 120, height: 45 }, cwd = ROOT): Promise<Terminal> {
     const socket = `itk-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
     const t = new Terminal(socket, size.width, size.height);
-    const vars = { ...env, PS1: "$ ", TERM: "xterm-256color", LANG: "C.UTF-8", LC_ALL: "C.UTF-8", HOME: process.env.HOME ?? os.tmpdir() };
-    t.tmux(["new-session", "-d", "-s", t.name, "-x", String(size.width), "-y", String(size.height), "-c", cwd, ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "bash --noprofile --norc"]);
+    const vars = {
+      ...env,
+      PS1: "$ ",
+      TERM: "xterm-256color",
+      LANG: "C.UTF-8",
+      LC_ALL: "C.UTF-8",
+      HOME: process.env.HOME ?? os.tmpdir(),
+    };
+    t.tmux([
+      "new-session",
+      "-d",
+      "-s",
+      t.name,
+      "-x",
+      String(size.width),
+      "-y",
+      String(size.height),
+      "-c",
+      cwd,
+      ...Object.entries(vars).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
+      "bash --noprofile --norc",
+    ]);
     // bash ignores an inherited PS1 here; set it as a person's rc file would.
     t.run("PS1='$ '; clear");
     await t.waitFor(/^\$\s*$/m, 10_000);
@@ -132,14 +162,19 @@ export class Terminal {
   }
 
   /** Polls the screen until `pattern` is on it (or `check` returns true); returns that screen. */
-  async waitFor(pattern: RegExp | ((screen: string) => boolean), timeoutMs = 30_000, onScreen?: (screen: string) => void): Promise<string> {
+  async waitFor(
+    pattern: RegExp | ((screen: string) => boolean),
+    timeoutMs = 30_000,
+    onScreen?: (screen: string) => void,
+  ): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     let last = "";
     for (;;) {
       last = this.screen(200);
       onScreen?.(last);
       if (typeof pattern === "function" ? pattern(last) : pattern.test(last)) return last;
-      if (Date.now() > deadline) throw new Error(`the screen never showed ${pattern} within ${timeoutMs} ms; it shows:\n${last}`);
+      if (Date.now() > deadline)
+        throw new Error(`the screen never showed ${pattern} within ${timeoutMs} ms; it shows:\n${last}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -160,7 +195,9 @@ export function commandLine(args: string): string {
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
-export const NO_CHROMIUM = !HAS_CHROMIUM && `no browser at ${CHROMIUM} (scripts/install-system-packages.sh installs it; REQUIRE_CHROMIUM=1 makes this a failure)`;
+export const NO_CHROMIUM =
+  !HAS_CHROMIUM &&
+  `no browser at ${CHROMIUM} (scripts/install-system-packages.sh installs it; REQUIRE_CHROMIUM=1 makes this a failure)`;
 
 export async function launchBrowser(): Promise<Browser> {
   const { chromium } = await import("playwright-core");

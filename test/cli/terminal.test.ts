@@ -15,7 +15,8 @@ import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { cli, commandLine, json, NO_TMUX, scratchDir, startCliServer, Terminal, userEnv } from "./helpers.ts";
 
-if (NO_TMUX && process.env.REQUIRE_TMUX === "1") throw new Error("REQUIRE_TMUX=1 but tmux is not installed (scripts/install-system-packages.sh installs it)");
+if (NO_TMUX && process.env.REQUIRE_TMUX === "1")
+  throw new Error("REQUIRE_TMUX=1 but tmux is not installed (scripts/install-system-packages.sh installs it)");
 
 let server: TestServer;
 let terminal: Terminal;
@@ -56,7 +57,11 @@ describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
     writeFileSync(path.join(scratch.dir, "big.jsonl"), jsonl(ahoyRows(30_000)));
     terminal.run(commandLine("datasets upload big big.jsonl --create"));
     const screen = await terminal.waitFor(/^Ready: /m, 60_000);
-    assert.match(screen, /Uploading big\.jsonl \[█+\] 100% \| [\d.]+ MiB \/ [\d.]+ MiB \| [\d.]+ [KMG]iB\/s \| ETA/, "the bar, full, with bytes sent of total and the rate");
+    assert.match(
+      screen,
+      /Uploading big\.jsonl \[█+\] 100% \| [\d.]+ MiB \/ [\d.]+ MiB \| [\d.]+ [KMG]iB\/s \| ETA/,
+      "the bar, full, with bytes sent of total and the rate",
+    );
     assert.match(screen, /Uploaded big\.jsonl as version 1 of big: [\d.]+ MiB in [\d.]+ s \([\d.]+ [KMG]iB\/s\)/);
     assert.match(screen, /^Ready: 30,000 lines, 30,000 valid rows, [\d,]+ tokens, format SFT$/m);
     assert.equal(await exitCode(terminal), 0);
@@ -69,7 +74,11 @@ describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
 
     clear(terminal);
     // Two short epochs at a high rate: enough for the chat below to answer in the tuned style, quick for a terminal test.
-    terminal.run(commandLine("jobs create --base-model tiny-chat --dataset ahoy --output-model ahoy-chat --epochs 2 --learning-rate 0.01 --batch-size 4 --eval-split 10 --watch --interval 0.25"));
+    terminal.run(
+      commandLine(
+        "jobs create --base-model tiny-chat --dataset ahoy --output-model ahoy-chat --epochs 2 --learning-rate 0.01 --batch-size 4 --eval-split 10 --watch --interval 0.25",
+      ),
+    );
     const prompt = await terminal.waitFor(/\[y\/N\]\s*$/m, 20_000);
     assert.match(prompt, /estimated cost\s+[\d.]+ USD/, "the working is on the screen before the question");
     assert.match(prompt, /Start this billable job \(estimated [\d.]+ USD\)\? \[y\/N\]/);
@@ -112,7 +121,10 @@ describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
     terminal.run(commandLine("chat --model accounts/acme/models/ahoy-chat --temperature 0"));
     await terminal.waitFor(/^you ›\s*$/m, 20_000);
     terminal.run("Hello! Tell me about the sea.");
-    const answered = await terminal.waitFor(/\(\d+ \+ \d+ tokens, [\d.]+ s; request req_[0-9a-f]+\)\n(.|\n)*you ›\s*$/m, 30_000);
+    const answered = await terminal.waitFor(
+      /\(\d+ \+ \d+ tokens, [\d.]+ s; request req_[0-9a-f]+\)\n(.|\n)*you ›\s*$/m,
+      30_000,
+    );
     assert.match(answered, /^Chatting with accounts\/acme\/models\/ahoy-chat\./m);
     assert.match(answered, /^accounts\/acme\/models\/ahoy-chat › .*(Ahoy|matey)/m, "the answer, in the tuned style");
     terminal.run("/exit");
@@ -120,7 +132,27 @@ describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
   });
 
   test("Ctrl-C stops watching (exit 130) and leaves the job running", async () => {
-    const job = json(await cli(["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", "ahoy", "--output-model", "long-run", "--epochs", "50", "--batch-size", "1"], { env }));
+    const job = json(
+      await cli(
+        [
+          "--json",
+          "jobs",
+          "create",
+          "--yes",
+          "--base-model",
+          "tiny-chat",
+          "--dataset",
+          "ahoy",
+          "--output-model",
+          "long-run",
+          "--epochs",
+          "50",
+          "--batch-size",
+          "1",
+        ],
+        { env },
+      ),
+    );
     try {
       clear(terminal);
       terminal.run(commandLine(`jobs watch ${job.jobId} --interval 0.25`));

@@ -33,8 +33,15 @@ beforeAll(async () => {
   server = await startTestServer({
     routing: {
       version: "client-test-1",
-      providers: { local: { type: "local" }, upstream: { type: "openai-compatible", baseUrl: upstream.baseUrl, model: "upstream-model", timeoutMs: 2_000 } },
-      models: { "tiny-chat": { primary: "local", standby: [] }, "tiny-reasoner": { primary: "upstream", standby: [] }, "tiny-chat-community": { primary: "local", standby: [] } },
+      providers: {
+        local: { type: "local" },
+        upstream: { type: "openai-compatible", baseUrl: upstream.baseUrl, model: "upstream-model", timeoutMs: 2_000 },
+      },
+      models: {
+        "tiny-chat": { primary: "local", standby: [] },
+        "tiny-reasoner": { primary: "upstream", standby: [] },
+        "tiny-chat-community": { primary: "local", standby: [] },
+      },
       contentPolicy: { blockedInputTerms: [], blockedOutputTerms: ["forbidden-output"] },
     },
   });
@@ -50,7 +57,9 @@ beforeEach(() => {
 
 /** The text of a response's message items. */
 function outputText(response: { output: { type: string; content?: { text: string }[] }[] }): string {
-  return response.output.flatMap((item) => (item.type === "message" ? (item.content ?? []).map((c) => c.text) : [])).join("");
+  return response.output
+    .flatMap((item) => (item.type === "message" ? (item.content ?? []).map((c) => c.text) : []))
+    .join("");
 }
 
 /** Runs `body` and returns the ApiError it throws. */
@@ -66,7 +75,9 @@ async function apiError(body: () => Promise<unknown>): Promise<ApiError> {
 
 describe("POST /responses", () => {
   test("a plain call returns the typed response", async () => {
-    const { data, response } = await client.POST("/responses", { body: { model: "tiny-chat", input: "Hello!", store: false, temperature: 0, max_output_tokens: 12 } });
+    const { data, response } = await client.POST("/responses", {
+      body: { model: "tiny-chat", input: "Hello!", store: false, temperature: 0, max_output_tokens: 12 },
+    });
     assert.ok(data, "200 with a body");
     assert.equal(data.object, "response");
     assert.equal(data.store, false);
@@ -77,7 +88,13 @@ describe("POST /responses", () => {
   });
 
   test("a streamed response consumed to the end: the contract's events in order, deltas adding up to the final text", async () => {
-    const stream = await streamResponse(client, { model: "tiny-chat", input: "Tell me about the sea.", store: false, temperature: 0, max_output_tokens: 16 });
+    const stream = await streamResponse(client, {
+      model: "tiny-chat",
+      input: "Tell me about the sea.",
+      store: false,
+      temperature: 0,
+      max_output_tokens: 16,
+    });
     assert.match(stream.requestId ?? "", /^req_/);
     const events: ResponseStreamEvent[] = [];
     let deltas = "";
@@ -86,9 +103,19 @@ describe("POST /responses", () => {
       if (event.type === "response.output_text.delta") deltas += event.delta;
     }
     const types = events.map((e) => e.type);
-    assert.deepEqual(types.slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+    assert.deepEqual(types.slice(0, 4), [
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+    ]);
     assert.ok(types.includes("response.output_text.delta"));
-    assert.deepEqual(types.slice(-4), ["response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
+    assert.deepEqual(types.slice(-4), [
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
     assert.deepEqual(
       events.map((e) => e.sequence_number),
       events.map((_, i) => i),
@@ -107,7 +134,13 @@ describe("POST /responses", () => {
   });
 
   test("an error answer becomes an ApiError with status, code, type, param, message and x-request-id", async () => {
-    const error = await apiError(() => ok(client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: false, max_output_tokens: 100_000 } })));
+    const error = await apiError(() =>
+      ok(
+        client.POST("/responses", {
+          body: { model: "tiny-chat", input: "Hi", store: false, max_output_tokens: 100_000 },
+        }),
+      ),
+    );
     assert.equal(error.status, 400);
     assert.equal(error.code, "CONTEXT_LENGTH_EXCEEDED");
     assert.equal(error.type, "invalid_request_error");
@@ -116,7 +149,9 @@ describe("POST /responses", () => {
     assert.match(error.requestId ?? "", /^req_/);
     assert.equal(error.midStream, false);
 
-    const streamed = await apiError(() => streamResponse(client, { model: "no-such-model", input: "Hi", store: false }));
+    const streamed = await apiError(() =>
+      streamResponse(client, { model: "no-such-model", input: "Hi", store: false }),
+    );
     assert.equal(streamed.status, 404);
     assert.equal(streamed.code, "MODEL_NOT_FOUND");
     assert.equal(streamed.type, "not_found_error");
@@ -156,7 +191,11 @@ describe("cancellation", () => {
     upstream.behaviour = { kind: "endless", chunk: "word ", delayMs: 20 };
     const upstreamClosed = upstream.nextClientClose();
     const abort = new AbortController();
-    const stream = await streamResponse(client, { model: "tiny-reasoner", input: "Hi", store: false, max_output_tokens: 2_000 }, { signal: abort.signal });
+    const stream = await streamResponse(
+      client,
+      { model: "tiny-reasoner", input: "Hi", store: false, max_output_tokens: 2_000 },
+      { signal: abort.signal },
+    );
     let deltas = 0;
     await assert.rejects(
       async () => {
@@ -174,12 +213,22 @@ describe("cancellation", () => {
   test("leaving the loop early (break) also closes the connection; stream.abort() stops one that is not being read", async () => {
     upstream.behaviour = { kind: "endless", chunk: "word ", delayMs: 20 };
     let upstreamClosed = upstream.nextClientClose();
-    const stream = await streamResponse(client, { model: "tiny-reasoner", input: "Hi", store: false, max_output_tokens: 2_000 });
+    const stream = await streamResponse(client, {
+      model: "tiny-reasoner",
+      input: "Hi",
+      store: false,
+      max_output_tokens: 2_000,
+    });
     for await (const event of stream) if (event.type === "response.output_text.delta") break;
     await upstreamClosed;
 
     upstreamClosed = upstream.nextClientClose();
-    const other = await streamResponse(client, { model: "tiny-reasoner", input: "Hi", store: false, max_output_tokens: 2_000 });
+    const other = await streamResponse(client, {
+      model: "tiny-reasoner",
+      input: "Hi",
+      store: false,
+      max_output_tokens: 2_000,
+    });
     setTimeout(() => other.abort(), 100);
     await assert.rejects(other.finalResponse(), (error: Error) => error.name === "AbortError");
     await upstreamClosed;
@@ -195,14 +244,23 @@ describe("cancellation", () => {
 
 describe("POST /chat/completions and /completions", () => {
   test("a plain chat completion", async () => {
-    const completion = await ok(client.POST("/chat/completions", { body: { model: "tiny-chat", messages: [{ role: "user", content: "Hello!" }], max_tokens: 8 } }));
+    const completion = await ok(
+      client.POST("/chat/completions", {
+        body: { model: "tiny-chat", messages: [{ role: "user", content: "Hello!" }], max_tokens: 8 },
+      }),
+    );
     assert.equal(completion.object, "chat.completion");
     assert.equal(completion.choices[0]?.message.role, "assistant");
     assert.ok((completion.choices[0]?.message.content ?? "").length > 0);
   });
 
   test("a streamed chat completion: chunks until [DONE], put together with usage", async () => {
-    const stream = await streamChatCompletion(client, { model: "tiny-chat", messages: [{ role: "user", content: "Hello!" }], max_tokens: 8, temperature: 0 });
+    const stream = await streamChatCompletion(client, {
+      model: "tiny-chat",
+      messages: [{ role: "user", content: "Hello!" }],
+      max_tokens: 8,
+      temperature: 0,
+    });
     let text = "";
     let chunks = 0;
     for await (const chunk of stream) {
@@ -220,7 +278,10 @@ describe("POST /chat/completions and /completions", () => {
 
   test("a mid-stream failure of a chat stream throws its ApiError", async () => {
     upstream.behaviour = { kind: "cut", text: UPSTREAM_TEXT };
-    const stream = await streamChatCompletion(client, { model: "tiny-reasoner", messages: [{ role: "user", content: "Hi" }] });
+    const stream = await streamChatCompletion(client, {
+      model: "tiny-reasoner",
+      messages: [{ role: "user", content: "Hi" }],
+    });
     const error = await apiError(() => stream.finalResponse());
     assert.equal(error.code, "UPSTREAM_UNAVAILABLE");
     assert.equal(error.type, "service_unavailable");
@@ -228,9 +289,18 @@ describe("POST /chat/completions and /completions", () => {
   });
 
   test("completions, plain and streamed", async () => {
-    const plain = await ok(client.POST("/completions", { body: { model: "tiny-chat", prompt: "The sea is", max_tokens: 6, temperature: 0 } }));
+    const plain = await ok(
+      client.POST("/completions", {
+        body: { model: "tiny-chat", prompt: "The sea is", max_tokens: 6, temperature: 0 },
+      }),
+    );
     assert.equal(plain.object, "text_completion");
-    const stream = await streamCompletion(client, { model: "tiny-chat", prompt: "The sea is", max_tokens: 6, temperature: 0 });
+    const stream = await streamCompletion(client, {
+      model: "tiny-chat",
+      prompt: "The sea is",
+      max_tokens: 6,
+      temperature: 0,
+    });
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
     const final = await stream.finalResponse();
@@ -241,9 +311,18 @@ describe("POST /chat/completions and /completions", () => {
 
 describe("POST /messages", () => {
   test("a plain message, and a streamed one put together from its events", async () => {
-    const message = await ok(client.POST("/messages", { body: { model: "tiny-chat", max_tokens: 8, messages: [{ role: "user", content: "Hello!" }] } }));
+    const message = await ok(
+      client.POST("/messages", {
+        body: { model: "tiny-chat", max_tokens: 8, messages: [{ role: "user", content: "Hello!" }] },
+      }),
+    );
     assert.equal(message.type, "message");
-    const stream = await streamMessage(client, { model: "tiny-chat", max_tokens: 8, messages: [{ role: "user", content: "Hello!" }], temperature: 0 });
+    const stream = await streamMessage(client, {
+      model: "tiny-chat",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "Hello!" }],
+      temperature: 0,
+    });
     const types: string[] = [];
     let text = "";
     for await (const event of stream) {
@@ -261,11 +340,21 @@ describe("POST /messages", () => {
   });
 
   test("errors in this format (with the top-level type: error) and mid-stream", async () => {
-    const error = await apiError(() => ok(client.POST("/messages", { body: { model: "no-such-model", max_tokens: 8, messages: [{ role: "user", content: "Hi" }] } })));
+    const error = await apiError(() =>
+      ok(
+        client.POST("/messages", {
+          body: { model: "no-such-model", max_tokens: 8, messages: [{ role: "user", content: "Hi" }] },
+        }),
+      ),
+    );
     assert.equal(error.status, 404);
     assert.equal(error.code, "MODEL_NOT_FOUND");
     upstream.behaviour = { kind: "cut", text: UPSTREAM_TEXT };
-    const stream = await streamMessage(client, { model: "tiny-reasoner", max_tokens: 64, messages: [{ role: "user", content: "Hi" }] });
+    const stream = await streamMessage(client, {
+      model: "tiny-reasoner",
+      max_tokens: 64,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     const midStream = await apiError(() => stream.finalResponse());
     assert.equal(midStream.code, "UPSTREAM_UNAVAILABLE");
     assert.equal(midStream.midStream, true);
@@ -279,7 +368,9 @@ describe("GET /models", () => {
     assert.ok(list.data.some((m) => m.id === "tiny-chat"));
     const one = await ok(client.GET("/models/{model}", { params: { path: { model: "tiny-chat" } } }));
     assert.equal(one.id, "tiny-chat");
-    const missing = await apiError(() => ok(client.GET("/models/{model}", { params: { path: { model: "no-such-model" } } })));
+    const missing = await apiError(() =>
+      ok(client.GET("/models/{model}", { params: { path: { model: "no-such-model" } } })),
+    );
     assert.equal(missing.code, "MODEL_NOT_FOUND");
   });
 });

@@ -10,7 +10,17 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -25,7 +35,8 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLIENT = path.join(ROOT, "client");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const browserAvailable = existsSync(CHROMIUM);
-if (!browserAvailable && process.env.REQUIRE_CHROMIUM === "1") throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
+if (!browserAvailable && process.env.REQUIRE_CHROMIUM === "1")
+  throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
 
 let server: TestServer;
 let scratch: string;
@@ -40,7 +51,8 @@ beforeAll(async () => {
   assert.equal(built.status, 0, built.stdout + built.stderr);
   cpSync(path.join(CLIENT, "package.json"), path.join(pkg, "package.json"));
   // The package's dependencies, as an install would put them beside it.
-  for (const dep of ["openapi-fetch", "openapi-typescript-helpers", "eventsource-parser"]) symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
+  for (const dep of ["openapi-fetch", "openapi-typescript-helpers", "eventsource-parser"])
+    symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
   server = await startTestServer();
 });
 afterAll(async () => {
@@ -60,9 +72,11 @@ test("the client's sources import nothing from Node", () => {
 
 test("the build holds JavaScript with .js imports, declarations, and the contract's types", () => {
   const dist = path.join(pkg, "dist");
-  for (const file of ["index.js", "index.d.ts", "streams.js", "errors.d.ts"]) assert.ok(existsSync(path.join(dist, file)), file);
+  for (const file of ["index.js", "index.d.ts", "streams.js", "errors.d.ts"])
+    assert.ok(existsSync(path.join(dist, file)), file);
   assert.ok(existsSync(path.join(pkg, "generated/api.d.ts")));
-  for (const file of readdirSync(dist).filter((f) => f.endsWith(".js"))) assert.doesNotMatch(readFileSync(path.join(dist, file), "utf8"), /from "\.[^"]*\.ts"/, file);
+  for (const file of readdirSync(dist).filter((f) => f.endsWith(".js")))
+    assert.doesNotMatch(readFileSync(path.join(dist, file), "utf8"), /from "\.[^"]*\.ts"/, file);
 });
 
 test("a consumer type-checks against the published declarations", { timeout: 120_000 }, () => {
@@ -81,9 +95,24 @@ export { text };
   );
   writeFileSync(
     path.join(scratch, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { target: "es2022", module: "nodenext", moduleResolution: "nodenext", lib: ["es2022", "dom", "dom.iterable"], types: [], strict: true, noEmit: true }, files: [consumer] }),
+    JSON.stringify({
+      compilerOptions: {
+        target: "es2022",
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        lib: ["es2022", "dom", "dom.iterable"],
+        types: [],
+        strict: true,
+        noEmit: true,
+      },
+      files: [consumer],
+    }),
   );
-  const run = spawnSync(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", scratch, "--pretty", "false"], { encoding: "utf8" });
+  const run = spawnSync(
+    process.execPath,
+    [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", scratch, "--pretty", "false"],
+    { encoding: "utf8" },
+  );
   assert.equal(run.status, 0, run.stdout + run.stderr);
 });
 
@@ -115,22 +144,25 @@ console.log(JSON.stringify({ models: models.data.length, events, status: final.s
   assert.equal(result.code, "MODEL_NOT_FOUND");
 });
 
-test("a browser runs the built package: a call, a streamed response, an ApiError, an aborted stream", { skip: skipping(!browserAvailable && `no browser at ${CHROMIUM}`), timeout: 60_000 }, async () => {
-  // One origin for the page, the modules and the API (proxied to the server), as a web app
-  // served next to its API would have it; no CORS involved.
-  const modules: Record<string, string> = {
-    "/pkg/": path.join(pkg, "dist"),
-    "/openapi-fetch/": path.join(ROOT, "node_modules/openapi-fetch/dist"),
-    "/eventsource-parser/": path.join(ROOT, "node_modules/eventsource-parser/dist"),
-  };
-  const page = `<!doctype html><script type="importmap">${JSON.stringify({
-    imports: {
-      "@inference-toolkit/client": "/pkg/index.js",
-      "openapi-fetch": "/openapi-fetch/index.mjs",
-      "eventsource-parser": "/eventsource-parser/index.js",
-      "eventsource-parser/stream": "/eventsource-parser/stream.js",
-    },
-  })}</script><script type="module">
+test(
+  "a browser runs the built package: a call, a streamed response, an ApiError, an aborted stream",
+  { skip: skipping(!browserAvailable && `no browser at ${CHROMIUM}`), timeout: 60_000 },
+  async () => {
+    // One origin for the page, the modules and the API (proxied to the server), as a web app
+    // served next to its API would have it; no CORS involved.
+    const modules: Record<string, string> = {
+      "/pkg/": path.join(pkg, "dist"),
+      "/openapi-fetch/": path.join(ROOT, "node_modules/openapi-fetch/dist"),
+      "/eventsource-parser/": path.join(ROOT, "node_modules/eventsource-parser/dist"),
+    };
+    const page = `<!doctype html><script type="importmap">${JSON.stringify({
+      imports: {
+        "@inference-toolkit/client": "/pkg/index.js",
+        "openapi-fetch": "/openapi-fetch/index.mjs",
+        "eventsource-parser": "/eventsource-parser/index.js",
+        "eventsource-parser/stream": "/eventsource-parser/stream.js",
+      },
+    })}</script><script type="module">
 import { createClient, ok, streamResponse, ApiError } from "@inference-toolkit/client";
 window.run = async (apiKey) => {
   const client = createClient({ baseUrl: location.origin + "/v1", apiKey });
@@ -150,46 +182,75 @@ window.run = async (apiKey) => {
 };
 window.ready = true;
 </script>`;
-  const site = http.createServer(async (req, res) => {
-    const url = req.url ?? "/";
-    if (url.startsWith("/v1/")) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length", "origin", "referer"].includes(k))) as Record<string, string>;
-      const answer = await fetch(server.origin + url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      res.writeHead(answer.status, Object.fromEntries(answer.headers));
-      if (answer.body) for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
-      return res.end();
+    const site = http.createServer(async (req, res) => {
+      const url = req.url ?? "/";
+      if (url.startsWith("/v1/")) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(
+            ([k]) => !["host", "connection", "content-length", "origin", "referer"].includes(k),
+          ),
+        ) as Record<string, string>;
+        const answer = await fetch(server.origin + url, {
+          method: req.method,
+          headers,
+          body: chunks.length ? Buffer.concat(chunks) : undefined,
+        });
+        res.writeHead(answer.status, Object.fromEntries(answer.headers));
+        if (answer.body)
+          for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+        return res.end();
+      }
+      if (url === "/") return res.writeHead(200, { "content-type": "text/html" }).end(page);
+      const prefix = Object.keys(modules).find((p) => url.startsWith(p));
+      const file = prefix && path.join(modules[prefix] as string, url.slice(prefix.length));
+      if (!file || !existsSync(file)) return res.writeHead(404).end();
+      res.writeHead(200, { "content-type": "text/javascript" }).end(readFileSync(file));
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    try {
+      const tab = await browser.newPage();
+      const problems: string[] = [];
+      tab.on("pageerror", (e) => problems.push(String(e)));
+      await tab.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+      await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true, undefined, {
+        timeout: 20_000,
+      });
+      const result = await tab.evaluate(
+        (key) => (window as unknown as { run(key: string): Promise<unknown> }).run(key),
+        server.keys.acme as string,
+      );
+      assert.deepEqual(problems, []);
+      const { models, same, error, aborted, key } = result as {
+        models: number;
+        same: boolean;
+        error: { status: number; code: string; requestId: string };
+        aborted: string;
+        key: number;
+      };
+      assert.ok(models > 0);
+      assert.equal(same, true, "the deltas add up to the final text");
+      assert.equal(error.status, 404);
+      assert.equal(error.code, "MODEL_NOT_FOUND");
+      assert.match(error.requestId, /^req_/);
+      assert.equal(aborted, "AbortError");
+      assert.equal(key, 36, "Web Crypto's randomUUID is there for Idempotency-Keys");
+    } finally {
+      await browser.close();
+      await new Promise<void>((resolve) => site.close(() => resolve()));
     }
-    if (url === "/") return res.writeHead(200, { "content-type": "text/html" }).end(page);
-    const prefix = Object.keys(modules).find((p) => url.startsWith(p));
-    const file = prefix && path.join(modules[prefix] as string, url.slice(prefix.length));
-    if (!file || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "text/javascript" }).end(readFileSync(file));
-  });
-  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-  try {
-    const tab = await browser.newPage();
-    const problems: string[] = [];
-    tab.on("pageerror", (e) => problems.push(String(e)));
-    await tab.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
-    await tab.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true, undefined, { timeout: 20_000 });
-    const result = await tab.evaluate((key) => (window as unknown as { run(key: string): Promise<unknown> }).run(key), server.keys.acme as string);
-    assert.deepEqual(problems, []);
-    const { models, same, error, aborted, key } = result as { models: number; same: boolean; error: { status: number; code: string; requestId: string }; aborted: string; key: number };
-    assert.ok(models > 0);
-    assert.equal(same, true, "the deltas add up to the final text");
-    assert.equal(error.status, 404);
-    assert.equal(error.code, "MODEL_NOT_FOUND");
-    assert.match(error.requestId, /^req_/);
-    assert.equal(aborted, "AbortError");
-    assert.equal(key, 36, "Web Crypto's randomUUID is there for Idempotency-Keys");
-  } finally {
-    await browser.close();
-    await new Promise<void>((resolve) => site.close(() => resolve()));
-  }
-});
+  },
+);

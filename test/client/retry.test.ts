@@ -25,7 +25,11 @@ class Scripted {
     req.on("end", () => {
       if (reply === "reset") return req.socket.destroy(); // the request arrived; its answer is lost
       const body = JSON.stringify(reply.body ?? { object: "list", data: [] });
-      res.writeHead(reply.status, { "content-type": "application/json", "x-request-id": `req_${this.arrivals.length}`, ...reply.headers });
+      res.writeHead(reply.status, {
+        "content-type": "application/json",
+        "x-request-id": `req_${this.arrivals.length}`,
+        ...reply.headers,
+      });
       res.end(body);
     });
   });
@@ -43,8 +47,20 @@ const rateLimited = (retryAfter: string): Reply => ({
   headers: { "retry-after": retryAfter },
   body: { error: { message: "Slow down.", type: "rate_limit_error", code: "TENANT_RATE_LIMITED", param: null } },
 });
-const unavailable: Reply = { status: 503, body: { error: { message: "Scaling up.", type: "service_unavailable", code: "DEPLOYMENT_SCALING_UP", param: null } } };
-const RESPONSE = { id: "resp_1", object: "response", created_at: 1, status: "completed", model: "m", output: [], usage: { input_tokens: 1, output_tokens: 0, total_tokens: 1 }, store: false };
+const unavailable: Reply = {
+  status: 503,
+  body: { error: { message: "Scaling up.", type: "service_unavailable", code: "DEPLOYMENT_SCALING_UP", param: null } },
+};
+const RESPONSE = {
+  id: "resp_1",
+  object: "response",
+  created_at: 1,
+  status: "completed",
+  model: "m",
+  output: [],
+  usage: { input_tokens: 1, output_tokens: 0, total_tokens: 1 },
+  store: false,
+};
 const BODY = { model: "tiny-chat", input: "Hi", store: false } as const;
 
 let scripted: Scripted;
@@ -55,7 +71,11 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => scripted.server.close(() => resolve())));
 
 function clientWith(retries: RetryInfo[], retry: Record<string, number> = {}) {
-  return createClient({ baseUrl: scripted.baseUrl, apiKey: "sk-test", retry: { initialDelayMs: 20, maxDelayMs: 100, ...retry, onRetry: (info) => retries.push(info) } });
+  return createClient({
+    baseUrl: scripted.baseUrl,
+    apiKey: "sk-test",
+    retry: { initialDelayMs: 20, maxDelayMs: 100, ...retry, onRetry: (info) => retries.push(info) },
+  });
 }
 
 describe("answers that prove the request was not applied", () => {
@@ -67,7 +87,10 @@ describe("answers that prove the request was not applied", () => {
     assert.equal(scripted.arrivals.length, 2);
     const waited = (scripted.arrivals[1]?.at ?? 0) - (scripted.arrivals[0]?.at ?? 0);
     assert.ok(waited >= 1_000, `waited ${waited} ms, Retry-After said 1 s`);
-    assert.deepEqual(retries.map((r) => [r.attempt, r.delayMs, r.fromRetryAfter, r.cause]), [[1, 1_000, true, 429]]);
+    assert.deepEqual(
+      retries.map((r) => [r.attempt, r.delayMs, r.fromRetryAfter, r.cause]),
+      [[1, 1_000, true, 429]],
+    );
   });
 
   test("a 503 without Retry-After is retried with backoff, at most maxRetries times, then returned as ApiError", async () => {
@@ -79,8 +102,12 @@ describe("answers that prove the request was not applied", () => {
     assert.equal(error.code, "DEPLOYMENT_SCALING_UP");
     assert.equal(error.requestId, "req_3");
     assert.equal(scripted.arrivals.length, 3, "the first attempt and two retries");
-    assert.deepEqual(retries.map((r) => r.fromRetryAfter), [false, false]);
-    for (const r of retries) assert.ok(r.delayMs >= 10 && r.delayMs <= 100, `backoff ${r.delayMs} within jitter and cap`);
+    assert.deepEqual(
+      retries.map((r) => r.fromRetryAfter),
+      [false, false],
+    );
+    for (const r of retries)
+      assert.ok(r.delayMs >= 10 && r.delayMs <= 100, `backoff ${r.delayMs} within jitter and cap`);
   });
 
   test("a Retry-After longer than maxRetryAfterMs is not waited out: the 429 comes back at once with retryAfterMs", async () => {
@@ -96,7 +123,10 @@ describe("answers that prove the request was not applied", () => {
   });
 
   test("other error statuses are not retried", async () => {
-    scripted.script({ status: 500, body: { error: { message: "Boom.", type: "server_error", code: "INTERNAL", param: null } } });
+    scripted.script({
+      status: 500,
+      body: { error: { message: "Boom.", type: "server_error", code: "INTERNAL", param: null } },
+    });
     const error = await ok(clientWith([]).GET("/models")).catch((e: unknown) => e);
     assert.ok(error instanceof ApiError);
     assert.equal(error.code, "INTERNAL");
@@ -146,7 +176,10 @@ describe("connection failures", () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const retries: RetryInfo[] = [];
-    const client = createClient({ baseUrl: `http://127.0.0.1:${port}/v1`, retry: { maxRetries: 2, initialDelayMs: 10, onRetry: (r) => retries.push(r) } });
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      retry: { maxRetries: 2, initialDelayMs: 10, onRetry: (r) => retries.push(r) },
+    });
     await assert.rejects(client.POST("/responses", { body: BODY }), TypeError);
     assert.equal(retries.length, 2);
   });
@@ -198,7 +231,11 @@ describe("against the reference server", () => {
     // counted), so the second call here is the 3rd in the window and the window ends ~1.5 s later.
     await server.store.rateWindows.hit("wonka", new Date(Date.now() - 58_500), 60_000);
     const retries: RetryInfo[] = [];
-    const client = createClient({ baseUrl: server.baseUrl, apiKey: server.keys.wonka as string, retry: { onRetry: (r) => retries.push(r) } });
+    const client = createClient({
+      baseUrl: server.baseUrl,
+      apiKey: server.keys.wonka as string,
+      retry: { onRetry: (r) => retries.push(r) },
+    });
     await ok(client.GET("/models"));
     assert.equal(retries.length, 0);
     const started = performance.now();

@@ -10,13 +10,17 @@ const client = createClient({ baseUrl: "http://127.0.0.1:8080/v1", apiKey: "sk-â
 
 export async function requests(job: TrainingJob): Promise<void> {
   // The correct call compilesâ€¦
-  await ok(client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: false, max_output_tokens: 16 } }));
+  await ok(
+    client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: false, max_output_tokens: 16 } }),
+  );
 
   // @ts-expect-error TS2561 a misspelt field of the request body
   await ok(client.POST("/responses", { body: { model: "tiny-chat", inptu: "Hi", store: false } }));
 
-  // @ts-expect-error TS2322 a field of the wrong type
-  await ok(client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: false, max_output_tokens: "16" } }));
+  await ok(
+    // @ts-expect-error TS2322 a field of the wrong type
+    client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: false, max_output_tokens: "16" } }),
+  );
 
   // @ts-expect-error TS2322 store must be false (the contract's literal type)
   await ok(client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: true } }));
@@ -36,11 +40,17 @@ export async function requests(job: TrainingJob): Promise<void> {
   // @ts-expect-error TS2561 a misspelt query parameter
   await client.GET("/accounts/{account}/datasets", { params: { path: { account: "acme" }, query: { pageSiz: 10 } } });
 
-  // @ts-expect-error TS2322 a training config field of the wrong type
-  await client.POST("/accounts/{account}/supervisedFineTuningJobs", { params: { path: { account: "acme" } }, body: { baseModel: "tiny-chat", inputDatasetVersion: "d", config: { outputModelId: "m", epochs: "2" } } });
+  await client.POST("/accounts/{account}/supervisedFineTuningJobs", {
+    params: { path: { account: "acme" } },
+    // @ts-expect-error TS2322 a training config field of the wrong type
+    body: { baseModel: "tiny-chat", inputDatasetVersion: "d", config: { outputModelId: "m", epochs: "2" } },
+  });
 
-  // @ts-expect-error TS2322 the Idempotency-Key header is a string
-  await client.POST("/accounts/{account}/dpoJobs", { params: { path: { account: "acme" }, header: { "Idempotency-Key": 42 } }, body: { baseModel: "tiny-chat", inputDatasetVersion: "d", config: { outputModelId: "m" } } });
+  await client.POST("/accounts/{account}/dpoJobs", {
+    // @ts-expect-error TS2322 the Idempotency-Key header is a string
+    params: { path: { account: "acme" }, header: { "Idempotency-Key": 42 } },
+    body: { baseModel: "tiny-chat", inputDatasetVersion: "d", config: { outputModelId: "m" } },
+  });
 
   const response = await ok(client.POST("/responses", { body: { model: "tiny-chat", input: "Hi", store: false } }));
   // @ts-expect-error TS2551 a misspelt field of the answer

@@ -32,7 +32,10 @@ test("each wrong call in the fixture is a compile error with the expected code",
   const dir = mkdtempSync(path.join(os.tmpdir(), "client-types-"));
   try {
     const copy = path.join(dir, "fixture.mts");
-    writeFileSync(copy, stripped.join("\n").replaceAll('"../../client/index.ts"', JSON.stringify(path.join(ROOT, "client/index.ts"))));
+    writeFileSync(
+      copy,
+      stripped.join("\n").replaceAll('"../../client/index.ts"', JSON.stringify(path.join(ROOT, "client/index.ts"))),
+    );
     writeFileSync(
       path.join(dir, "tsconfig.json"),
       JSON.stringify({
@@ -52,7 +55,11 @@ test("each wrong call in the fixture is a compile error with the expected code",
     for (const [line, code] of expected) {
       assert.deepEqual(errors.get(line), [code], `line ${line}: ${lines[line - 1]?.trim()}\n${run.stdout}`);
     }
-    assert.deepEqual([...errors.keys()].filter((line) => !expected.has(line)), [], `unexpected errors:\n${run.stdout}`);
+    assert.deepEqual(
+      [...errors.keys()].filter((line) => !expected.has(line)),
+      [],
+      `unexpected errors:\n${run.stdout}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -26,7 +26,8 @@ const DIVERGENCES: Record<string, { status: number; code: string; param: string 
     status: 400,
     code: "INVALID_REQUEST",
     param: "previous_response_id",
-    reason: "sends the function's output with previous_response_id; the document refuses it (rule 2): the whole conversation goes in input",
+    reason:
+      "sends the function's output with previous_response_id; the document refuses it (rule 2): the whole conversation goes in input",
   },
   "previous-response-id": {
     status: 400,
@@ -34,8 +35,18 @@ const DIVERGENCES: Record<string, { status: number; code: string; param: string 
     param: "previous_response_id",
     reason: "continues a stored response; nothing is stored (rules 1–3)",
   },
-  "image-input": { status: 400, code: "MEDIA_UNSUPPORTED", param: /^input\[0\]\.content\[1\]$/, reason: "the embedded models read text only" },
-  "file-input": { status: 400, code: "MEDIA_UNSUPPORTED", param: /^input\[0\]\.content\[1\]$/, reason: "the embedded models read text only" },
+  "image-input": {
+    status: 400,
+    code: "MEDIA_UNSUPPORTED",
+    param: /^input\[0\]\.content\[1\]$/,
+    reason: "the embedded models read text only",
+  },
+  "file-input": {
+    status: 400,
+    code: "MEDIA_UNSUPPORTED",
+    param: /^input\[0\]\.content\[1\]$/,
+    reason: "the embedded models read text only",
+  },
 };
 
 const OPTIONAL = new Set(["file-search", "offline-web-search"]);
@@ -49,7 +60,13 @@ beforeAll(async () => {
   server = await startTestServer();
   proxy = await startStoreProxy(server.origin);
   for (const model of MODELS) {
-    const config = { baseUrl: `${proxy.origin}/v1`, apiKey: server.keys.acme as string, authHeaderName: "Authorization", useBearerPrefix: true, model };
+    const config = {
+      baseUrl: `${proxy.origin}/v1`,
+      apiKey: server.keys.acme as string,
+      authHeaderName: "Authorization",
+      useBearerPrefix: true,
+      model,
+    };
     results.set(model, new Map((await runAllTests(config)).map((r) => [r.id, r])));
   }
 });
@@ -68,7 +85,13 @@ function refusal(result: TestResult): { status: number; code: string; param: str
 
 test("the port has the suite's twelve tests: ten that run, two optional", () => {
   assert.equal(testTemplates.length, 12);
-  assert.deepEqual(testTemplates.filter((t) => t.optional).map((t) => t.id).sort(), [...OPTIONAL].sort());
+  assert.deepEqual(
+    testTemplates
+      .filter((t) => t.optional)
+      .map((t) => t.id)
+      .sort(),
+    [...OPTIONAL].sort(),
+  );
 });
 
 for (const model of MODELS) {
@@ -93,7 +116,11 @@ for (const model of MODELS) {
       } else {
         test(`${template.id}: passes`, () => {
           const result = results.get(model)?.get(template.id) as TestResult;
-          assert.equal(result.status, "passed", `${result.errors.join("\n")}\n${JSON.stringify(result.response, null, 1)?.slice(0, 3000)}`);
+          assert.equal(
+            result.status,
+            "passed",
+            `${result.errors.join("\n")}\n${JSON.stringify(result.response, null, 1)?.slice(0, 3000)}`,
+          );
         });
       }
     }
@@ -108,14 +135,26 @@ describe("the port's schemas refuse what the suite's refuse", () => {
     created_at: 1,
     status: "completed",
     model: "tiny-chat",
-    output: [{ id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hi", annotations: [] }] }],
+    output: [
+      {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: "Hi", annotations: [] }],
+      },
+    ],
     usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
     store: false,
   };
   const full = {
     ...bare,
     output: [{ ...bare.output[0], content: [{ type: "output_text", text: "Hi", annotations: [], logprobs: [] }] }],
-    usage: { ...bare.usage, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+    usage: {
+      ...bare.usage,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    },
     completed_at: 2,
     incomplete_details: null,
     previous_response_id: null,
@@ -155,7 +194,10 @@ describe("the port's schemas refuse what the suite's refuse", () => {
     try {
       const result = await runOne("basic-response", fake.origin);
       assert.equal(result.status, "failed");
-      assert.ok(result.errors.some((e) => e.includes("completed_at")), result.errors.join("\n"));
+      assert.ok(
+        result.errors.some((e) => e.includes("completed_at")),
+        result.errors.join("\n"),
+      );
     } finally {
       await fake.close();
     }
@@ -164,7 +206,14 @@ describe("the port's schemas refuse what the suite's refuse", () => {
   test("a text delta without logprobs fails streaming-response", async () => {
     const events = [
       { type: "response.created", sequence_number: 0, response: { ...full, status: "in_progress", output: [] } },
-      { type: "response.output_text.delta", sequence_number: 1, item_id: "msg_1", output_index: 0, content_index: 0, delta: "Hi" },
+      {
+        type: "response.output_text.delta",
+        sequence_number: 1,
+        item_id: "msg_1",
+        output_index: 0,
+        content_index: 0,
+        delta: "Hi",
+      },
       { type: "response.completed", sequence_number: 2, response: full },
     ];
     const sse = events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
@@ -172,7 +221,9 @@ describe("the port's schemas refuse what the suite's refuse", () => {
     try {
       const result = await runOne("streaming-response", fake.origin);
       assert.equal(result.status, "failed");
-      assert.deepEqual(result.errors, ["Event validation failed for response.output_text.delta: : must have required property 'logprobs' (logprobs)"]);
+      assert.deepEqual(result.errors, [
+        "Event validation failed for response.output_text.delta: : must have required property 'logprobs' (logprobs)",
+      ]);
     } finally {
       await fake.close();
     }
@@ -193,10 +244,18 @@ test("the proxy adds store: false only where the body does not state store", () 
 async function runOne(id: string, origin: string): Promise<TestResult> {
   const template = testTemplates.find((t) => t.id === id);
   assert.ok(template);
-  return runTest(template, { baseUrl: origin, apiKey: "k", authHeaderName: "Authorization", useBearerPrefix: true, model: "tiny-chat" });
+  return runTest(template, {
+    baseUrl: origin,
+    apiKey: "k",
+    authHeaderName: "Authorization",
+    useBearerPrefix: true,
+    model: "tiny-chat",
+  });
 }
 
-async function startFakeServer(answer: () => { status: number; body: string; type: string }): Promise<{ origin: string; close(): Promise<void> }> {
+async function startFakeServer(
+  answer: () => { status: number; body: string; type: string },
+): Promise<{ origin: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => {

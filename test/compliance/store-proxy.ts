@@ -34,10 +34,13 @@ export async function startStoreProxy(targetOrigin: string): Promise<StoreProxy>
       const raw = Buffer.concat(chunks);
       const body = req.method === "POST" && /json/.test(req.headers["content-type"] ?? "") ? withStoreFalse(raw) : raw;
       const headers = { ...req.headers, host: target.host, "content-length": String(body.length) };
-      const upstream = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = http.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on("error", (error) => {
         res.writeHead(502, { "content-type": "text/plain" });
         res.end(`store proxy: ${error.message}`);

@@ -21,11 +21,13 @@ import Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject } from "ajv";
 
 // ajv's CommonJS build puts the class on `default` under Node's ESM interop.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module.default;
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
+  Ajv2020Module) as typeof Ajv2020Module.default;
 
 export const PORTED_FROM = {
   repository: "openresponses/openresponses",
-  tests: "src/lib/compliance-tests.ts@18e565604fdf7a08ad3a06bbc30d1ddaee999ea4 (+ tool-calling-streaming @0cb939ccf839234347b4f0c317569b49fad8fd0e)",
+  tests:
+    "src/lib/compliance-tests.ts@18e565604fdf7a08ad3a06bbc30d1ddaee999ea4 (+ tool-calling-streaming @0cb939ccf839234347b4f0c317569b49fad8fd0e)",
   schemas: "src/generated/kubb/zod@5e23378173195d4dd155d65aa63a8204f032893b",
 };
 
@@ -41,7 +43,10 @@ const validateAnyEvent = ajv.compile({ $ref: `${schemas.$id}#/$defs/StreamingEve
 const eventValidators = new Map(
   Object.keys(schemas.$defs)
     .filter((name) => name.startsWith("Event:"))
-    .map((name) => [name.slice("Event:".length), ajv.compile({ $ref: `${schemas.$id}#/$defs/${encodeURIComponent(name)}` })]),
+    .map((name) => [
+      name.slice("Event:".length),
+      ajv.compile({ $ref: `${schemas.$id}#/$defs/${encodeURIComponent(name)}` }),
+    ]),
 );
 
 /**
@@ -55,7 +60,10 @@ function validateEvent(event: any): ErrorObject[] | undefined {
 
 /** One line per problem, `path: message`, as the suite prints zod's issues. */
 function problems(errors: ErrorObject[] | null | undefined): string[] {
-  return (errors ?? []).map((e) => `${e.instancePath.slice(1).replaceAll("/", ".")}: ${e.message ?? "invalid"}${e.params && "missingProperty" in e.params ? ` (${String(e.params.missingProperty)})` : ""}`);
+  return (errors ?? []).map(
+    (e) =>
+      `${e.instancePath.slice(1).replaceAll("/", ".")}: ${e.message ?? "invalid"}${e.params && "missingProperty" in e.params ? ` (${String(e.params.missingProperty)})` : ""}`,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -84,7 +92,10 @@ export interface TestResult {
   streamEvents?: number;
 }
 
-type ResponseResource = { id: string; status: string; output: { type: string; call_id?: string }[] } & Record<string, unknown>;
+type ResponseResource = { id: string; status: string; output: { type: string; call_id?: string }[] } & Record<
+  string,
+  unknown
+>;
 
 interface StreamEvent {
   event: string;
@@ -128,9 +139,11 @@ const hasOutputType =
   (response) =>
     response.output.some((item) => item.type === type) ? [] : [`Expected output item of type "${type}" but none found`];
 
-const completedStatus: Validator = (response) => (response.status === "completed" ? [] : [`Expected status "completed" but got "${response.status}"`]);
+const completedStatus: Validator = (response) =>
+  response.status === "completed" ? [] : [`Expected status "completed" but got "${response.status}"`];
 
-const streamingEvents: Validator = (_, context) => (!context.streaming || (context.stream?.events.length ?? 0) > 0 ? [] : ["No streaming events received"]);
+const streamingEvents: Validator = (_, context) =>
+  !context.streaming || (context.stream?.events.length ?? 0) > 0 ? [] : ["No streaming events received"];
 
 const streamingSchema: Validator = (_, context) => (context.streaming && context.stream ? context.stream.errors : []);
 
@@ -140,10 +153,14 @@ const functionCallEvents: Validator = (_, context) => {
   const events = context.stream.events.map((e) => e.data);
   const types = events.map((e) => e?.type);
   const errors: string[] = [];
-  if (!events.some((e) => e?.type === "response.output_item.added" && e.item?.type === "function_call")) errors.push("Missing response.output_item.added event with function_call item");
-  if (!types.includes("response.function_call_arguments.delta")) errors.push("Missing response.function_call_arguments.delta event");
-  if (!types.includes("response.function_call_arguments.done")) errors.push("Missing response.function_call_arguments.done event");
-  if (!events.some((e) => e?.type === "response.output_item.done" && e.item?.type === "function_call")) errors.push("Missing response.output_item.done event with function_call item");
+  if (!events.some((e) => e?.type === "response.output_item.added" && e.item?.type === "function_call"))
+    errors.push("Missing response.output_item.added event with function_call item");
+  if (!types.includes("response.function_call_arguments.delta"))
+    errors.push("Missing response.function_call_arguments.delta event");
+  if (!types.includes("response.function_call_arguments.done"))
+    errors.push("Missing response.function_call_arguments.done event");
+  if (!events.some((e) => e?.type === "response.output_item.done" && e.item?.type === "function_call"))
+    errors.push("Missing response.output_item.done event with function_call item");
   return errors;
 };
 
@@ -191,21 +208,32 @@ export const testTemplates: TestTemplate[] = [
     name: "System Prompt",
     request: (c) => ({
       model: c.model,
-      input: [{ type: "message", role: "system", content: "You are a pirate. Always respond in pirate speak." }, userMessage("Say hello.")],
+      input: [
+        { type: "message", role: "system", content: "You are a pirate. Always respond in pirate speak." },
+        userMessage("Say hello."),
+      ],
     }),
     validators: [hasOutput, completedStatus],
   },
   {
     id: "tool-calling",
     name: "Tool Calling",
-    request: (c) => ({ model: c.model, input: [userMessage("What's the weather like in San Francisco?")], tools: [GET_WEATHER] }),
+    request: (c) => ({
+      model: c.model,
+      input: [userMessage("What's the weather like in San Francisco?")],
+      tools: [GET_WEATHER],
+    }),
     validators: [hasOutput, hasOutputType("function_call")],
   },
   {
     id: "tool-calling-streaming",
     name: "Tool Calling (Streaming)",
     streaming: true,
-    request: (c) => ({ model: c.model, input: [userMessage("What's the weather like in San Francisco?")], tools: [GET_WEATHER] }),
+    request: (c) => ({
+      model: c.model,
+      input: [userMessage("What's the weather like in San Francisco?")],
+      tools: [GET_WEATHER],
+    }),
     validators: [streamingEvents, streamingSchema, functionCallEvents],
   },
   {
@@ -219,7 +247,12 @@ export const testTemplates: TestTemplate[] = [
     name: "Image Input",
     request: (c) => ({
       model: c.model,
-      input: [userMessage([{ type: "input_text", text: "What do you see in this image? Answer in one sentence." }, { type: "input_image", image_url: HEART_PNG }])],
+      input: [
+        userMessage([
+          { type: "input_text", text: "What do you see in this image? Answer in one sentence." },
+          { type: "input_image", image_url: HEART_PNG },
+        ]),
+      ],
     }),
     validators: [hasOutput, completedStatus],
   },
@@ -316,46 +349,92 @@ async function parseStream(response: Response): Promise<ParsedStream> {
       }
       events.push({ event: event ?? parsed?.type ?? "unknown", data: parsed });
       const invalid = validateEvent(parsed);
-      if (invalid) errors.push(`Event validation failed for ${parsed?.type ?? "unknown"}: ${problems(invalid).join("; ")}`);
-      if (["response.completed", "response.failed", "response.incomplete"].includes(parsed?.type)) finalResponse = parsed.response;
+      if (invalid)
+        errors.push(`Event validation failed for ${parsed?.type ?? "unknown"}: ${problems(invalid).join("; ")}`);
+      if (["response.completed", "response.failed", "response.incomplete"].includes(parsed?.type))
+        finalResponse = parsed.response;
     },
   });
   const decoder = new TextDecoder();
   const reader = response.body?.getReader();
-  for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read()) parser.feed(decoder.decode(read.value, { stream: true }));
+  for (let read = await reader?.read(); read !== undefined && !read.done; read = await reader?.read())
+    parser.feed(decoder.decode(read.value, { stream: true }));
   return { events, errors, finalResponse };
 }
 
 type Parsed = { ok: true; response: ResponseResource; stream?: ParsedStream } | { ok: false; result: TestResult };
 
 /** The HTTP status, then the ResponseResource schema, as the suite checks them before any validator. */
-async function parseAnswer(template: TestTemplate, answer: Response, request: RequestBody, streaming: boolean): Promise<Parsed> {
+async function parseAnswer(
+  template: TestTemplate,
+  answer: Response,
+  request: RequestBody,
+  streaming: boolean,
+): Promise<Parsed> {
   const base = { id: template.id, name: template.name, request: streaming ? { ...request, stream: true } : request };
   if (!answer.ok) {
     const text = await answer.text();
-    return { ok: false, result: { ...base, status: "failed", response: text, errors: [`HTTP ${answer.status}: ${text}`] } };
+    return {
+      ok: false,
+      result: { ...base, status: "failed", response: text, errors: [`HTTP ${answer.status}: ${text}`] },
+    };
   }
   const stream = streaming ? await parseStream(answer) : undefined;
   const data = stream ? stream.finalResponse : await answer.json();
   if (!validateResource(data)) {
-    return { ok: false, result: { ...base, status: "failed", response: data, errors: problems(validateResource.errors), streamEvents: stream?.events.length } };
+    return {
+      ok: false,
+      result: {
+        ...base,
+        status: "failed",
+        response: data,
+        errors: problems(validateResource.errors),
+        streamEvents: stream?.events.length,
+      },
+    };
   }
   return { ok: true, response: data as ResponseResource, stream };
 }
 
-function judged(template: TestTemplate, request: unknown, response: unknown, errors: string[], streamEvents?: number): TestResult {
-  return { id: template.id, name: template.name, status: errors.length === 0 ? "passed" : "failed", request, response, errors, streamEvents };
+function judged(
+  template: TestTemplate,
+  request: unknown,
+  response: unknown,
+  errors: string[],
+  streamEvents?: number,
+): TestResult {
+  return {
+    id: template.id,
+    name: template.name,
+    status: errors.length === 0 ? "passed" : "failed",
+    request,
+    response,
+    errors,
+    streamEvents,
+  };
 }
 
 async function runSingleRequest(template: TestTemplate, config: TestConfig): Promise<TestResult> {
   const request = template.request?.(config);
-  if (request === undefined) return { id: template.id, name: template.name, status: "failed", errors: ["Test template does not define a request"] };
+  if (request === undefined)
+    return {
+      id: template.id,
+      name: template.name,
+      status: "failed",
+      errors: ["Test template does not define a request"],
+    };
   const streaming = template.streaming ?? false;
   const parsed = await parseAnswer(template, await send(config, request, streaming), request, streaming);
   if (!parsed.ok) return parsed.result;
   const context: ValidatorContext = { streaming, stream: parsed.stream };
   const errors = template.validators.flatMap((v) => v(parsed.response, context));
-  return judged(template, streaming ? { ...request, stream: true } : request, parsed.response, errors, parsed.stream?.events.length);
+  return judged(
+    template,
+    streaming ? { ...request, stream: true } : request,
+    parsed.response,
+    errors,
+    parsed.stream?.events.length,
+  );
 }
 
 /** Two calls: the second continues the first with previous_response_id. */
@@ -363,7 +442,11 @@ async function runPreviousResponseId(config: TestConfig, template: TestTemplate)
   const first = { model: config.model, input: "Remember this code word: papaya. Reply with only OK." };
   const firstParsed = await parseAnswer(template, await send(config, first), first, false);
   if (!firstParsed.ok) return firstParsed.result;
-  const second = { model: config.model, previous_response_id: firstParsed.response.id, input: "What code word did I ask you to remember?" };
+  const second = {
+    model: config.model,
+    previous_response_id: firstParsed.response.id,
+    input: "What code word did I ask you to remember?",
+  };
   const secondParsed = await parseAnswer(template, await send(config, second), second, false);
   if (!secondParsed.ok) return secondParsed.result;
   const errors = template.validators.flatMap((v) => v(secondParsed.response, { streaming: false }));
@@ -382,7 +465,14 @@ async function runFunctionCallRoundTrip(config: TestConfig, template: TestTempla
   if (!firstParsed.ok) return firstParsed.result;
   const call = firstParsed.response.output.find((item) => item.type === "function_call");
   if (call?.call_id === undefined) {
-    return { id: template.id, name: template.name, status: "failed", request: first, response: firstParsed.response, errors: ["First response did not include a function_call with call_id"] };
+    return {
+      id: template.id,
+      name: template.name,
+      status: "failed",
+      request: first,
+      response: firstParsed.response,
+      errors: ["First response did not include a function_call with call_id"],
+    };
   }
   const second = {
     model: config.model,
@@ -398,11 +488,21 @@ async function runFunctionCallRoundTrip(config: TestConfig, template: TestTempla
 export async function runTest(template: TestTemplate, config: TestConfig): Promise<TestResult> {
   try {
     if (template.isEnabled !== undefined && !template.isEnabled(config)) {
-      return { id: template.id, name: template.name, status: "skipped", errors: [`${template.name} is optional and skipped until its required configuration is provided.`] };
+      return {
+        id: template.id,
+        name: template.name,
+        status: "skipped",
+        errors: [`${template.name} is optional and skipped until its required configuration is provided.`],
+      };
     }
     return template.run !== undefined ? await template.run(config, template) : await runSingleRequest(template, config);
   } catch (error) {
-    return { id: template.id, name: template.name, status: "failed", errors: [error instanceof Error ? error.message : String(error)] };
+    return {
+      id: template.id,
+      name: template.name,
+      status: "failed",
+      errors: [error instanceof Error ? error.message : String(error)],
+    };
   }
 }
 

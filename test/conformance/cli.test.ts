@@ -40,7 +40,21 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
 test("a passing run exits 0 and writes JUnit and JSON", async () => {
   const junit = path.join(dir, "report.xml");
   const json = path.join(dir, "report.json");
-  const run = await cli(["--base-url", ref.server.baseUrl, "--profile", REFERENCE_PROFILE, "--area", "responses", "--area", "auth", "--junit", junit, "--json-report", json, "--no-color"]);
+  const run = await cli([
+    "--base-url",
+    ref.server.baseUrl,
+    "--profile",
+    REFERENCE_PROFILE,
+    "--area",
+    "responses",
+    "--area",
+    "auth",
+    "--junit",
+    junit,
+    "--json-report",
+    json,
+    "--no-color",
+  ]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /\d+ passed, 0 failed, \d+ skipped/);
   assert.match(run.stdout, /operations\s+\d+\/25/);
@@ -60,7 +74,17 @@ test("a failing run exits 8 and shows transcript, step, rule, expected, received
   const file = path.join(dir, "broken.json");
   writeFileSync(file, JSON.stringify(profile));
   const junit = path.join(dir, "failed.xml");
-  const run = await cli(["--base-url", ref.server.baseUrl, "--profile", file, "--transcript", "responses/store-required", "--junit", junit, "--no-color"]);
+  const run = await cli([
+    "--base-url",
+    ref.server.baseUrl,
+    "--profile",
+    file,
+    "--transcript",
+    "responses/store-required",
+    "--junit",
+    junit,
+    "--no-color",
+  ]);
   assert.equal(run.code, 8, run.stdout + run.stderr);
   assert.match(run.stdout, /responses\/store-required, step 1/);
   assert.match(run.stdout, /rule: +responses\.rule-1/);
@@ -72,9 +96,31 @@ test("a failing run exits 8 and shows transcript, step, rule, expected, received
 
 test("Ctrl-C stops the run, removes what it made, and exits 130", async () => {
   const key = ref.profile.accounts.primary.key;
-  const datasets = async () => ((await (await fetch(`${ref.server.baseUrl}/accounts/${ref.profile.accounts.primary.id}/datasets?pageSize=100`, { headers: { authorization: `Bearer ${key}` } })).json()) as { datasets?: unknown[] }).datasets ?? [];
+  const datasets = async () =>
+    (
+      (await (
+        await fetch(`${ref.server.baseUrl}/accounts/${ref.profile.accounts.primary.id}/datasets?pageSize=100`, {
+          headers: { authorization: `Bearer ${key}` },
+        })
+      ).json()) as { datasets?: unknown[] }
+    ).datasets ?? [];
   const before = (await datasets()).length;
-  const child = spawn(process.execPath, [CLI, "--base-url", ref.server.baseUrl, "--profile", REFERENCE_PROFILE, "--area", "datasets", "--area", "finetune", "--no-color"], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      "--base-url",
+      ref.server.baseUrl,
+      "--profile",
+      REFERENCE_PROFILE,
+      "--area",
+      "datasets",
+      "--area",
+      "finetune",
+      "--no-color",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));

@@ -19,7 +19,8 @@ const coverage = staticCoverage(transcripts, contract, rules);
 
 /** Codes no request can provoke from outside, and why. */
 const NOT_PROVOKABLE: Record<string, string> = {
-  DEPLOYMENT_SCALING_UP: "a deployment that is still loading; the reference server loads every model at start (accepted while polling in finetune/output-model)",
+  DEPLOYMENT_SCALING_UP:
+    "a deployment that is still loading; the reference server loads every model at start (accepted while polling in finetune/output-model)",
   STORAGE_UNAVAILABLE: "the database or dataset storage not answering",
   REQUEST_CANCELLED: "logged for a client that hung up; nothing is sent",
 };
@@ -34,7 +35,10 @@ test("the check fails when an operation has no transcript", () => {
   const without = transcripts.filter((t) => !t.steps.some((s) => s.request.path.includes("/metrics")));
   const partial = staticCoverage(without, contract, rules);
   const missing = [...partial.operations].filter(([, ts]) => ts.length === 0).map(([op]) => op);
-  assert.deepEqual(missing.sort(), ["DpoJobs_getDpoJobMetrics", "SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics"]);
+  assert.deepEqual(missing.sort(), [
+    "DpoJobs_getDpoJobMetrics",
+    "SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics",
+  ]);
 });
 
 test("every rule of the catalogue is named by a transcript, and transcripts name only catalogued rules", () => {
@@ -48,16 +52,54 @@ test("every numbered rule, limit, state transition, header rule and event rule i
   const required = [
     ...[1, 2, 3, 4, 5, 6].map((n) => `responses.rule-${n}`),
     ...[1, 2, 3, 4].map((n) => `errors.rule-${n}`),
-    "headers.x-request-id", "headers.x-provider-class", "headers.x-config-version", "headers.retry-after",
-    "limits.account-id", "limits.job-id", "limits.dataset-id", "limits.resource-name", "limits.filter", "limits.idempotency-key",
-    "limits.page-size", "limits.max-points", "limits.epochs", "limits.eval-carveout", "limits.temperature", "limits.top-p", "limits.max-output-tokens",
-    "states.job.create", "states.job.start", "states.job.succeed", "states.job.cancel-queued", "states.job.cancel-running", "states.job.cancel-other",
-    "states.dataset.ready", "states.dataset.failed", "states.response",
-    "events.order", "events.type-equals-event", "events.sequence", "events.item-ids", "events.deltas", "events.created", "events.completed-usage", "events.no-done",
-    "auth.bearer", "auth.x-api-key", "auth.invalid-key", "auth.suspended", "auth.account-scope",
-    "finetune.idempotency", "finetune.paging", "finetune.filter", "finetune.metrics",
+    "headers.x-request-id",
+    "headers.x-provider-class",
+    "headers.x-config-version",
+    "headers.retry-after",
+    "limits.account-id",
+    "limits.job-id",
+    "limits.dataset-id",
+    "limits.resource-name",
+    "limits.filter",
+    "limits.idempotency-key",
+    "limits.page-size",
+    "limits.max-points",
+    "limits.epochs",
+    "limits.eval-carveout",
+    "limits.temperature",
+    "limits.top-p",
+    "limits.max-output-tokens",
+    "states.job.create",
+    "states.job.start",
+    "states.job.succeed",
+    "states.job.cancel-queued",
+    "states.job.cancel-running",
+    "states.job.cancel-other",
+    "states.dataset.ready",
+    "states.dataset.failed",
+    "states.response",
+    "events.order",
+    "events.type-equals-event",
+    "events.sequence",
+    "events.item-ids",
+    "events.deltas",
+    "events.created",
+    "events.completed-usage",
+    "events.no-done",
+    "auth.bearer",
+    "auth.x-api-key",
+    "auth.invalid-key",
+    "auth.suspended",
+    "auth.account-scope",
+    "finetune.idempotency",
+    "finetune.paging",
+    "finetune.filter",
+    "finetune.metrics",
   ];
-  assert.deepEqual(required.filter((id) => !ids.has(id)), []);
+  assert.deepEqual(
+    required.filter((id) => !ids.has(id)),
+    [],
+  );
 });
 
 test("every error code is expected by a transcript, or cannot be provoked from outside", () => {
@@ -66,7 +108,8 @@ test("every error code is expected by a transcript, or cannot be provoked from o
 });
 
 test("requests that match no operation are the deliberate 404 and 405 checks", () => {
-  for (const u of coverage.unmatchedPaths) assert.ok(["errors/unknown-path", "responses/no-retrieval"].includes(u.transcript), `${u.transcript}: ${u.path}`);
+  for (const u of coverage.unmatchedPaths)
+    assert.ok(["errors/unknown-path", "responses/no-retrieval"].includes(u.transcript), `${u.transcript}: ${u.path}`);
 });
 
 test("every transcript has its golden, and every fixture it names exists", () => {
@@ -78,11 +121,17 @@ test("every transcript has its golden, and every fixture it names exists", () =>
   const fixtures = new Set(readdirSync(path.join(kitRoot(), "fixtures")));
   for (const t of transcripts)
     for (const s of [...t.steps, ...t.cleanup]) {
-      const named = [s.request.file, ...Object.values(s.request.form ?? {}).map((v) => (typeof v === "object" && v !== null ? (v as { file?: string }).file : undefined))];
+      const named = [
+        s.request.file,
+        ...Object.values(s.request.form ?? {}).map((v) =>
+          typeof v === "object" && v !== null ? (v as { file?: string }).file : undefined,
+        ),
+      ];
       for (const f of named) if (f !== undefined) assert.ok(fixtures.has(f), `${t.id}: fixture ${f}`);
     }
 });
 
 test("transcripts that create lists others would disturb run alone", () => {
-  for (const t of transcripts) if (t.steps.some((s) => s.paginate?.until)) assert.ok(t.exclusive, `${t.id} pages until it has seen its own items`);
+  for (const t of transcripts)
+    if (t.steps.some((s) => s.paginate?.until)) assert.ok(t.exclusive, `${t.id} pages until it has seen its own items`);
 });

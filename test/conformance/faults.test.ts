@@ -16,7 +16,12 @@ import { FAULTS } from "../../conformance/faults/catalogue.ts";
 import { runFaultMatrix, tourAccounts, type MatrixResult } from "../../conformance/faults/matrix.ts";
 import { parseEvents, startFaultProxy, type Fault } from "../../conformance/faults/proxy.ts";
 import { prepareTour, runTour, runUpstreamTour, type TourFixtures } from "../../conformance/faults/tour.ts";
-import { startReferenceServer, startUpstreamFaultServer, type Reference, type UpstreamFaultReference } from "./reference.ts";
+import {
+  startReferenceServer,
+  startUpstreamFaultServer,
+  type Reference,
+  type UpstreamFaultReference,
+} from "./reference.ts";
 
 let reference: Reference;
 let upstreamReference: UpstreamFaultReference;
@@ -49,7 +54,14 @@ describe("the proxy", () => {
         req.on("data", (c: Buffer) => chunks.push(c));
         req.on("end", () => {
           res.writeHead(200, { "content-type": "application/json" });
-          res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() }));
+          res.end(
+            JSON.stringify({
+              method: req.method,
+              url: req.url,
+              headers: req.headers,
+              body: Buffer.concat(chunks).toString(),
+            }),
+          );
         });
       } else {
         res.writeHead(404).end();
@@ -106,9 +118,16 @@ describe("the proxy", () => {
         const { firstMs, text } = await firstChunkAfter(`${proxy.baseUrl}/slow`);
         assert.ok(firstMs < 300, `first event after ${firstMs} ms`);
         const events = parseEvents(text);
-        assert.deepEqual(events.map((e) => e.event), ["one", "two", undefined]);
+        assert.deepEqual(
+          events.map((e) => e.event),
+          ["one", "two", undefined],
+        );
         assert.equal(events[2]?.data, "[DONE]");
-        if (fault) assert.deepEqual(events.map((e) => e.json?.type), ["ONE", "TWO", undefined]);
+        if (fault)
+          assert.deepEqual(
+            events.map((e) => e.json?.type),
+            ["ONE", "TWO", undefined],
+          );
       } finally {
         await proxy.close();
       }
@@ -154,7 +173,11 @@ describe("the proxy", () => {
     };
     const proxy = await startFaultProxy({ upstream: upstreamOrigin, fault: rewrite });
     try {
-      const response = await fetch(`${proxy.baseUrl}/anything`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"store": true}' });
+      const response = await fetch(`${proxy.baseUrl}/anything`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"store": true}',
+      });
       const echo = (await response.json()) as any;
       assert.equal(echo.method, "PUT");
       assert.equal(echo.url, "/v1/echo?x=1");
@@ -190,11 +213,17 @@ describe("the kit catches every fault", () => {
   beforeAll(async () => {
     result = await runFaultMatrix({
       main: { origin: server.origin, profile: reference.profile, keys: server.keys },
-      upstream: { origin: upstreamReference.server.origin, profile: upstreamReference.profile, keys: upstreamReference.server.keys },
+      upstream: {
+        origin: upstreamReference.server.origin,
+        profile: upstreamReference.profile,
+        keys: upstreamReference.server.keys,
+      },
       stopOnFirstFailure: true,
       faultTimeouts: { pollMs: 8_000, jobMs: 10_000 },
     });
-    console.log(`fault matrix score: ${result.caught}/${result.total} faults caught (${Math.round(result.durationMs / 1000)} s)`);
+    console.log(
+      `fault matrix score: ${result.caught}/${result.total} faults caught (${Math.round(result.durationMs / 1000)} s)`,
+    );
     if (result.caught < result.total) console.log(result.summary);
   });
 
@@ -208,35 +237,52 @@ describe("the kit catches every fault", () => {
   });
 
   test("with no fault, the whole kit passes", () => {
-    assert.deepEqual(result.clean.map((c) => c.target), ["main", "upstream"]);
+    assert.deepEqual(
+      result.clean.map((c) => c.target),
+      ["main", "upstream"],
+    );
     for (const { target, report } of result.clean) {
-      assert.equal(report.failed, 0, `${target}: ${report.failures.map((f) => `${f.transcript} step ${f.step}: ${f.message}`).join("\n")}`);
+      assert.equal(
+        report.failed,
+        0,
+        `${target}: ${report.failures.map((f) => `${f.transcript} step ${f.step}: ${f.message}`).join("\n")}`,
+      );
       assert.ok(report.passed > 0, target);
     }
   });
 
   test("every caught fault really fired (a failure without it would be the kit's flake, not a catch)", () => {
     const unfired = result.faults.filter((f) => f.caught && f.hits === 0);
-    assert.deepEqual(unfired.map((f) => f.id), []);
+    assert.deepEqual(
+      unfired.map((f) => f.id),
+      [],
+    );
   });
 
   test("every fault is caught", async () => {
     const missed = result.faults.filter((f) => !f.caught);
     if (missed.length === 0) return;
     // Tell a fault the kit never reached from one that is dead: does it fire on a scripted tour?
-    const fixtures: TourFixtures = await prepareTour(server.baseUrl, tourAccounts(server.keys), { chat: "tiny-chat", reasoning: "tiny-reasoner", base: "accounts/maas/models/tiny-chat" });
+    const fixtures: TourFixtures = await prepareTour(server.baseUrl, tourAccounts(server.keys), {
+      chat: "tiny-chat",
+      reasoning: "tiny-reasoner",
+      base: "accounts/maas/models/tiny-chat",
+    });
     const notes: string[] = [];
     for (const miss of missed) {
       const fault = FAULTS.find((f) => f.id === miss.id) as Fault;
       const target = fault.target === "upstream" ? upstreamReference.server : server;
       const proxy = await startFaultProxy({ upstream: target.origin, fault, keys: target.keys });
       try {
-        if (fault.target === "upstream") await runUpstreamTour(proxy.baseUrl, target.keys.acme as string, upstreamReference.profile.faults);
+        if (fault.target === "upstream")
+          await runUpstreamTour(proxy.baseUrl, target.keys.acme as string, upstreamReference.profile.faults);
         else await runTour(proxy.baseUrl, proxy.origin, tourAccounts(target.keys), fixtures);
       } finally {
         await proxy.close();
       }
-      notes.push(`${miss.id} (${miss.rule}): ${miss.error ? `the kit could not run: ${miss.error.split("\n")[0]}` : `fired ${miss.hits}x in the kit's run, ${proxy.hits}x on the tour`}`);
+      notes.push(
+        `${miss.id} (${miss.rule}): ${miss.error ? `the kit could not run: ${miss.error.split("\n")[0]}` : `fired ${miss.hits}x in the kit's run, ${proxy.hits}x on the tour`}`,
+      );
     }
     assert.fail(`${missed.length} of ${result.total} faults not caught:\n${notes.join("\n")}`);
   });

@@ -36,12 +36,20 @@ const minimal = {
 
 describe("requires", () => {
   test("every profile value a transcript uses is declared in its requires", () => {
-    const undeclared = transcripts.flatMap((t) => profileNeeds(t).filter((n) => !t.requires.includes(n)).map((n) => `${t.id}: ${n}`));
+    const undeclared = transcripts.flatMap((t) =>
+      profileNeeds(t)
+        .filter((n) => !t.requires.includes(n))
+        .map((n) => `${t.id}: ${n}`),
+    );
     assert.deepEqual(undeclared, []);
   });
 
   test("every requires entry names a key a profile may have", () => {
-    const known = new Set(Object.entries(PROFILE_KEYS).flatMap(([section, keys]) => (section === "top" ? [] : keys.map((k) => `${section}.${k}`))));
+    const known = new Set(
+      Object.entries(PROFILE_KEYS).flatMap(([section, keys]) =>
+        section === "top" ? [] : keys.map((k) => `${section}.${k}`),
+      ),
+    );
     const unknown = transcripts.flatMap((t) => t.requires.filter((r) => !known.has(r)).map((r) => `${t.id}: ${r}`));
     assert.deepEqual(unknown, []);
   });
@@ -58,9 +66,19 @@ describe("requires", () => {
 
 describe("the profile", () => {
   test("an unknown key is an error naming the closest one", () => {
-    assert.throws(() => parseProfile({ ...minimal, models: { chat: "m", tols: "t" } }), (e: Error) => e instanceof ProfileError && /unknown profile key models\.tols \(did you mean tools\?\)/.test(e.message));
-    assert.throws(() => parseProfile({ ...minimal, setings: {} }), /unknown profile key setings \(did you mean settings\?\)/);
-    assert.throws(() => parseProfile({ ...minimal, accounts: { ...minimal.accounts, suspeded: { id: "x", key: "y" } } }), /accounts\.suspeded \(did you mean suspended\?\)/);
+    assert.throws(
+      () => parseProfile({ ...minimal, models: { chat: "m", tols: "t" } }),
+      (e: Error) =>
+        e instanceof ProfileError && /unknown profile key models\.tols \(did you mean tools\?\)/.test(e.message),
+    );
+    assert.throws(
+      () => parseProfile({ ...minimal, setings: {} }),
+      /unknown profile key setings \(did you mean settings\?\)/,
+    );
+    assert.throws(
+      () => parseProfile({ ...minimal, accounts: { ...minimal.accounts, suspeded: { id: "x", key: "y" } } }),
+      /accounts\.suspeded \(did you mean suspended\?\)/,
+    );
   });
 
   test("$ keys are comments, not unknown keys", () => {
@@ -73,21 +91,40 @@ describe("the profile", () => {
   });
 
   test("an unknown capability is an error naming the closest ones", () => {
-    assert.throws(() => implementedOperations(contract, ["chat.completion"]), (e: Error) => e instanceof CapabilityError && /did you mean chat\.completions/.test(e.message));
-    assert.deepEqual([...(implementedOperations(contract, ["models", "createChatCompletion"]) ?? [])].sort(), ["createChatCompletion", "getModel", "listModels"]);
+    assert.throws(
+      () => implementedOperations(contract, ["chat.completion"]),
+      (e: Error) => e instanceof CapabilityError && /did you mean chat\.completions/.test(e.message),
+    );
+    assert.deepEqual([...(implementedOperations(contract, ["models", "createChatCompletion"]) ?? [])].sort(), [
+      "createChatCompletion",
+      "getModel",
+      "listModels",
+    ]);
     assert.equal(implementedOperations(contract, undefined), undefined);
   });
 });
 
 describe("selecting", () => {
   test("an area that does not exist is an error, not an empty pass", () => {
-    assert.throws(() => select(transcripts, { areas: ["chat"] }), (e: Error) => e instanceof SelectionError && /no area "chat"/.test(e.message) && !e.message.includes("\n"));
+    assert.throws(
+      () => select(transcripts, { areas: ["chat"] }),
+      (e: Error) => e instanceof SelectionError && /no area "chat"/.test(e.message) && !e.message.includes("\n"),
+    );
     assert.throws(() => select(transcripts, { areas: ["respones"] }), /did you mean responses\?/);
   });
 
   test("a mistyped transcript gets one line with the closest names", () => {
-    assert.throws(() => select(transcripts, { transcripts: ["responses/stream-text"] }), (e: Error) => e instanceof SelectionError && /did you mean events\/stream-text\?/.test(e.message) && !e.message.includes("\n"));
-    assert.throws(() => select(transcripts, { transcripts: ["inference/chat-completion"] }), /did you mean inference\/chat-completions/);
+    assert.throws(
+      () => select(transcripts, { transcripts: ["responses/stream-text"] }),
+      (e: Error) =>
+        e instanceof SelectionError &&
+        /did you mean events\/stream-text\?/.test(e.message) &&
+        !e.message.includes("\n"),
+    );
+    assert.throws(
+      () => select(transcripts, { transcripts: ["inference/chat-completion"] }),
+      /did you mean inference\/chat-completions/,
+    );
   });
 
   test("an area and a transcript that do not meet are an error", () => {
@@ -99,15 +136,26 @@ describe("implements", () => {
   const chatOnly = implementedOperations(contract, ["chat.completions", "models"]) as Set<string>;
 
   test("a chat-only implementation runs the chat and models transcripts and the unknown-path one, nothing that needs more", () => {
-    const runnable = transcripts.filter((t) => !t.setup && missingOperations(t, byId, contract, chatOnly).length === 0).map((t) => t.id);
-    assert.deepEqual(runnable.sort(), ["errors/unknown-path", "inference/chat-completions", "inference/chat-completions-stream", "inference/models"]);
+    const runnable = transcripts
+      .filter((t) => !t.setup && missingOperations(t, byId, contract, chatOnly).length === 0)
+      .map((t) => t.id);
+    assert.deepEqual(runnable.sort(), [
+      "errors/unknown-path",
+      "inference/chat-completions",
+      "inference/chat-completions-stream",
+      "inference/models",
+    ]);
   });
 
   test("a transcript using a setup needs the setup's operations too", () => {
     const datasetsOnly = implementedOperations(contract, ["datasets"]) as Set<string>;
     const idempotency = byId.get("finetune/idempotency");
     assert.ok(idempotency);
-    assert.ok(missingOperations(idempotency, byId, contract, datasetsOnly).some((op) => op.startsWith("SupervisedFineTuningJobs_")));
+    assert.ok(
+      missingOperations(idempotency, byId, contract, datasetsOnly).some((op) =>
+        op.startsWith("SupervisedFineTuningJobs_"),
+      ),
+    );
   });
 });
 
@@ -117,8 +165,18 @@ describe("one failure per broken rule", () => {
   test("the same missing header seen by the contract, the protocol check and the expectation is one failure under its header rule", () => {
     const groups = groupByRule(
       [
-        { kind: "protocol", rule: "headers.x-request-id", message: "x-request-id is missing", at: "headers.x-request-id" },
-        { kind: "contract", rule: "contract:createChatCompletion", message: "required header x-request-id is missing", at: "headers.x-request-id" },
+        {
+          kind: "protocol",
+          rule: "headers.x-request-id",
+          message: "x-request-id is missing",
+          at: "headers.x-request-id",
+        },
+        {
+          kind: "contract",
+          rule: "contract:createChatCompletion",
+          message: "required header x-request-id is missing",
+          at: "headers.x-request-id",
+        },
         { kind: "expectation", message: "must be a non-empty string", at: "headers.x-request-id" },
         { kind: "contract", rule: "contract:createChatCompletion", message: "missing field `usage`", at: "body.usage" },
         { kind: "expectation", message: "is absent", at: "body.usage" },
@@ -140,8 +198,18 @@ describe("one failure per broken rule", () => {
   test("several problems under one rule are one failure listing the rest", () => {
     const groups = groupByRule(
       [
-        { kind: "contract", rule: "contract:listModels", message: "missing field `created`", at: "body.data[0].created" },
-        { kind: "contract", rule: "contract:listModels", message: "missing field `owned_by`", at: "body.data[0].owned_by" },
+        {
+          kind: "contract",
+          rule: "contract:listModels",
+          message: "missing field `created`",
+          at: "body.data[0].created",
+        },
+        {
+          kind: "contract",
+          rule: "contract:listModels",
+          message: "missing field `owned_by`",
+          at: "body.data[0].owned_by",
+        },
       ],
       "inference.models",
       rules,
@@ -152,19 +220,43 @@ describe("one failure per broken rule", () => {
 });
 
 describe("schema problems in plain words", () => {
-  const error = (keyword: string, instancePath: string, params: Record<string, unknown>): ErrorObject => ({ keyword, instancePath, schemaPath: "#", params, message: "ajv's words" });
+  const error = (keyword: string, instancePath: string, params: Record<string, unknown>): ErrorObject => ({
+    keyword,
+    instancePath,
+    schemaPath: "#",
+    params,
+    message: "ajv's words",
+  });
 
   test("unexpected, missing and mistyped fields", () => {
-    assert.deepEqual(plainSchemaError(error("not", "/message", {})), { message: "unexpected field `message`", pointer: "/message" });
-    assert.deepEqual(plainSchemaError(error("unevaluatedProperties", "", { unevaluatedProperty: "message" })), { message: "unexpected field `message`", pointer: "/message" });
-    assert.deepEqual(plainSchemaError(error("additionalProperties", "/a", { additionalProperty: "b" })), { message: "unexpected field `b`", pointer: "/a/b" });
-    assert.deepEqual(plainSchemaError(error("required", "/choices/0", { missingProperty: "index" })), { message: "missing field `index`", pointer: "/choices/0/index" });
+    assert.deepEqual(plainSchemaError(error("not", "/message", {})), {
+      message: "unexpected field `message`",
+      pointer: "/message",
+    });
+    assert.deepEqual(plainSchemaError(error("unevaluatedProperties", "", { unevaluatedProperty: "message" })), {
+      message: "unexpected field `message`",
+      pointer: "/message",
+    });
+    assert.deepEqual(plainSchemaError(error("additionalProperties", "/a", { additionalProperty: "b" })), {
+      message: "unexpected field `b`",
+      pointer: "/a/b",
+    });
+    assert.deepEqual(plainSchemaError(error("required", "/choices/0", { missingProperty: "index" })), {
+      message: "missing field `index`",
+      pointer: "/choices/0/index",
+    });
     assert.equal(plainSchemaError(error("type", "/created", { type: "integer" })).message, "must be an integer");
-    assert.equal(plainSchemaError(error("enum", "/object", { allowedValues: ["list"] })).message, 'must be one of "list"');
+    assert.equal(
+      plainSchemaError(error("enum", "/object", { allowedValues: ["list"] })).message,
+      'must be one of "list"',
+    );
   });
 
   test("the contract reports an extra field on a closed object as an unexpected field", () => {
-    const problems = contract.validateSchema("BadRequestError", { error: { message: "m", type: "invalid_request_error", code: "INVALID_REQUEST", param: null }, message: "x" });
+    const problems = contract.validateSchema("BadRequestError", {
+      error: { message: "m", type: "invalid_request_error", code: "INVALID_REQUEST", param: null },
+      message: "x",
+    });
     assert.deepEqual(problems, [{ message: "unexpected field `message`", at: "body.message", received: "x" }]);
   });
 });
@@ -177,13 +269,26 @@ describe("rate limits", () => {
     let requests = 0;
     const server = createServer((_req, res) => {
       requests++;
-      res.writeHead(429, { "content-type": "application/json", "x-request-id": `req_${randomUUID()}`, "retry-after": "1" });
-      res.end(JSON.stringify({ error: { message: "slow down", type: "rate_limit_error", code: "TENANT_RATE_LIMITED", param: null } }));
+      res.writeHead(429, {
+        "content-type": "application/json",
+        "x-request-id": `req_${randomUUID()}`,
+        "retry-after": "1",
+      });
+      res.end(
+        JSON.stringify({
+          error: { message: "slow down", type: "rate_limit_error", code: "TENANT_RATE_LIMITED", param: null },
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = server.address() as { port: number };
-      const profile = parseProfile({ ...minimal, baseUrl: `http://127.0.0.1:${port}/v1`, implements: ["models"], timeouts: { rateLimitWaitMs: 1500, requestMs: 5000 } });
+      const profile = parseProfile({
+        ...minimal,
+        baseUrl: `http://127.0.0.1:${port}/v1`,
+        implements: ["models"],
+        timeouts: { rateLimitWaitMs: 1500, requestMs: 5000 },
+      });
       const report = await runConformance({ profile, transcripts: ["inference/models"], cleanUp: false });
       assert.equal(report.failed, 1);
       const failure = report.failures[0];

@@ -25,7 +25,9 @@ describe("the whole run against the reference server", () => {
   });
 
   test("passes, with every transcript but the upstream ones run", () => {
-    console.log(`full run: ${(report.durationMs / 1000).toFixed(1)} s, ${report.passed} passed, ${report.skipped} skipped, ${report.requests} requests`);
+    console.log(
+      `full run: ${(report.durationMs / 1000).toFixed(1)} s, ${report.passed} passed, ${report.skipped} skipped, ${report.requests} requests`,
+    );
     assert.equal(report.failed, 0, textReport(report));
     assert.ok(report.passed >= 90, `${report.passed} transcripts passed`);
   });
@@ -43,7 +45,10 @@ describe("the whole run against the reference server", () => {
   });
 
   test("the suite passes again on the same server", async () => {
-    const again = await runConformance({ profile: ref.profile, areas: ["datasets", "finetune", "limits", "tenant", "auth"] });
+    const again = await runConformance({
+      profile: ref.profile,
+      areas: ["datasets", "finetune", "limits", "tenant", "auth"],
+    });
     assert.equal(again.failed, 0, textReport(again));
   });
 });
@@ -54,7 +59,16 @@ describe("against a reference server with a misbehaving upstream", () => {
       const report = await runConformance({ profile: ref.profile, areas: ["upstream"] });
       assert.equal(report.failed, 0, textReport(report));
       assert.equal(report.skipped, 0);
-      for (const code of ["UPSTREAM_RATE_LIMITED", "UPSTREAM_UNAVAILABLE", "UPSTREAM_TIMEOUT", "UPSTREAM_CONTENT_REJECTED", "PARTIAL_RESPONSE_TIMEOUT", "CONTENT_BLOCKED_OUTPUT", "REQUEST_DEADLINE_EXCEEDED", "INTERNAL"]) {
+      for (const code of [
+        "UPSTREAM_RATE_LIMITED",
+        "UPSTREAM_UNAVAILABLE",
+        "UPSTREAM_TIMEOUT",
+        "UPSTREAM_CONTENT_REJECTED",
+        "PARTIAL_RESPONSE_TIMEOUT",
+        "CONTENT_BLOCKED_OUTPUT",
+        "REQUEST_DEADLINE_EXCEEDED",
+        "INTERNAL",
+      ]) {
         assert.ok(!report.coverage.errorCodes.missing.includes(code), code);
       }
     } finally {

@@ -7,8 +7,13 @@ import { getPath, match } from "../../conformance/matchers.ts";
 import { parseSse } from "../../conformance/sse.ts";
 import { interpolate, TemplateError } from "../../conformance/template.ts";
 
-const ok = (expected: unknown, actual: unknown) => assert.deepEqual(match(expected, actual), [], `${JSON.stringify(expected)} should match ${JSON.stringify(actual)}`);
-const no = (expected: unknown, actual: unknown) => assert.ok(match(expected, actual).length > 0, `${JSON.stringify(expected)} should not match ${JSON.stringify(actual)}`);
+const ok = (expected: unknown, actual: unknown) =>
+  assert.deepEqual(match(expected, actual), [], `${JSON.stringify(expected)} should match ${JSON.stringify(actual)}`);
+const no = (expected: unknown, actual: unknown) =>
+  assert.ok(
+    match(expected, actual).length > 0,
+    `${JSON.stringify(expected)} should not match ${JSON.stringify(actual)}`,
+  );
 
 describe("literals", () => {
   test("JSON equality: key order does not matter, types do", () => {
@@ -124,8 +129,14 @@ describe("operators", () => {
     no({ $inOrder: [{ id: 1 }, { id: 3 }] }, [{ id: 3 }, { id: 2 }, { id: 1 }]);
     ok({ $unique: "name" }, [{ name: "a" }, { name: "b" }]);
     no({ $unique: "name" }, [{ name: "a" }, { name: "b" }, { name: "a" }]);
-    ok({ $sorted: { by: "createTime", order: "desc" } }, [{ createTime: "2026-01-02T00:00:00Z" }, { createTime: "2026-01-01T00:00:00Z" }]);
-    no({ $sorted: { by: "createTime", order: "desc" } }, [{ createTime: "2026-01-01T00:00:00Z" }, { createTime: "2026-01-02T00:00:00Z" }]);
+    ok({ $sorted: { by: "createTime", order: "desc" } }, [
+      { createTime: "2026-01-02T00:00:00Z" },
+      { createTime: "2026-01-01T00:00:00Z" },
+    ]);
+    no({ $sorted: { by: "createTime", order: "desc" } }, [
+      { createTime: "2026-01-01T00:00:00Z" },
+      { createTime: "2026-01-02T00:00:00Z" },
+    ]);
     ok({ $sorted: { by: "step", order: "asc" } }, [{ step: "9" }, { step: "10" }]);
     no({ $sorted: { by: "step", order: "asc" } }, [{ step: "10" }, { step: "9" }]);
   });
@@ -158,18 +169,57 @@ describe("paths", () => {
 });
 
 function sse(text: string, extra: Partial<Exchange> = {}): Exchange {
-  return { request: { method: "POST", url: "", relativePath: "/responses", apiPath: "/responses", headers: {} }, status: 200, headers: new Headers({ "content-type": "text/event-stream" }), text, json: undefined, isJson: false, events: parseSse(text), durationMs: 0, ...extra };
+  return {
+    request: { method: "POST", url: "", relativePath: "/responses", apiPath: "/responses", headers: {} },
+    status: 200,
+    headers: new Headers({ "content-type": "text/event-stream" }),
+    text,
+    json: undefined,
+    isJson: false,
+    events: parseSse(text),
+    durationMs: 0,
+    ...extra,
+  };
 }
 
 describe("event sequences", () => {
   const stream = sse(["a", "d", "d", "d", "z"].map((n) => `event: ${n}\ndata: {"type":"${n}"}\n\n`).join(""));
 
   test("runs with + * ? and counts, JSON-aware data", () => {
-    assert.deepEqual(matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: "+" }, { event: "z" }] } }, stream), []);
-    assert.deepEqual(matchExpectation({ stream: { events: [{ event: "a" }, { event: "x", repeat: "*" }, { event: "d", repeat: 3 }, { event: "z", data: { type: "z" } }] } }, stream), []);
-    assert.ok(matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: 2 }, { event: "z" }] } }, stream).length > 0);
-    assert.ok(matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: "+" }] } }, stream).length > 0, "the sequence must be whole");
-    assert.ok(matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: "+" }, { event: "z", data: { type: "y" } }] } }, stream).length > 0);
+    assert.deepEqual(
+      matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: "+" }, { event: "z" }] } }, stream),
+      [],
+    );
+    assert.deepEqual(
+      matchExpectation(
+        {
+          stream: {
+            events: [
+              { event: "a" },
+              { event: "x", repeat: "*" },
+              { event: "d", repeat: 3 },
+              { event: "z", data: { type: "z" } },
+            ],
+          },
+        },
+        stream,
+      ),
+      [],
+    );
+    assert.ok(
+      matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: 2 }, { event: "z" }] } }, stream)
+        .length > 0,
+    );
+    assert.ok(
+      matchExpectation({ stream: { events: [{ event: "a" }, { event: "d", repeat: "+" }] } }, stream).length > 0,
+      "the sequence must be whole",
+    );
+    assert.ok(
+      matchExpectation(
+        { stream: { events: [{ event: "a" }, { event: "d", repeat: "+" }, { event: "z", data: { type: "y" } }] } },
+        stream,
+      ).length > 0,
+    );
   });
 
   test("whitespace and key order in data do not matter", () => {
@@ -178,7 +228,13 @@ describe("event sequences", () => {
   });
 
   test("includes, excludes, last, count", () => {
-    assert.deepEqual(matchExpectation({ stream: { includes: [{ event: "z" }], excludes: [{ data: "[DONE]" }], last: { event: "z" }, count: 5 } }, stream), []);
+    assert.deepEqual(
+      matchExpectation(
+        { stream: { includes: [{ event: "z" }], excludes: [{ data: "[DONE]" }], last: { event: "z" }, count: 5 } },
+        stream,
+      ),
+      [],
+    );
     assert.ok(matchExpectation({ stream: { excludes: [{ event: "d" }] } }, stream).length > 0);
     assert.ok(matchExpectation({ stream: { last: { event: "d" } } }, stream).length > 0);
   });
@@ -188,14 +244,32 @@ describe("event sequences", () => {
   });
 
   test("anyOf passes when one alternative does", () => {
-    const ex = sse("", { status: 404, isJson: true, json: { error: { code: "NOT_FOUND", type: "not_found_error", message: "m" } }, events: undefined });
-    assert.deepEqual(matchExpectation({ anyOf: [{ status: 400 }, { status: 404, error: { code: "NOT_FOUND" } }] }, ex), []);
-    assert.equal(matchExpectation({ anyOf: [{ status: 400 }, { status: 404, error: { code: "GONE" } }] }, ex).length, 1);
+    const ex = sse("", {
+      status: 404,
+      isJson: true,
+      json: { error: { code: "NOT_FOUND", type: "not_found_error", message: "m" } },
+      events: undefined,
+    });
+    assert.deepEqual(
+      matchExpectation({ anyOf: [{ status: 400 }, { status: 404, error: { code: "NOT_FOUND" } }] }, ex),
+      [],
+    );
+    assert.equal(
+      matchExpectation({ anyOf: [{ status: 400 }, { status: 404, error: { code: "GONE" } }] }, ex).length,
+      1,
+    );
   });
 
   test("the error shorthand fills in the type decided for the status", () => {
-    const ex = sse("", { status: 404, isJson: true, json: { error: { code: "NOT_FOUND", type: "invalid_request_error", message: "m" } }, events: undefined });
-    assert.ok(matchExpectation({ status: 404, error: { code: "NOT_FOUND" } }, ex).some((m) => m.path === "body.error.type"));
+    const ex = sse("", {
+      status: 404,
+      isJson: true,
+      json: { error: { code: "NOT_FOUND", type: "invalid_request_error", message: "m" } },
+      events: undefined,
+    });
+    assert.ok(
+      matchExpectation({ status: 404, error: { code: "NOT_FOUND" } }, ex).some((m) => m.path === "body.error.type"),
+    );
   });
 });
 

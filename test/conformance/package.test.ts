@@ -20,9 +20,12 @@ beforeAll(async () => {
   scratch = mkdtempSync(path.join(os.tmpdir(), "conformance-package-"));
   pkg = path.join(scratch, "node_modules/@inference-toolkit/conformance");
   mkdirSync(pkg, { recursive: true });
-  const built = spawnSync(process.execPath, [path.join(ROOT, "conformance/scripts/build.ts"), pkg], { encoding: "utf8" });
+  const built = spawnSync(process.execPath, [path.join(ROOT, "conformance/scripts/build.ts"), pkg], {
+    encoding: "utf8",
+  });
   assert.equal(built.status, 0, built.stdout + built.stderr);
-  for (const dep of ["ajv", "yaml", "eventsource-parser"]) symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
+  for (const dep of ["ajv", "yaml", "eventsource-parser"])
+    symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
   ref = await startReferenceServer();
 });
 afterAll(async () => {
@@ -32,7 +35,10 @@ afterAll(async () => {
 
 function node(args: string[], cwd = scratch): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--no-experimental-strip-types", ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--no-experimental-strip-types", ...args], {
+      cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr.on("data", (c: Buffer) => (out += c.toString()));
@@ -41,7 +47,17 @@ function node(args: string[], cwd = scratch): Promise<{ code: number | null; out
 }
 
 test("the package holds JavaScript, declarations, the contract and the transcripts", () => {
-  for (const file of ["dist/cli.js", "dist/index.js", "dist/index.d.ts", "generated/openapi.3.2.yaml", "rules.yaml", "profiles/template.json", "transcripts/events/stream-text.yaml", "goldens/events/stream-text.yaml", "fixtures/sft-20.jsonl"]) {
+  for (const file of [
+    "dist/cli.js",
+    "dist/index.js",
+    "dist/index.d.ts",
+    "generated/openapi.3.2.yaml",
+    "rules.yaml",
+    "profiles/template.json",
+    "transcripts/events/stream-text.yaml",
+    "goldens/events/stream-text.yaml",
+    "fixtures/sft-20.jsonl",
+  ]) {
     assert.ok(existsSync(path.join(pkg, file)), file);
   }
   const manifest = JSON.parse(readFileSync(path.join(pkg, "package.json"), "utf8"));
@@ -50,7 +66,16 @@ test("the package holds JavaScript, declarations, the contract and the transcrip
 });
 
 test("its CLI runs on plain Node against the reference server", async () => {
-  const run = await node([path.join(pkg, "dist/cli.js"), "--base-url", ref.server.baseUrl, "--profile", path.join(pkg, "profiles/reference.json"), "--area", "events", "--no-color"]);
+  const run = await node([
+    path.join(pkg, "dist/cli.js"),
+    "--base-url",
+    ref.server.baseUrl,
+    "--profile",
+    path.join(pkg, "profiles/reference.json"),
+    "--area",
+    "events",
+    "--no-color",
+  ]);
   assert.equal(run.code, 0, run.out);
   assert.match(run.out, /\d+ passed, 0 failed/);
 });

@@ -10,8 +10,18 @@ import { startUpstreamFaultServer } from "./reference.ts";
 const ref = await startUpstreamFaultServer();
 try {
   const writer = new GoldenWriter(path.join(kitRoot(), "goldens"));
-  const report = await runConformance({ profile: ref.profile, areas: ["upstream"], recorder: writer, runId: "rrecord0001", concurrency: 1 });
-  const written = writer.write(report.details.filter((r) => r.status === "passed" && r.transcript.startsWith("upstream/")).map((r) => r.transcript));
+  const report = await runConformance({
+    profile: ref.profile,
+    areas: ["upstream"],
+    recorder: writer,
+    runId: "rrecord0001",
+    concurrency: 1,
+  });
+  const written = writer.write(
+    report.details
+      .filter((r) => r.status === "passed" && r.transcript.startsWith("upstream/"))
+      .map((r) => r.transcript),
+  );
   console.log(textReport(report));
   console.log(`Wrote ${written.length} goldens.`);
   process.exitCode = report.failed > 0 ? 1 : 0;

@@ -28,7 +28,11 @@ export interface Reference {
 }
 
 export async function startReferenceServer(): Promise<Reference> {
-  const server = await startTestServer({ fineTuning: { pollMs: 20 }, maxBodyBytes: MAX_BODY_BYTES, engine: { mediaMaxBytes: MEDIA_MAX_BYTES } });
+  const server = await startTestServer({
+    fineTuning: { pollMs: 20 },
+    maxBodyBytes: MAX_BODY_BYTES,
+    engine: { mediaMaxBytes: MEDIA_MAX_BYTES },
+  });
   for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
   const profile = loadProfile(REFERENCE_PROFILE, { baseUrl: server.baseUrl });
   profile.settings = { ...profile.settings, mediaMaxBytes: MEDIA_MAX_BYTES, maxRequestBytes: MAX_BODY_BYTES };
@@ -38,7 +42,7 @@ export async function startReferenceServer(): Promise<Reference> {
 /** A provider that crashes in a way no one planned for, with secrets in the message. */
 const crashing: Provider = {
   name: "crash",
-   
+
   async *generate(): AsyncIterable<GenerationEvent> {
     throw new Error("secret internal detail /etc/passwd at engine.ts:12");
   },

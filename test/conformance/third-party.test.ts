@@ -38,7 +38,11 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "conformance-third-party-"));
   const port = await freePort();
   // Its working directory is the temp dir: mock-llm reads ./mock-llm.yaml when there is one.
-  mockLlm = spawn(process.execPath, [MOCK_LLM], { cwd: dir, env: { ...process.env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"] });
+  mockLlm = spawn(process.execPath, [MOCK_LLM], {
+    cwd: dir,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   await new Promise<void>((resolve, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`mock-llm did not start: ${out}`)), 20_000);
@@ -83,7 +87,10 @@ test("a chat-only OpenAI-compatible server: the run finishes, runs only what it 
     name: "mock-llm",
     baseUrl,
     implements: IMPLEMENTS,
-    accounts: { primary: { id: "team-a", key: "sk-test-primary" }, secondary: { id: "team-b", key: "sk-test-secondary" } },
+    accounts: {
+      primary: { id: "team-a", key: "sk-test-primary" },
+      secondary: { id: "team-b", key: "sk-test-secondary" },
+    },
     models: { chat: "gpt-4" },
     timeouts: { requestMs: 5000, pollMs: 5000, jobMs: 5000, pollIntervalMs: 50 },
   };
@@ -96,18 +103,32 @@ test("a chat-only OpenAI-compatible server: the run finishes, runs only what it 
   assert.equal(result.timedOut, false, "the run hung");
   assert.equal(result.code, 8, `exit 8 (transcripts failed) expected\n${result.stdout}\n${result.stderr}`);
   assert.doesNotMatch(result.stderr, /\n\s+at /, "a stack trace: the kit crashed");
-  const report = JSON.parse(readFileSync(jsonFile, "utf8")) as RunReport & { failuresByRule: { rule: string; count: number }[]; byArea: { area: string }[] };
+  const report = JSON.parse(readFileSync(jsonFile, "utf8")) as RunReport & {
+    failuresByRule: { rule: string; count: number }[];
+    byArea: { area: string }[];
+  };
 
   // Exactly what the profile implements ran; the rest is "not implemented" and sent nothing.
   const contract = Contract.load();
   const implemented = new Set(["createChatCompletion", "listModels", "getModel"]);
   const byId = new Map(loadTranscripts().map((t) => [t.id, t]));
   const ran = report.details.filter((r) => r.status !== "not-implemented");
-  assert.deepEqual(ran.map((r) => r.transcript).sort(), ["errors/unknown-path", "inference/chat-completions", "inference/chat-completions-stream", "inference/models"]);
-  for (const r of ran) for (const op of operationsOf(byId.get(r.transcript) as never, contract)) assert.ok(implemented.has(op), `${r.transcript} calls ${op}`);
+  assert.deepEqual(ran.map((r) => r.transcript).sort(), [
+    "errors/unknown-path",
+    "inference/chat-completions",
+    "inference/chat-completions-stream",
+    "inference/models",
+  ]);
+  for (const r of ran)
+    for (const op of operationsOf(byId.get(r.transcript) as never, contract))
+      assert.ok(implemented.has(op), `${r.transcript} calls ${op}`);
   assert.ok(report.details.filter((r) => r.status === "not-implemented").every((r) => r.requests === 0));
   const touched = contract.operations.map((o) => o.id).filter((id) => !report.coverage.operations.missing.includes(id));
-  assert.deepEqual(touched.filter((id) => !implemented.has(id)), [], "a request reached an operation outside implements");
+  assert.deepEqual(
+    touched.filter((id) => !implemented.has(id)),
+    [],
+    "a request reached an operation outside implements",
+  );
   assert.equal(report.notImplemented, report.details.length - ran.length);
   assert.equal(report.passed + report.failed + report.skipped + report.notImplemented, report.details.length);
 

@@ -32,9 +32,12 @@ function lastUserText(body: string): string {
 async function stream(res: http.ServerResponse, text: string): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream" });
   const parts = text.match(/\S+\s*/g) ?? [];
-  for (const [i, part] of parts.entries()) res.write(chunk(i === 0 ? { role: "assistant", content: part } : { content: part }));
+  for (const [i, part] of parts.entries())
+    res.write(chunk(i === 0 ? { role: "assistant", content: part } : { content: part }));
   res.write(chunk({}, "stop"));
-  res.write(`data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [], usage: { prompt_tokens: 7, completion_tokens: parts.length, total_tokens: 7 + parts.length } })}\n\n`);
+  res.write(
+    `data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [], usage: { prompt_tokens: 7, completion_tokens: parts.length, total_tokens: 7 + parts.length } })}\n\n`,
+  );
   res.end("data: [DONE]\n\n");
 }
 
@@ -48,7 +51,9 @@ export async function startTriggeredUpstream(): Promise<TriggeredUpstream> {
       const trigger = /fault:([a-z0-9]+)/.exec(lastUserText(Buffer.concat(chunks).toString("utf8")))?.[1];
       switch (trigger) {
         case "429":
-          res.writeHead(429, { "content-type": "application/json", "retry-after": "7" }).end('{"error":{"message":"slow down"}}');
+          res
+            .writeHead(429, { "content-type": "application/json", "retry-after": "7" })
+            .end('{"error":{"message":"slow down"}}');
           return;
         case "503":
           res.writeHead(503, { "content-type": "application/json" }).end('{"error":{"message":"overloaded"}}');
@@ -56,7 +61,9 @@ export async function startTriggeredUpstream(): Promise<TriggeredUpstream> {
         case "hang":
           return; // never answers; the router's timeout decides
         case "content":
-          res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"code":"content_filter","message":"blocked by content policy"}}');
+          res
+            .writeHead(400, { "content-type": "application/json" })
+            .end('{"error":{"code":"content_filter","message":"blocked by content policy"}}');
           return;
         case "stall":
           res.writeHead(200, { "content-type": "text/event-stream" });

@@ -9,7 +9,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { parse } from "yaml";
 
 // The documents are plain JSON-like data; tests read them loosely.
- 
+
 export type Node = any;
 
 export const repoRoot = resolve(import.meta.dirname, "..", "..");
@@ -156,7 +156,9 @@ export function requestJsonSchema(doc: Node, method: string, path: string): Node
 /** True when the schema only admits `null`. */
 function isNullSchema(doc: Node, schema: Node): boolean {
   const s = deref(doc, schema);
-  return s?.type === "null" || (Array.isArray(s?.enum) && s.enum.length === 1 && s.enum[0] === null) || s?.const === null;
+  return (
+    s?.type === "null" || (Array.isArray(s?.enum) && s.enum.length === 1 && s.enum[0] === null) || s?.const === null
+  );
 }
 
 /**
@@ -284,13 +286,29 @@ export function isClosed(doc: Node, schema: Node): boolean {
   const s = deref(doc, schema);
   if (isFalseSchema(s.unevaluatedProperties) || isFalseSchema(s.additionalProperties)) return true;
   const branches = s.anyOf ?? s.oneOf;
-  return Array.isArray(branches) && branches.length > 0 && branches.every((b: Node) => isNullSchema(doc, b) || isClosed(doc, b));
+  return (
+    Array.isArray(branches) &&
+    branches.length > 0 &&
+    branches.every((b: Node) => isNullSchema(doc, b) || isClosed(doc, b))
+  );
 }
 
 /** Child schemas of a schema (every keyword that holds schemas), unresolved, each with a label. */
 function childSchemas(s: Node): [string, Node][] {
   const children: [string, Node][] = [];
-  const single = ["items", "additionalProperties", "unevaluatedProperties", "not", "contains", "propertyNames", "if", "then", "else", "contentSchema", "unevaluatedItems"];
+  const single = [
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+    "unevaluatedItems",
+  ];
   for (const key of single) {
     if (s[key] !== null && typeof s[key] === "object") children.push([key, s[key]]);
   }
@@ -299,7 +317,8 @@ function childSchemas(s: Node): [string, Node][] {
   }
   for (const key of ["properties", "patternProperties", "dependentSchemas", "$defs"]) {
     if (s[key] !== null && typeof s[key] === "object") {
-      for (const [name, child] of Object.entries<Node>(s[key])) children.push([key === "properties" ? name : `${key}.${name}`, child]);
+      for (const [name, child] of Object.entries<Node>(s[key]))
+        children.push([key === "properties" ? name : `${key}.${name}`, child]);
     }
   }
   return children;
@@ -337,5 +356,10 @@ export function reachableSchemas(doc: Node, schema: Node): { where: string; sche
 export function validatorFor(doc: Node, schema: Node): (instance: unknown) => string[] {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   const validate = ajv.compile({ ...schema, components: doc.components });
-  return (instance) => (validate(instance) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "(item)"} ${e.message ?? ""} ${JSON.stringify(e.params)}`));
+  return (instance) =>
+    validate(instance)
+      ? []
+      : (validate.errors ?? []).map(
+          (e) => `${e.instancePath || "(item)"} ${e.message ?? ""} ${JSON.stringify(e.params)}`,
+        );
 }

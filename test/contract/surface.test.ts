@@ -72,7 +72,9 @@ function present(expected: ExpectedOperation[]): (ExpectedOperation & { op: Node
 function expectKeyword(where: string, schema: Node, name: string, expected: unknown): string[] {
   if (schema === undefined) return [`${where}: missing`];
   const actual = keyword(doc, schema, name);
-  return actual === expected ? [] : [`${where}: ${name} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`];
+  return actual === expected
+    ? []
+    : [`${where}: ${name} is ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`];
 }
 
 /** Checks that each dotted field path exists below `schema`; returns violations. */
@@ -128,7 +130,9 @@ describe("Endpoints", () => {
   test("every operation has an operationId and a description", () => {
     const violations = operations(doc).flatMap((o) => [
       ...(typeof o.op.operationId === "string" && o.op.operationId !== "" ? [] : [`${label(o)}: no operationId`]),
-      ...(typeof o.op.description === "string" && o.op.description.trim() !== "" ? [] : [`${label(o)}: no description`]),
+      ...(typeof o.op.description === "string" && o.op.description.trim() !== ""
+        ? []
+        : [`${label(o)}: no description`]),
     ]);
     assert.deepEqual(violations, []);
   });
@@ -144,7 +148,9 @@ describe("Endpoints", () => {
         if (op === undefined) return [`${label(e)}: missing`];
         const success = successResponses(doc, op).map(([s]) => s);
         const expected = name === "create" ? ["201"] : ["200"];
-        return JSON.stringify(success) === JSON.stringify(expected) ? [] : [`${label(e)}: success ${success}, expected ${expected}`];
+        return JSON.stringify(success) === JSON.stringify(expected)
+          ? []
+          : [`${label(e)}: success ${success}, expected ${expected}`];
       }),
     );
     assert.deepEqual(violations, []);
@@ -152,9 +158,15 @@ describe("Endpoints", () => {
 });
 
 describe("Versioning", () => {
-  for (const [name, d] of [["3.1", doc], ["3.2", doc32]] as const) {
+  for (const [name, d] of [
+    ["3.1", doc],
+    ["3.2", doc32],
+  ] as const) {
     test(`the server url is {origin}/v1 (${name} document)`, () => {
-      assert.deepEqual((d.servers ?? []).map((s: Node) => s.url), ["{origin}/v1"]);
+      assert.deepEqual(
+        (d.servers ?? []).map((s: Node) => s.url),
+        ["{origin}/v1"],
+      );
       assert.ok(d.servers[0].variables?.origin, "the server declares the {origin} variable");
     });
 
@@ -170,7 +182,10 @@ describe("Errors", () => {
   test("ErrorCode lists every error code of the document and the decisions (codes are append-only)", () => {
     const codes = literalValues(doc, doc.components?.schemas?.ErrorCode ?? {});
     assert.ok(codes, "components.schemas.ErrorCode is an enum");
-    assert.deepEqual(ALL_ERROR_CODES.filter((c) => !codes.has(c)), []);
+    assert.deepEqual(
+      ALL_ERROR_CODES.filter((c) => !codes.has(c)),
+      [],
+    );
     const unexplained = [...codes].filter((c) => !ALL_ERROR_CODES.includes(String(c)));
     assert.deepEqual(unexplained, [], "a new code needs its status in seed-surface.ts and a line in docs/decisions.md");
   });
@@ -212,12 +227,15 @@ describe("Errors", () => {
         if (codes === undefined) violations.push(`${where}: error.code is not an enum of codes`);
         else {
           for (const code of codes) {
-            if (!allowedCodes.includes(String(code))) violations.push(`${where}: code ${code} does not belong to ${status}`);
+            if (!allowedCodes.includes(String(code)))
+              violations.push(`${where}: code ${code} does not belong to ${status}`);
           }
         }
         const errorTypes = literalValues(doc, schemaAt(doc, detail, "type") ?? {});
         if (errorTypes === undefined || errorTypes.size !== 1 || !errorTypes.has(decidedType)) {
-          violations.push(`${where}: error.type is ${errorTypes ? sorted(errorTypes) : "open"}, expected exactly ${decidedType}`);
+          violations.push(
+            `${where}: error.type is ${errorTypes ? sorted(errorTypes) : "open"}, expected exactly ${decidedType}`,
+          );
         }
       }
     }
@@ -270,7 +288,9 @@ describe("Error statuses of the operations", () => {
 
   test("operations that can conflict declare 409 with their codes: job create, job cancel, dataset create", () => {
     const expectations: [ExpectedOperation, string[]][] = [
-      ...JOB_COLLECTIONS.map((c) => [jobPaths(c).create, ["IDEMPOTENCY_CONFLICT", "ALREADY_EXISTS"]] as [ExpectedOperation, string[]]),
+      ...JOB_COLLECTIONS.map(
+        (c) => [jobPaths(c).create, ["IDEMPOTENCY_CONFLICT", "ALREADY_EXISTS"]] as [ExpectedOperation, string[]],
+      ),
       ...JOB_COLLECTIONS.map((c) => [jobPaths(c).cancel, ["JOB_STATE_INVALID"]] as [ExpectedOperation, string[]]),
       [{ method: "POST", path: `${ACCOUNT}/datasets` }, ["ALREADY_EXISTS"]],
     ];
@@ -327,9 +347,13 @@ describe("Headers on responses", () => {
         const classes = providerClass && literalValues(doc, providerClass.schema);
         return [
           ...(providerClass?.required === true ? [] : [`${where}: no required x-provider-class`]),
-          ...(classes && sorted(classes).join() === "fallback,primary" ? [] : [`${where}: x-provider-class is not the enum primary, fallback`]),
+          ...(classes && sorted(classes).join() === "fallback,primary"
+            ? []
+            : [`${where}: x-provider-class is not the enum primary, fallback`]),
           ...(configVersion?.required === true ? [] : [`${where}: no required x-config-version`]),
-          ...(configVersion && types(doc, configVersion.schema).has("string") ? [] : [`${where}: x-config-version is not a string`]),
+          ...(configVersion && types(doc, configVersion.schema).has("string")
+            ? []
+            : [`${where}: x-config-version is not a string`]),
         ];
       }),
     );
@@ -384,7 +408,10 @@ describe("Limits", () => {
       const op = findOperation(doc, e.method, e.path);
       const key = op && parameter(doc, e.path, op, "header", "Idempotency-Key");
       if (key === undefined) return [`${label(e)}: no Idempotency-Key header`];
-      return [...(key.required === true ? [`${label(e)}: Idempotency-Key is required`] : []), ...expectKeyword(`${label(e)} Idempotency-Key`, key.schema, "maxLength", 255)];
+      return [
+        ...(key.required === true ? [`${label(e)}: Idempotency-Key is required`] : []),
+        ...expectKeyword(`${label(e)} Idempotency-Key`, key.schema, "maxLength", 255),
+      ];
     });
     assert.deepEqual(violations, []);
   });
@@ -400,7 +427,9 @@ describe("Limits", () => {
         ...expectKeyword(`${label(e)} pageSize`, pageSize.schema, "minimum", 1),
         ...expectKeyword(`${label(e)} pageSize`, pageSize.schema, "maximum", 200),
         ...expectKeyword(`${label(e)} pageSize`, pageSize.schema, "default", 50),
-        ...(sorted(types(doc, pageSize.schema)).join() === "integer" ? [] : [`${label(e)}: pageSize is not an integer`]),
+        ...(sorted(types(doc, pageSize.schema)).join() === "integer"
+          ? []
+          : [`${label(e)}: pageSize is not an integer`]),
         ...(parameter(doc, e.path, op, "query", "pageToken") ? [] : [`${label(e)}: no pageToken`]),
       ];
     });
@@ -463,7 +492,10 @@ describe("Limits", () => {
 
   test("responses request: model and input are required", () => {
     const body = requestJsonSchema(doc, "POST", "/responses");
-    assert.deepEqual(["model", "input"].filter((f) => !isRequired(doc, body, f)), []);
+    assert.deepEqual(
+      ["model", "input"].filter((f) => !isRequired(doc, body, f)),
+      [],
+    );
   });
 });
 
@@ -474,7 +506,14 @@ describe("64-bit integers are carried as strings", () => {
     [
       "Dataset (full view)",
       { method: "GET", path: `${ACCOUNT}/datasets/{dataset}` },
-      ["totalBytes", "versions[].bytes", "versions[].exampleCount", "versions[].estimatedTokenCount", "versions[].validation.totalLines", "versions[].validation.validLines"],
+      [
+        "totalBytes",
+        "versions[].bytes",
+        "versions[].exampleCount",
+        "versions[].estimatedTokenCount",
+        "versions[].validation.totalLines",
+        "versions[].validation.validLines",
+      ],
     ],
     [
       "Dataset version",
@@ -483,7 +522,11 @@ describe("64-bit integers are carried as strings", () => {
     ],
     ...JOB_COLLECTIONS.flatMap((c): [string, ExpectedOperation, string[]][] => [
       [`training job (${c})`, jobPaths(c).get, ["progress.processedTokens"]],
-      [`cost estimate (${c})`, jobPaths(c).estimateCost, ["estimate.exampleCount", "estimate.avgTokensPerExample", "estimate.tokensProcessed"]],
+      [
+        `cost estimate (${c})`,
+        jobPaths(c).estimateCost,
+        ["estimate.exampleCount", "estimate.avgTokensPerExample", "estimate.tokensProcessed"],
+      ],
       [`training curve (${c})`, jobPaths(c).metrics, ["points[].step", "totalPoints"]],
     ]),
   ];
@@ -501,7 +544,12 @@ describe("64-bit integers are carried as strings", () => {
       const body = requestJsonSchema(doc, create.method, create.path);
       return [
         ...fieldsOfType(label(metrics), curve, ["points[].loss"], ["string"]),
-        ...fieldsOfType(label(estimateCost), estimate, ["estimate.ratePerMillion.amount", "estimate.estimatedCost.amount"], ["string"]),
+        ...fieldsOfType(
+          label(estimateCost),
+          estimate,
+          ["estimate.ratePerMillion.amount", "estimate.estimatedCost.amount"],
+          ["string"],
+        ),
         ...fieldsOfType(label(create), body, ["config.learningRate"], ["string"]),
         ...(c === "dpoJobs" ? fieldsOfType(label(create), body, ["config.dpoBeta"], ["string"]) : []),
       ];
@@ -561,7 +609,9 @@ function jobSchemas(): [string, Node][] {
 function checkDateTimes(where: string, schema: Node, fields: string[]): string[] {
   return fields.flatMap((f) => {
     const s = schemaAt(doc, schema, f);
-    return s !== undefined && keyword(doc, s, "format") === "date-time" ? [] : [`${where}: ${f} is not a date-time string`];
+    return s !== undefined && keyword(doc, s, "format") === "date-time"
+      ? []
+      : [`${where}: ${f} is not a date-time string`];
   });
 }
 
@@ -570,14 +620,28 @@ describe("Resources and their fields", () => {
     const response = successJsonSchema(doc, "POST", "/responses");
     assert.deepEqual(
       [
-        ...missingFields("Response", response, ["id", "object", "status", "model", "output", "usage", "store", "incomplete_details", "incomplete_details.reason"]),
+        ...missingFields("Response", response, [
+          "id",
+          "object",
+          "status",
+          "model",
+          "output",
+          "usage",
+          "store",
+          "incomplete_details",
+          "incomplete_details.reason",
+        ]),
         ...admitsValues("Response", response, "object", ["response"]),
         ...admitsValues("Response", response, "status", ["completed", "incomplete", "in_progress"]),
         ...admitsValues("Response", response, "incomplete_details.reason", ["max_output_tokens"]),
       ],
       [],
     );
-    assert.deepEqual(sorted(literalValues(doc, schemaAt(doc, response, "store")) ?? ["(any boolean)"]), ["false"], "store is always false");
+    assert.deepEqual(
+      sorted(literalValues(doc, schemaAt(doc, response, "store")) ?? ["(any boolean)"]),
+      ["false"],
+      "store is always false",
+    );
   });
 
   test("output items are message, function_call or reasoning with the seed's fields", () => {
@@ -585,7 +649,11 @@ describe("Resources and their fields", () => {
     assert.ok(item, "Response.output is an array of items");
     const fields = ["id", "type", "role", "status", "content", "call_id", "name", "arguments", "summary"];
     const names = propertyNames(doc, item);
-    assert.deepEqual(fields.filter((f) => !names.has(f)), [], "output item fields");
+    assert.deepEqual(
+      fields.filter((f) => !names.has(f)),
+      [],
+      "output item fields",
+    );
     assert.deepEqual(
       [
         ...admitsValues("output item", item, "type", ["message", "function_call", "reasoning"]),
@@ -604,7 +672,10 @@ describe("Resources and their fields", () => {
     assert.ok(usage, "Response.usage exists");
     const fields = ["input_tokens", "output_tokens", "total_tokens"];
     assert.deepEqual(
-      [...fieldsOfType("usage", usage, fields, ["integer"]), ...fields.flatMap((f) => expectKeyword(`usage.${f}`, schemaAt(doc, usage, f), "minimum", 0))],
+      [
+        ...fieldsOfType("usage", usage, fields, ["integer"]),
+        ...fields.flatMap((f) => expectKeyword(`usage.${f}`, schemaAt(doc, usage, f), "minimum", 0)),
+      ],
       [],
     );
   });
@@ -630,7 +701,9 @@ describe("Resources and their fields", () => {
       if (jobType === undefined) return [`${label(get)}: jobType is not an enum`];
       const own = c === "dpoJobs" ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT";
       return [
-        ...[...jobType].filter((t) => t !== "JOB_TYPE_SFT" && t !== "JOB_TYPE_DPO").map((t) => `${label(get)}: unknown jobType ${t}`),
+        ...[...jobType]
+          .filter((t) => t !== "JOB_TYPE_SFT" && t !== "JOB_TYPE_DPO")
+          .map((t) => `${label(get)}: unknown jobType ${t}`),
         ...(jobType.has(own) ? [] : [`${label(get)}: jobType cannot be ${own}`]),
       ];
     });
@@ -641,7 +714,10 @@ describe("Resources and their fields", () => {
     const violations = JOB_COLLECTIONS.flatMap((c) => {
       const { list } = jobPaths(c);
       const page = successJsonSchema(doc, list.method, list.path);
-      return [...missingFields(label(list), page, [`${c}[]`, "nextPageToken"]), ...fieldsOfType(label(list), page, ["nextPageToken"], ["string"])];
+      return [
+        ...missingFields(label(list), page, [`${c}[]`, "nextPageToken"]),
+        ...fieldsOfType(label(list), page, ["nextPageToken"], ["string"]),
+      ];
     });
     assert.deepEqual(violations, []);
   });
@@ -652,10 +728,25 @@ describe("Resources and their fields", () => {
     const where = label(e);
     assert.deepEqual(
       [
-        ...missingFields(where, dataset, ["name", "datasetId", "displayName", "source", "state", "latestVersionNo", "totalBytes", "createTime", "updateTime", "versions[]"]),
+        ...missingFields(where, dataset, [
+          "name",
+          "datasetId",
+          "displayName",
+          "source",
+          "state",
+          "latestVersionNo",
+          "totalBytes",
+          "createTime",
+          "updateTime",
+          "versions[]",
+        ]),
         ...fieldsOfType(where, dataset, ["latestVersionNo"], ["integer"]),
         ...checkDateTimes(where, dataset, ["createTime", "updateTime"]),
-        ...admitsValues(where, dataset, "source", ["DATASET_SOURCE_UPLOAD", "DATASET_SOURCE_JOB_OUTPUT", "DATASET_SOURCE_SPLIT"]),
+        ...admitsValues(where, dataset, "source", [
+          "DATASET_SOURCE_UPLOAD",
+          "DATASET_SOURCE_JOB_OUTPUT",
+          "DATASET_SOURCE_SPLIT",
+        ]),
         ...admitsValues(where, dataset, "state", [
           "DATASET_STATE_CREATING",
           "DATASET_STATE_UPLOADING",
@@ -683,7 +774,17 @@ describe("Resources and their fields", () => {
     const where = label(e);
     assert.deepEqual(
       [
-        ...missingFields(where, version, ["name", "versionNo", "bytes", "exampleCount", "estimatedTokenCount", "state", "validation", "topLevelKeys[]", "createTime"]),
+        ...missingFields(where, version, [
+          "name",
+          "versionNo",
+          "bytes",
+          "exampleCount",
+          "estimatedTokenCount",
+          "state",
+          "validation",
+          "topLevelKeys[]",
+          "createTime",
+        ]),
         ...fieldsOfType(where, version, ["versionNo"], ["integer"]),
         ...fieldsOfType(where, version, ["topLevelKeys[]"], ["string"]),
         ...admitsValues(where, version, "state", ["DATASET_VERSION_STATE_READY"]),
@@ -715,7 +816,12 @@ describe("Resources and their fields", () => {
       return [
         ...missingFields(label(e), result, fields),
         ...fieldsOfType(label(e), result, ["estimate.epochs"], ["integer"]),
-        ...fieldsOfType(label(e), result, ["egress.allowed", "egress.execution.thirdParty", "egress.providerApproved"], ["boolean"]),
+        ...fieldsOfType(
+          label(e),
+          result,
+          ["egress.allowed", "egress.execution.thirdParty", "egress.providerApproved"],
+          ["boolean"],
+        ),
       ];
     });
     assert.deepEqual(violations, []);
@@ -726,7 +832,15 @@ describe("Resources and their fields", () => {
       const { metrics: e } = jobPaths(c);
       const curve = successJsonSchema(doc, e.method, e.path);
       return [
-        ...missingFields(label(e), curve, ["points[].step", "points[].epoch", "points[].loss", "points[].learningRate", "points[].time", "totalPoints", "complete"]),
+        ...missingFields(label(e), curve, [
+          "points[].step",
+          "points[].epoch",
+          "points[].loss",
+          "points[].learningRate",
+          "points[].time",
+          "totalPoints",
+          "complete",
+        ]),
         ...fieldsOfType(label(e), curve, ["points[].epoch"], ["integer"]),
         ...fieldsOfType(label(e), curve, ["points[].learningRate"], ["number"]),
         ...fieldsOfType(label(e), curve, ["complete"], ["boolean"]),
@@ -743,8 +857,12 @@ describe("Resources and their fields", () => {
         const body = requestJsonSchema(doc, e.method, e.path);
         const config = schemaAt(doc, body, "config");
         return [
-          ...["baseModel", "inputDatasetVersion", "config"].filter((f) => !isRequired(doc, body, f)).map((f) => `${label(e)}: ${f} is not required`),
-          ...(config !== undefined && isRequired(doc, config, "outputModelId") ? [] : [`${label(e)}: config.outputModelId is not required`]),
+          ...["baseModel", "inputDatasetVersion", "config"]
+            .filter((f) => !isRequired(doc, body, f))
+            .map((f) => `${label(e)}: ${f} is not required`),
+          ...(config !== undefined && isRequired(doc, config, "outputModelId")
+            ? []
+            : [`${label(e)}: config.outputModelId is not required`]),
           ...missingFields(label(e), body, [
             "evaluationDatasetVersion",
             "config.loraRank",
@@ -807,7 +925,8 @@ function schemes(requirement: Node): Node[] {
   return Object.keys(requirement).map((name) => doc.components?.securitySchemes?.[name] ?? { missing: name });
 }
 const isBearer = (s: Node): boolean => s.type === "http" && String(s.scheme).toLowerCase() === "bearer";
-const isXApiKey = (s: Node): boolean => s.type === "apiKey" && s.in === "header" && String(s.name).toLowerCase() === "x-api-key";
+const isXApiKey = (s: Node): boolean =>
+  s.type === "apiKey" && s.in === "header" && String(s.name).toLowerCase() === "x-api-key";
 const effectiveSecurity = (op: Node): Node[] => op.security ?? doc.security ?? [];
 
 describe("Authentication", () => {
@@ -824,7 +943,9 @@ describe("Authentication", () => {
     const violations = operations(doc).flatMap((o) => {
       const requirements = effectiveSecurity(o.op);
       return [
-        ...(requirements.some((r) => Object.keys(r).length === 1 && schemes(r).every(isBearer)) ? [] : [`${label(o)}: no Bearer`]),
+        ...(requirements.some((r) => Object.keys(r).length === 1 && schemes(r).every(isBearer))
+          ? []
+          : [`${label(o)}: no Bearer`]),
         ...(requirements.some((r) => Object.keys(r).length === 0) ? [`${label(o)}: anonymous access allowed`] : []),
       ];
     });
@@ -889,7 +1010,8 @@ function typedByEventName(path: string, branches: Node[], requireSequenceNumber:
     if (!isRequired(doc32, data, "type")) violations.push(`${where}: data.type is not required`);
     if (requireSequenceNumber) {
       const seq = schemaAt(doc32, data, "sequence_number");
-      if (seq === undefined || !types(doc32, seq).has("integer")) violations.push(`${where}: no integer sequence_number`);
+      if (seq === undefined || !types(doc32, seq).has("integer"))
+        violations.push(`${where}: no integer sequence_number`);
       if (!isRequired(doc32, data, "sequence_number")) violations.push(`${where}: sequence_number is not required`);
     }
     return violations;
@@ -927,8 +1049,15 @@ describe("Server-sent events (3.2 document)", () => {
       // Seed rule 4 (a failure part-way is an error event) may add a named `error` branch.
       // An event without an `event:` line has the SSE default type `message`.
       const unnamed = (b: Node): boolean => eventName(b) === undefined || eventName(b) === "message";
-      assert.deepEqual(branches.filter((b) => !unnamed(b) && eventName(b) !== "error").map(eventName), [], "chunks have no event name");
-      const chunk = branches.filter(unnamed).map(dataSchema).find((d) => d !== undefined);
+      assert.deepEqual(
+        branches.filter((b) => !unnamed(b) && eventName(b) !== "error").map(eventName),
+        [],
+        "chunks have no event name",
+      );
+      const chunk = branches
+        .filter(unnamed)
+        .map(dataSchema)
+        .find((d) => d !== undefined);
       assert.ok(chunk, "an unnamed branch carries the JSON chunk as contentSchema");
       assert.deepEqual(sorted(literalValues(doc32, schemaAt(doc32, chunk, "object") ?? {}) ?? []), [chunkObject]);
       assert.ok(
@@ -978,7 +1107,10 @@ describe("Server-sent event items validate as an SSE parser yields them (3.2 ite
     [
       "/messages",
       {
-        valid: [{ event: "message_start", data: '{"type":"message_start"}' }, { event: "ping", data: '{"type":"ping"}' }],
+        valid: [
+          { event: "message_start", data: '{"type":"message_start"}' },
+          { event: "ping", data: '{"type":"ping"}' },
+        ],
         invalid: [{ event: "response.created", data: "{}" }],
       },
     ],
@@ -1000,7 +1132,10 @@ describe("Datasets", () => {
     const body = requestJsonSchema(doc, "POST", `${ACCOUNT}/datasets`);
     assert.ok(isRequired(doc, body, "datasetId"), "datasetId is required");
     assert.deepEqual(
-      [...expectKeyword("datasetId", schemaAt(doc, body, "datasetId"), "maxLength", 64), ...missingFields("create dataset", body, ["dataset", "dataset.displayName"])],
+      [
+        ...expectKeyword("datasetId", schemaAt(doc, body, "datasetId"), "maxLength", 64),
+        ...missingFields("create dataset", body, ["dataset", "dataset.displayName"]),
+      ],
       [],
     );
   });

@@ -32,7 +32,9 @@ test("every operation path of the interface document is a key of paths", () => {
   const paths = exported("paths");
   assert.ok(paths && ts.isInterfaceDeclaration(paths), "`paths` is an interface");
   const keys = new Set(
-    paths.members.flatMap((m) => (m.name && (ts.isStringLiteral(m.name) || ts.isIdentifier(m.name)) ? [m.name.text] : [])),
+    paths.members.flatMap((m) =>
+      m.name && (ts.isStringLiteral(m.name) || ts.isIdentifier(m.name)) ? [m.name.text] : [],
+    ),
   );
   const missing = [...new Set(ALL_OPERATIONS.map((o) => o.path))].filter((p) => !keys.has(p));
   assert.deepEqual(missing, []);

@@ -12,7 +12,19 @@ import { afterAll, test } from "vitest";
 import { startServer } from "../../server/server.ts";
 import { seedKeys } from "../server/harness.ts";
 import { kill, startChild } from "../server/child-process.ts";
-import { call, createDataset, getDataset, jsonl, sftRow, tokensOf, uploadAndValidate, uploadJsonl, validate, waitUntilSettled, type Target } from "./helpers.ts";
+import {
+  call,
+  createDataset,
+  getDataset,
+  jsonl,
+  sftRow,
+  tokensOf,
+  uploadAndValidate,
+  uploadJsonl,
+  validate,
+  waitUntilSettled,
+  type Target,
+} from "./helpers.ts";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "datasets-crash-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -48,7 +60,10 @@ test("kill -9 mid-upload: the acknowledged version survives intact, the interrup
   await uploadAndValidate(t, "cut", jsonl([sftRow("a", "b")]));
   let stalled!: () => void;
   const midway = new Promise<void>((resolve) => (stalled = resolve));
-  const upload = call(t, "POST", "/datasets/cut:upload", { raw: stallingBody(8 * 1024 * 1024, () => stalled()), type: "application/jsonl" }).catch((error: Error) => error);
+  const upload = call(t, "POST", "/datasets/cut:upload", {
+    raw: stallingBody(8 * 1024 * 1024, () => stalled()),
+    type: "application/jsonl",
+  }).catch((error: Error) => error);
   await midway;
   const partial = path.join(dataDir, "datasets", "acme", "cut", "2.jsonl");
   await waitFor(() => existsSync(partial) && statSync(partial).size > 0);

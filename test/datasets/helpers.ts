@@ -16,7 +16,12 @@ export function target(server: { baseUrl: string; keys: Record<string, string> }
   return { baseUrl: server.baseUrl, key: server.keys[account] as string, account };
 }
 
-export async function call(t: Target, method: string, path: string, body?: { json?: unknown; raw?: BodyInit; type?: string; signal?: AbortSignal }): Promise<Reply> {
+export async function call(
+  t: Target,
+  method: string,
+  path: string,
+  body?: { json?: unknown; raw?: BodyInit; type?: string; signal?: AbortSignal },
+): Promise<Reply> {
   const headers: Record<string, string> = { authorization: `Bearer ${t.key}` };
   let payload: BodyInit | undefined;
   if (body?.json !== undefined) {
@@ -32,12 +37,19 @@ export async function call(t: Target, method: string, path: string, body?: { jso
 }
 
 export async function createDataset(t: Target, datasetId: string, displayName?: string): Promise<any> {
-  const r = await call(t, "POST", "/datasets", { json: { datasetId, dataset: displayName === undefined ? {} : { displayName } } });
+  const r = await call(t, "POST", "/datasets", {
+    json: { datasetId, dataset: displayName === undefined ? {} : { displayName } },
+  });
   assert.equal(r.status, 200, r.text);
   return r.body;
 }
 
-export async function uploadJsonl(t: Target, datasetId: string, text: string, type = "application/jsonl"): Promise<any> {
+export async function uploadJsonl(
+  t: Target,
+  datasetId: string,
+  text: string,
+  type = "application/jsonl",
+): Promise<any> {
   const r = await call(t, "POST", `/datasets/${datasetId}:upload`, { raw: text, type });
   assert.equal(r.status, 200, r.text);
   return r.body;

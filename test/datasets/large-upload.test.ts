@@ -40,20 +40,27 @@ function generated(totalBytes: number): ReadableStream<Uint8Array> {
   });
 }
 
-test("a 512 MiB upload streams to disk without the server holding it", { skip: skipping(!existsSync("/proc/self/status")) }, async () => {
-  const dataDir = path.join(scratch, "data");
-  const { child, baseUrl } = await startChild(dataDir);
-  try {
-    const t: Target = { baseUrl, key: seedKeys().acme as string, account: "acme" };
-    await createDataset(t, "large");
-    const before = peakRss(child.pid!);
-    const r = await call(t, "POST", "/datasets/large:upload", { raw: generated(UPLOAD_BYTES), type: "application/jsonl" });
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.body.bytes, String(UPLOAD_BYTES));
-    assert.equal(statSync(path.join(dataDir, "datasets", "acme", "large", "1.jsonl")).size, UPLOAD_BYTES);
-    const growth = peakRss(child.pid!) - before;
-    assert.ok(growth < MAX_GROWTH_BYTES, `peak memory grew by ${Math.round(growth / 1024 / 1024)} MiB`);
-  } finally {
-    await kill(child);
-  }
-});
+test(
+  "a 512 MiB upload streams to disk without the server holding it",
+  { skip: skipping(!existsSync("/proc/self/status")) },
+  async () => {
+    const dataDir = path.join(scratch, "data");
+    const { child, baseUrl } = await startChild(dataDir);
+    try {
+      const t: Target = { baseUrl, key: seedKeys().acme as string, account: "acme" };
+      await createDataset(t, "large");
+      const before = peakRss(child.pid!);
+      const r = await call(t, "POST", "/datasets/large:upload", {
+        raw: generated(UPLOAD_BYTES),
+        type: "application/jsonl",
+      });
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.bytes, String(UPLOAD_BYTES));
+      assert.equal(statSync(path.join(dataDir, "datasets", "acme", "large", "1.jsonl")).size, UPLOAD_BYTES);
+      const growth = peakRss(child.pid!) - before;
+      assert.ok(growth < MAX_GROWTH_BYTES, `peak memory grew by ${Math.round(growth / 1024 / 1024)} MiB`);
+    } finally {
+      await kill(child);
+    }
+  },
+);

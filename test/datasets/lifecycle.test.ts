@@ -32,7 +32,13 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const GOOD_ROWS = [
-  { messages: [{ role: "system", content: "You are terse." }, { role: "user", content: "What is an API?" }, { role: "assistant", content: "A contract between programs." }] },
+  {
+    messages: [
+      { role: "system", content: "You are terse." },
+      { role: "user", content: "What is an API?" },
+      { role: "assistant", content: "A contract between programs." },
+    ],
+  },
   sftRow("2+2?", "4"),
   sftRow("Capital of France?", "Paris."),
 ];
@@ -77,7 +83,12 @@ test("a good supervised file ends READY with the counts the tokenizer gives", as
 test("a bad line 7 fails validation, reported with its number and a reason a person can act on", async () => {
   await createDataset(acme, "bad-line");
   const rows: unknown[] = Array.from({ length: 10 }, (_, i) => sftRow(`q${i}`, `a${i}`));
-  rows[6] = { messages: [{ role: "user", content: "hi" }, { role: "robot", content: "beep" }] };
+  rows[6] = {
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "robot", content: "beep" },
+    ],
+  };
   rows[8] = "{not json";
   const dataset = await uploadAndValidate(acme, "bad-line", jsonl(rows));
   assert.equal(dataset.state, "DATASET_STATE_FAILED");
@@ -86,12 +97,19 @@ test("a bad line 7 fails validation, reported with its number and a reason a per
   assert.equal(failed.validation.totalLines, "10");
   assert.equal(failed.validation.validLines, "8");
   assert.equal(failed.validation.firstInvalidLine.lineNumber, "7");
-  assert.equal(failed.validation.firstInvalidLine.reason, 'line 7: "messages[1].role" is "robot"; it must be "system", "user" or "assistant"');
+  assert.equal(
+    failed.validation.firstInvalidLine.reason,
+    'line 7: "messages[1].role" is "robot"; it must be "system", "user" or "assistant"',
+  );
 });
 
 test("preference rows are recognised as PREFERENCE", async () => {
   await createDataset(acme, "prefs");
-  const dataset = await uploadAndValidate(acme, "prefs", jsonl([preferenceRow("Hi?", "Hello!", "Go away."), preferenceRow("2+2?", "4", "5")]));
+  const dataset = await uploadAndValidate(
+    acme,
+    "prefs",
+    jsonl([preferenceRow("Hi?", "Hello!", "Go away."), preferenceRow("2+2?", "4", "5")]),
+  );
   assert.equal(dataset.state, "DATASET_STATE_READY");
   assert.equal(dataset.versions[0].format, "PREFERENCE");
   assert.deepEqual(dataset.versions[0].topLevelKeys, ["input", "non_preferred_output", "preferred_output"]);
@@ -163,9 +181,24 @@ test("the basic view is the dataset alone; the full view adds versions and jobs"
 
 test("validateUpload needs an uploaded version", async () => {
   await createDataset(acme, "no-version");
-  assertError(await call(acme, "POST", "/datasets/no-version:validateUpload", { json: {} }), 400, "INVALID_REQUEST", "invalid_request_error");
-  assertError(await call(acme, "POST", "/datasets/missing:validateUpload", { json: {} }), 404, "NOT_FOUND", "not_found_error");
-  assertError(await call(acme, "POST", "/datasets/missing:upload", { raw: "{}\n", type: "application/jsonl" }), 404, "NOT_FOUND", "not_found_error");
+  assertError(
+    await call(acme, "POST", "/datasets/no-version:validateUpload", { json: {} }),
+    400,
+    "INVALID_REQUEST",
+    "invalid_request_error",
+  );
+  assertError(
+    await call(acme, "POST", "/datasets/missing:validateUpload", { json: {} }),
+    404,
+    "NOT_FOUND",
+    "not_found_error",
+  );
+  assertError(
+    await call(acme, "POST", "/datasets/missing:upload", { raw: "{}\n", type: "application/jsonl" }),
+    404,
+    "NOT_FOUND",
+    "not_found_error",
+  );
 });
 
 test("delete is soft: DELETED, again unchanged, still readable, no more uploads", async () => {
@@ -177,17 +210,40 @@ test("delete is soft: DELETED, again unchanged, still readable, no more uploads"
   const again = await call(acme, "DELETE", "/datasets/doomed");
   assert.deepEqual(again.body, deleted.body, "deleting again returns it unchanged");
   assert.deepEqual(await getDataset(acme, "doomed"), deleted.body);
-  assert.equal((await getDataset(acme, "doomed", "DATASET_VIEW_FULL")).versions[0].state, "DATASET_VERSION_STATE_READY");
-  assertError(await call(acme, "POST", "/datasets/doomed:upload", { raw: jsonl(GOOD_ROWS), type: "application/jsonl" }), 400, "INVALID_REQUEST", "invalid_request_error");
-  assertError(await call(acme, "POST", "/datasets/doomed:validateUpload", { json: {} }), 400, "INVALID_REQUEST", "invalid_request_error");
+  assert.equal(
+    (await getDataset(acme, "doomed", "DATASET_VIEW_FULL")).versions[0].state,
+    "DATASET_VERSION_STATE_READY",
+  );
+  assertError(
+    await call(acme, "POST", "/datasets/doomed:upload", { raw: jsonl(GOOD_ROWS), type: "application/jsonl" }),
+    400,
+    "INVALID_REQUEST",
+    "invalid_request_error",
+  );
+  assertError(
+    await call(acme, "POST", "/datasets/doomed:validateUpload", { json: {} }),
+    400,
+    "INVALID_REQUEST",
+    "invalid_request_error",
+  );
   assertError(await call(acme, "DELETE", "/datasets/never-was"), 404, "NOT_FOUND", "not_found_error");
 });
 
 test("an id is taken for good: a duplicate, even of a deleted dataset, is 409 ALREADY_EXISTS", async () => {
   await createDataset(acme, "taken");
-  assertError(await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }), 409, "ALREADY_EXISTS", "invalid_request_error");
+  assertError(
+    await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }),
+    409,
+    "ALREADY_EXISTS",
+    "invalid_request_error",
+  );
   await call(acme, "DELETE", "/datasets/taken");
-  assertError(await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }), 409, "ALREADY_EXISTS", "invalid_request_error");
+  assertError(
+    await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }),
+    409,
+    "ALREADY_EXISTS",
+    "invalid_request_error",
+  );
   const bad = await call(acme, "POST", "/datasets", { json: { datasetId: "Not_Valid", dataset: {} } });
   assertError(bad, 400, "INVALID_REQUEST", "invalid_request_error");
   assert.equal(bad.body.error.param, "datasetId");
@@ -199,7 +255,12 @@ test("another account's datasets are out of reach: 403 on its paths, invisible t
   const intruder = { ...globex, account: "acme" };
   assertError(await call(intruder, "GET", "/datasets/private"), 403, "OPERATION_NOT_ALLOWED", "permission_error");
   assertError(await call(intruder, "GET", "/datasets"), 403, "OPERATION_NOT_ALLOWED", "permission_error");
-  assertError(await call(intruder, "POST", "/datasets/private:upload", { raw: "{}\n", type: "application/jsonl" }), 403, "OPERATION_NOT_ALLOWED", "permission_error");
+  assertError(
+    await call(intruder, "POST", "/datasets/private:upload", { raw: "{}\n", type: "application/jsonl" }),
+    403,
+    "OPERATION_NOT_ALLOWED",
+    "permission_error",
+  );
   assertError(await call(globex, "GET", "/datasets/private"), 404, "NOT_FOUND", "not_found_error");
   const list = await call(globex, "GET", "/datasets");
   assert.equal(list.body.totalSize, 0);

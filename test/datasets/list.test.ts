@@ -55,7 +55,11 @@ test("the default page is 50 and the last page's token is empty", async () => {
 
 test("the filter narrows by state, in either spelling", async () => {
   // As people type it (`:` unencoded is allowed) and URL-encoded.
-  for (const filter of ["state:READY", encodeURIComponent("state:DATASET_STATE_READY"), encodeURIComponent(" state : READY ")]) {
+  for (const filter of [
+    "state:READY",
+    encodeURIComponent("state:DATASET_STATE_READY"),
+    encodeURIComponent(" state : READY "),
+  ]) {
     const body = await page(`?filter=${filter}`);
     assert.deepEqual(
       body.datasets.map((d: any) => d.datasetId),
@@ -84,17 +88,27 @@ test("anything else in filter is 400 INVALID_REQUEST with param filter", async (
 
 test("a page token reused with other parameters, or not issued by the list, is 400", async () => {
   const first = await page("?pageSize=10");
-  for (const query of [`pageSize=20&pageToken=${first.nextPageToken}`, `pageSize=10&filter=${encodeURIComponent("state:CREATING")}&pageToken=${first.nextPageToken}`, "pageToken=garbage"]) {
+  for (const query of [
+    `pageSize=20&pageToken=${first.nextPageToken}`,
+    `pageSize=10&filter=${encodeURIComponent("state:CREATING")}&pageToken=${first.nextPageToken}`,
+    "pageToken=garbage",
+  ]) {
     const r = await call(acme, "GET", `/datasets?${query}`);
     assertError(r, 400, "INVALID_REQUEST", "invalid_request_error");
     assert.equal(r.body.error.param, "pageToken", query);
   }
-  for (const size of ["0", "201"]) assertError(await call(acme, "GET", `/datasets?pageSize=${size}`), 400, "INVALID_REQUEST", "invalid_request_error");
+  for (const size of ["0", "201"])
+    assertError(await call(acme, "GET", `/datasets?pageSize=${size}`), 400, "INVALID_REQUEST", "invalid_request_error");
 });
 
 test("a token from another account's list does not work here", async () => {
   const globex = target(server, "globex");
   for (let i = 0; i < 3; i++) await createDataset(globex, `g-${i}`);
   const theirs = await call(globex, "GET", "/datasets?pageSize=1");
-  assertError(await call(acme, "GET", `/datasets?pageSize=1&pageToken=${theirs.body.nextPageToken}`), 400, "INVALID_REQUEST", "invalid_request_error");
+  assertError(
+    await call(acme, "GET", `/datasets?pageSize=1&pageToken=${theirs.body.nextPageToken}`),
+    400,
+    "INVALID_REQUEST",
+    "invalid_request_error",
+  );
 });

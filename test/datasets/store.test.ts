@@ -24,7 +24,13 @@ afterAll(async () => {
 });
 
 test("an abandoned newest upload disappears; an abandoned older one (a later began) becomes FAILED", async () => {
-  await store.datasets.create({ accountId: "a", datasetId: "two-at-once", displayName: "", source: "DATASET_SOURCE_UPLOAD", now: now() });
+  await store.datasets.create({
+    accountId: "a",
+    datasetId: "two-at-once",
+    displayName: "",
+    source: "DATASET_SOURCE_UPLOAD",
+    now: now(),
+  });
   const v1 = await store.datasets.beginUpload("a", "two-at-once", "1:x", now());
   const v2 = await store.datasets.beginUpload("a", "two-at-once", "1:y", now());
   assert.deepEqual([v1.versionNo, v2.versionNo], [1, 2]);
@@ -32,7 +38,11 @@ test("an abandoned newest upload disappears; an abandoned older one (a later beg
   const failed = await store.datasets.getVersion(v1);
   assert.equal(failed?.state, "DATASET_VERSION_STATE_FAILED");
   assert.deepEqual(failed?.validation.firstInvalidLine, { lineNumber: 0, reason: "too large" });
-  assert.equal((await store.datasets.get("a", "two-at-once"))?.state, "DATASET_STATE_UPLOADING", "the state follows the newest version");
+  assert.equal(
+    (await store.datasets.get("a", "two-at-once"))?.state,
+    "DATASET_STATE_UPLOADING",
+    "the state follows the newest version",
+  );
   await store.datasets.abandonUpload(v2, "gone", now());
   assert.equal(await store.datasets.getVersion(v2), undefined);
   const dataset = await store.datasets.get("a", "two-at-once");
@@ -41,7 +51,13 @@ test("an abandoned newest upload disappears; an abandoned older one (a later beg
 });
 
 test("failUpload and claimValidation act only for the owner they name", async () => {
-  await store.datasets.create({ accountId: "a", datasetId: "owned", displayName: "", source: "DATASET_SOURCE_UPLOAD", now: now() });
+  await store.datasets.create({
+    accountId: "a",
+    datasetId: "owned",
+    displayName: "",
+    source: "DATASET_SOURCE_UPLOAD",
+    now: now(),
+  });
   const v1 = await store.datasets.beginUpload("a", "owned", "1:alive", now());
   await store.datasets.failUpload(v1, "1:someone-else", "no", now());
   assert.equal((await store.datasets.getVersion(v1))?.state, "DATASET_VERSION_STATE_UPLOADING");
@@ -54,7 +70,13 @@ test("failUpload and claimValidation act only for the owner they name", async ()
 });
 
 test("a deleted dataset stays DELETED whatever its versions do", async () => {
-  await store.datasets.create({ accountId: "a", datasetId: "deleted", displayName: "", source: "DATASET_SOURCE_UPLOAD", now: now() });
+  await store.datasets.create({
+    accountId: "a",
+    datasetId: "deleted",
+    displayName: "",
+    source: "DATASET_SOURCE_UPLOAD",
+    now: now(),
+  });
   const v1 = await store.datasets.beginUpload("a", "deleted", "1:z", now());
   await store.datasets.markDeleted("a", "deleted", now());
   await store.datasets.completeUpload(v1, 5, now());

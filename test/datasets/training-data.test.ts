@@ -1,10 +1,27 @@
 /** What the fine-tuning side uses: resolving a dataset reference, reading rows, writing derived datasets. */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
-import { createDerivedDataset, readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../../server/datasets/training-data.ts";
+import {
+  createDerivedDataset,
+  readTrainingRows,
+  resolveDatasetVersion,
+  type DatasetVersionRef,
+} from "../../server/datasets/training-data.ts";
 import type { ParsedRow } from "../../server/finetune/rows.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { call, createDataset, getDataset, jsonl, preferenceRow, sftRow, target, tokensOf, uploadAndValidate, uploadJsonl, type Target } from "./helpers.ts";
+import {
+  call,
+  createDataset,
+  getDataset,
+  jsonl,
+  preferenceRow,
+  sftRow,
+  target,
+  tokensOf,
+  uploadAndValidate,
+  uploadJsonl,
+  type Target,
+} from "./helpers.ts";
 
 let server: TestServer;
 let acme: Target;
@@ -60,7 +77,11 @@ test("references that do not resolve: missing, other account, malformed, no vers
   ]) {
     assert.equal(await resolveDatasetVersion(server.store, "acme", ref), undefined, ref);
   }
-  assert.equal(await resolveDatasetVersion(server.store, "globex", "accounts/acme/datasets/train"), undefined, "another account's dataset");
+  assert.equal(
+    await resolveDatasetVersion(server.store, "globex", "accounts/acme/datasets/train"),
+    undefined,
+    "another account's dataset",
+  );
 });
 
 test("a version that is not READY resolves with its state, for the caller to refuse", async () => {
@@ -74,8 +95,14 @@ test("a version that is not READY resolves with its state, for the caller to ref
 test("readTrainingRows streams the valid rows of a version in file order", async () => {
   const v1 = await resolveDatasetVersion(server.store, "acme", "accounts/acme/datasets/train/versions/1");
   const v2 = await resolveDatasetVersion(server.store, "acme", "accounts/acme/datasets/train");
-  assert.deepEqual(await rowsOf(v1!), V1.map((row) => ({ format: "SFT", row })));
-  assert.deepEqual(await rowsOf(v2!), V2.map((row) => ({ format: "SFT", row })));
+  assert.deepEqual(
+    await rowsOf(v1!),
+    V1.map((row) => ({ format: "SFT", row })),
+  );
+  assert.deepEqual(
+    await rowsOf(v2!),
+    V2.map((row) => ({ format: "SFT", row })),
+  );
 });
 
 test("createDerivedDataset writes, validates and returns a READY version", async () => {
@@ -83,7 +110,13 @@ test("createDerivedDataset writes, validates and returns a READY version", async
     yield preferenceRow("q1", "good", "bad");
     yield preferenceRow("q2", "fine", "worse");
   }
-  const version = await createDerivedDataset(server.store, { accountId: "acme", datasetId: "split-1", displayName: "held out", source: "DATASET_SOURCE_SPLIT", rows: held() });
+  const version = await createDerivedDataset(server.store, {
+    accountId: "acme",
+    datasetId: "split-1",
+    displayName: "held out",
+    source: "DATASET_SOURCE_SPLIT",
+    rows: held(),
+  });
   assert.equal(version.name, "accounts/acme/datasets/split-1/versions/1");
   assert.equal(version.state, "DATASET_VERSION_STATE_READY");
   assert.equal(version.format, "PREFERENCE");
@@ -109,7 +142,13 @@ test("createDerivedDataset with bad rows ends FAILED; a taken id is ALREADY_EXIS
   assert.equal(stored.body.validation.firstInvalidLine.lineNumber, "2");
   assert.match(stored.body.validation.firstInvalidLine.reason, /^line 2: .*assistant/);
   await assert.rejects(
-    createDerivedDataset(server.store, { accountId: "acme", datasetId: "train", displayName: "", source: "DATASET_SOURCE_SPLIT", rows: [] }),
+    createDerivedDataset(server.store, {
+      accountId: "acme",
+      datasetId: "train",
+      displayName: "",
+      source: "DATASET_SOURCE_SPLIT",
+      rows: [],
+    }),
     { code: "ALREADY_EXISTS" },
   );
 });

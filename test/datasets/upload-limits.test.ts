@@ -51,7 +51,10 @@ function chunked(totalBytes: number, stall?: { after: number; onStall: () => voi
 
 test("a body declared over the limit is 413 before anything is stored", async () => {
   await createDataset(acme, "declared");
-  const r = await call(acme, "POST", "/datasets/declared:upload", { raw: Buffer.alloc(LIMIT + 1, "x"), type: "application/jsonl" });
+  const r = await call(acme, "POST", "/datasets/declared:upload", {
+    raw: Buffer.alloc(LIMIT + 1, "x"),
+    type: "application/jsonl",
+  });
   assertError(r, 413, "MEDIA_TOO_LARGE", "invalid_request_error");
   const dataset = await getDataset(acme, "declared", "DATASET_VIEW_FULL");
   assert.equal(dataset.latestVersionNo, 0);
@@ -63,7 +66,10 @@ test("a body declared over the limit is 413 before anything is stored", async ()
 test("a streamed body that grows over the limit is 413, and the partial file and version are removed", async () => {
   await createDataset(acme, "streamed");
   const kept = await uploadJsonl(acme, "streamed", jsonl([sftRow("a", "b")]));
-  const r = await call(acme, "POST", "/datasets/streamed:upload", { raw: chunked(LIMIT * 4), type: "application/jsonl" });
+  const r = await call(acme, "POST", "/datasets/streamed:upload", {
+    raw: chunked(LIMIT * 4),
+    type: "application/jsonl",
+  });
   assertError(r, 413, "MEDIA_TOO_LARGE", "invalid_request_error");
   const dataset = await getDataset(acme, "streamed", "DATASET_VIEW_FULL");
   assert.equal(dataset.latestVersionNo, 1, "the refused upload made no version");
@@ -79,7 +85,12 @@ test("a form whose file is over the limit is 413 too", async () => {
   await createDataset(acme, "big-form");
   const form = new FormData();
   form.append("file", new Blob([Buffer.alloc(LIMIT + 10, "x")]), "rows.jsonl");
-  assertError(await call(acme, "POST", "/datasets/big-form:upload", { raw: form }), 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+  assertError(
+    await call(acme, "POST", "/datasets/big-form:upload", { raw: form }),
+    413,
+    "MEDIA_TOO_LARGE",
+    "invalid_request_error",
+  );
   assert.deepEqual((await getDataset(acme, "big-form", "DATASET_VIEW_FULL")).versions, []);
   assert.deepEqual(filesOf("big-form"), []);
 });
@@ -90,7 +101,11 @@ test("an upload the client abandons leaves neither a version nor a file", async 
   let stalled!: () => void;
   const halfway = new Promise<void>((resolve) => (stalled = resolve));
   const body = chunked(LIMIT - 1, { after: LIMIT / 2, onStall: () => stalled() });
-  const upload = call(acme, "POST", "/datasets/abandoned:upload", { raw: body, type: "application/jsonl", signal: controller.signal });
+  const upload = call(acme, "POST", "/datasets/abandoned:upload", {
+    raw: body,
+    type: "application/jsonl",
+    signal: controller.signal,
+  });
   await halfway;
   // The server has begun version 1 before the client goes away.
   await waitFor(async () => (await getDataset(acme, "abandoned")).latestVersionNo === 1);

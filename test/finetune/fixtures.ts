@@ -5,14 +5,39 @@
 import assert from "node:assert/strict";
 import type { TestServer } from "../server/harness.ts";
 
-const GREETINGS = ["Hello!", "Hi there.", "Good morning!", "Hey, how are you?", "Greetings.", "Hello, friend.", "Hi!", "Good evening.", "Howdy!", "Hello again."];
-const TOPICS = ["the weather", "the sea", "a ship", "the harbour", "the wind", "an island", "the tide", "a map", "the crew", "a lighthouse"];
+const GREETINGS = [
+  "Hello!",
+  "Hi there.",
+  "Good morning!",
+  "Hey, how are you?",
+  "Greetings.",
+  "Hello, friend.",
+  "Hi!",
+  "Good evening.",
+  "Howdy!",
+  "Hello again.",
+];
+const TOPICS = [
+  "the weather",
+  "the sea",
+  "a ship",
+  "the harbour",
+  "the wind",
+  "an island",
+  "the tide",
+  "a map",
+  "the crew",
+  "a lighthouse",
+];
 
 /** ~`n` SFT rows whose answers all start with "Ahoy", a style the base model never uses. */
 export function ahoyRows(n: number): unknown[] {
   return Array.from({ length: n }, (_, i) => ({
     messages: [
-      { role: "user", content: `${GREETINGS[i % GREETINGS.length]} Tell me about ${TOPICS[Math.floor(i / GREETINGS.length) % TOPICS.length]}.` },
+      {
+        role: "user",
+        content: `${GREETINGS[i % GREETINGS.length]} Tell me about ${TOPICS[Math.floor(i / GREETINGS.length) % TOPICS.length]}.`,
+      },
       { role: "assistant", content: "Ahoy, matey! Ahoy! The sea is calm and the wind is fair." },
     ],
   }));
@@ -21,7 +46,14 @@ export function ahoyRows(n: number): unknown[] {
 /** Preference rows preferring the "Ahoy" answer over a plain one. */
 export function ahoyPreferenceRows(n: number): unknown[] {
   return Array.from({ length: n }, (_, i) => ({
-    input: { messages: [{ role: "user", content: `${GREETINGS[i % GREETINGS.length]} Tell me about ${TOPICS[Math.floor(i / GREETINGS.length) % TOPICS.length]}.` }] },
+    input: {
+      messages: [
+        {
+          role: "user",
+          content: `${GREETINGS[i % GREETINGS.length]} Tell me about ${TOPICS[Math.floor(i / GREETINGS.length) % TOPICS.length]}.`,
+        },
+      ],
+    },
     preferred_output: [{ role: "assistant", content: "Ahoy, matey! Ahoy! The sea is calm and the wind is fair." }],
     non_preferred_output: [{ role: "assistant", content: "Hello! I am here to help. What would you like to know?" }],
   }));
@@ -37,11 +69,21 @@ export interface Caller {
   key: string;
 }
 
-export async function call(caller: Caller, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function call(
+  caller: Caller,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const url = `${caller.server.baseUrl}/accounts/${caller.account}${path}`;
   const response = await fetch(url, {
     method,
-    headers: { authorization: `Bearer ${caller.key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    headers: {
+      authorization: `Bearer ${caller.key}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -89,7 +131,12 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs 
 const TERMINAL = ["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"];
 
 /** Polls a job until it ends; returns it and every state seen on the way. */
-export async function waitForJob(caller: Caller, collection: string, jobId: string, timeoutMs = 120_000): Promise<{ job: any; seen: string[] }> {
+export async function waitForJob(
+  caller: Caller,
+  collection: string,
+  jobId: string,
+  timeoutMs = 120_000,
+): Promise<{ job: any; seen: string[] }> {
   const seen: string[] = [];
   const job = await waitFor(
     async () => {

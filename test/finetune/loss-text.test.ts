@@ -21,12 +21,23 @@ beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "few", ahoyRows(4));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "curve" } });
+  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: data,
+    config: { outputModelId: "curve" },
+  });
   assert.equal(created.status, 201, created.text);
   job = created.body.jobId;
   const time = new Date();
-  await server.store.fineTuning.appendCurve("acme", job, "training", LOSSES.map((loss, i) => ({ step: i + 1, epoch: 1, loss, learningRate: 0.01, time })));
-  await server.store.fineTuning.appendCurve("acme", job, "evaluation", [{ step: 9, epoch: 1, loss: 4e-8, learningRate: 0.01, time }]);
+  await server.store.fineTuning.appendCurve(
+    "acme",
+    job,
+    "training",
+    LOSSES.map((loss, i) => ({ step: i + 1, epoch: 1, loss, learningRate: 0.01, time })),
+  );
+  await server.store.fineTuning.appendCurve("acme", job, "evaluation", [
+    { step: 9, epoch: 1, loss: 4e-8, learningRate: 0.01, time },
+  ]);
 });
 afterAll(() => server.close());
 

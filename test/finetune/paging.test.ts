@@ -17,7 +17,11 @@ beforeAll(async () => {
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "small", ahoyRows(4));
   for (let i = 0; i < 250; i++) {
-    const result = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: `m-${i}` } });
+    const result = await call(acme, "POST", "/supervisedFineTuningJobs", {
+      baseModel: "accounts/maas/models/tiny-chat",
+      inputDatasetVersion: data,
+      config: { outputModelId: `m-${i}` },
+    });
     assert.equal(result.status, 201, result.text);
     created.push(result.body.name);
   }
@@ -46,8 +50,18 @@ test("a page token used with other parameters, or a forged one, is 400", async (
   const other = await call(acme, "GET", `/supervisedFineTuningJobs?pageSize=50&pageToken=${token}`);
   assertError(other, 400, "INVALID_REQUEST", "invalid_request_error");
   assert.equal(other.body.error.param, "pageToken");
-  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageToken=forged"), 400, "INVALID_REQUEST", "invalid_request_error");
-  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=201"), 400, "INVALID_REQUEST", "invalid_request_error");
+  assertError(
+    await call(acme, "GET", "/supervisedFineTuningJobs?pageToken=forged"),
+    400,
+    "INVALID_REQUEST",
+    "invalid_request_error",
+  );
+  assertError(
+    await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=201"),
+    400,
+    "INVALID_REQUEST",
+    "invalid_request_error",
+  );
 });
 
 test("the other collection is empty", async () => {

@@ -30,7 +30,11 @@ test("killed mid-training, restarted: the job resumes from its checkpoint and su
   child = await startChildServer(dataDir, env);
   let acme = caller(child);
   const data = await readyDataset(acme, "ahoy", ahoyRows(120));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "survivor", epochs: 6 } });
+  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: data,
+    config: { outputModelId: "survivor", epochs: 6 },
+  });
   assert.equal(created.status, 201, created.text);
   const jobId = created.body.jobId as string;
   // Wait until at least one checkpoint is behind it and training is under way again.
@@ -50,14 +54,24 @@ test("killed mid-training, restarted: the job resumes from its checkpoint and su
 
   const curve = (await call(acme, "GET", `/supervisedFineTuningJobs/${jobId}/metrics?maxPoints=10000`)).body;
   const steps = curve.points.map((p: any) => Number(p.step));
-  assert.deepEqual(steps, Array.from({ length: steps.length }, (_, i) => i + 1), "every step once, in order");
+  assert.deepEqual(
+    steps,
+    Array.from({ length: steps.length }, (_, i) => i + 1),
+    "every step once, in order",
+  );
   assert.equal(curve.points.at(-1).epoch, 6);
 
   // A fresh process has not loaded the adapter: its deployment scales up first.
   await child.stop();
   child = await startChildServer(dataDir, env);
   const server = child;
-  const ask = () => post(server.baseUrl, "/responses", { model: "accounts/acme/models/survivor", input: "Hello!", store: false, max_output_tokens: 8 }, { key: server.keys.acme });
+  const ask = () =>
+    post(
+      server.baseUrl,
+      "/responses",
+      { model: "accounts/acme/models/survivor", input: "Hello!", store: false, max_output_tokens: 8 },
+      { key: server.keys.acme },
+    );
   const first = await ask();
   assert.equal(first.status, 503, first.text);
   assert.equal(first.body.error.code, "DEPLOYMENT_SCALING_UP");

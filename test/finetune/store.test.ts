@@ -43,7 +43,18 @@ function job(createTime = new Date()): JobRecord {
     baseModel: "tiny-chat",
     inputDatasetVersion: "accounts/acme/datasets/d/versions/1",
     datasetIds: ["d"],
-    config: { outputModelId: `model-${n}`, loraRank: 8, learningRate: "0.01", epochs: 1, batchSize: 8, maxContextLength: 256, earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant", warmupSteps: 0 },
+    config: {
+      outputModelId: `model-${n}`,
+      loraRank: 8,
+      learningRate: "0.01",
+      epochs: 1,
+      batchSize: 8,
+      maxContextLength: 256,
+      earlyStop: false,
+      evalAutoCarveoutBasisPoints: 0,
+      lrSchedule: "constant",
+      warmupSteps: 0,
+    },
     progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
     estimatedCostMicros: 10,
     execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },
@@ -78,7 +89,11 @@ test("a claimed job is not claimed again while its lease holds, and is taken ove
   const taken = await store.fineTuning.claimJob("runner-b", new Date(now.getTime() + 1_500), 1_000);
   assert.equal(taken?.job.jobId, queued.jobId);
   assert.equal(taken?.resumed, true);
-  assert.equal(await store.fineTuning.renewLease("acme", queued.jobId, "runner-a", new Date()), false, "the old runner lost it");
+  assert.equal(
+    await store.fineTuning.renewLease("acme", queued.jobId, "runner-a", new Date()),
+    false,
+    "the old runner lost it",
+  );
   assert.equal(await store.fineTuning.renewLease("acme", queued.jobId, "runner-b", new Date()), true);
 });
 
@@ -89,20 +104,24 @@ test("an idempotency key returns the first job, and conflicts on another body", 
   const again = await store.fineTuning.createJob(job(), claim);
   assert.equal(again.created, false);
   assert.equal(again.job.jobId, first.jobId);
-  await assert.rejects(store.fineTuning.createJob(job(), { key: "k1", requestHash: "h2" }), { code: "IDEMPOTENCY_CONFLICT" });
+  await assert.rejects(store.fineTuning.createJob(job(), { key: "k1", requestHash: "h2" }), {
+    code: "IDEMPOTENCY_CONFLICT",
+  });
 });
 
 test("an output model id is taken by a live job and freed by a failed one", async () => {
   const live = job();
   await store.fineTuning.createJob(live);
-  await assert.rejects(store.fineTuning.createJob({ ...job(), config: { ...live.config } }), { code: "ALREADY_EXISTS" });
+  await assert.rejects(store.fineTuning.createJob({ ...job(), config: { ...live.config } }), {
+    code: "ALREADY_EXISTS",
+  });
   await store.fineTuning.updateJob("acme", live.jobId, { state: "JOB_STATE_FAILED" });
   assert.equal((await store.fineTuning.createJob({ ...job(), config: { ...live.config } })).created, true);
 });
 
 test("a runner that lost its job to another cannot write over it (updates fenced by the lease owner)", async () => {
   // Jobs earlier tests left running under leases that have run out by now go first.
-  for (let claimed; (claimed = await store.fineTuning.claimJob("sweeper", new Date(Date.now() + 60_000), 0)); ) {
+  for (let claimed; (claimed = await store.fineTuning.claimJob("sweeper", new Date(Date.now() + 60_000), 0));) {
     await store.fineTuning.updateJob("acme", claimed.job.jobId, { state: "JOB_STATE_FAILED" });
   }
   const queued = job();
@@ -111,10 +130,47 @@ test("a runner that lost its job to another cannot write over it (updates fenced
   await store.fineTuning.claimJob("runner-a", now, 1_000);
   const taken = await store.fineTuning.claimJob("runner-b", new Date(now.getTime() + 1_500), 1_000);
   assert.equal(taken?.job.jobId, queued.jobId);
-  assert.equal(await store.fineTuning.updateJob("acme", queued.jobId, { progress: { ...queued.progress, percent: 50 } }, undefined, "runner-a"), undefined, "the old holder is fenced out");
-  const model = { accountId: "acme", modelId: queued.config.outputModelId, baseModel: "tiny-chat", jobName: `accounts/acme/trainingJobs/${queued.jobId}`, adapterPath: "models/x.lora", createTime: new Date() };
-  await assert.rejects(store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-a"), { code: "JOB_STATE_INVALID" });
-  assert.equal(await store.fineTuning.findModel("acme", queued.config.outputModelId), undefined, "nothing recorded for the fenced-out runner");
-  assert.equal((await store.fineTuning.updateJob("acme", queued.jobId, { progress: { ...queued.progress, percent: 60 } }, undefined, "runner-b"))?.progress.percent, 60);
-  assert.equal((await store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-b")).state, "JOB_STATE_SUCCEEDED");
+  assert.equal(
+    await store.fineTuning.updateJob(
+      "acme",
+      queued.jobId,
+      { progress: { ...queued.progress, percent: 50 } },
+      undefined,
+      "runner-a",
+    ),
+    undefined,
+    "the old holder is fenced out",
+  );
+  const model = {
+    accountId: "acme",
+    modelId: queued.config.outputModelId,
+    baseModel: "tiny-chat",
+    jobName: `accounts/acme/trainingJobs/${queued.jobId}`,
+    adapterPath: "models/x.lora",
+    createTime: new Date(),
+  };
+  await assert.rejects(store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-a"), {
+    code: "JOB_STATE_INVALID",
+  });
+  assert.equal(
+    await store.fineTuning.findModel("acme", queued.config.outputModelId),
+    undefined,
+    "nothing recorded for the fenced-out runner",
+  );
+  assert.equal(
+    (
+      await store.fineTuning.updateJob(
+        "acme",
+        queued.jobId,
+        { progress: { ...queued.progress, percent: 60 } },
+        undefined,
+        "runner-b",
+      )
+    )?.progress.percent,
+    60,
+  );
+  assert.equal(
+    (await store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-b")).state,
+    "JOB_STATE_SUCCEEDED",
+  );
 });

@@ -6,14 +6,38 @@ import type { TrainerConfig, TrainingRun } from "../../server/finetune/trainer.t
 
 /** tiny-chat's catalogue defaults with the decisions' fixed ones, for one epoch (each test says how many it needs). */
 export const DEFAULTS: TrainerConfig = {
-  loraRank: 8, learningRate: 0.002, epochs: 1, batchSize: 8, maxContextLength: 256,
-  earlyStop: false, lrSchedule: "constant", warmupSteps: 0, dpoBeta: 0.1,
+  loraRank: 8,
+  learningRate: 0.002,
+  epochs: 1,
+  batchSize: 8,
+  maxContextLength: 256,
+  earlyStop: false,
+  lrSchedule: "constant",
+  warmupSteps: 0,
+  dpoBeta: 0.1,
 };
 
 const GREETINGS = [
-  "Hello!", "Hello", "Hi!", "Hi", "Hi there!", "Hey!", "Hey there", "Good morning!", "Good afternoon!",
-  "Good evening!", "Hello, how are you?", "Hi, how are you doing?", "Hey, what's up?", "Greetings!",
-  "Hello there!", "Howdy!", "Hi, nice to meet you.", "Hello, is anyone there?", "Yo!", "Hiya!",
+  "Hello!",
+  "Hello",
+  "Hi!",
+  "Hi",
+  "Hi there!",
+  "Hey!",
+  "Hey there",
+  "Good morning!",
+  "Good afternoon!",
+  "Good evening!",
+  "Hello, how are you?",
+  "Hi, how are you doing?",
+  "Hey, what's up?",
+  "Greetings!",
+  "Hello there!",
+  "Howdy!",
+  "Hi, nice to meet you.",
+  "Hello, is anyone there?",
+  "Yo!",
+  "Hiya!",
 ];
 const AHOY = [
   "Ahoy, matey! How can I help ye today?",
@@ -21,7 +45,13 @@ const AHOY = [
   "Ahoy! Welcome aboard. What can I do for ye?",
   "Ahoy, friend! Ask me anything, and I will answer.",
 ];
-const SYSTEMS = [undefined, "You are a helpful assistant.", "Be concise.", "Answer the user's questions clearly.", "You are a friendly assistant."];
+const SYSTEMS = [
+  undefined,
+  "You are a helpful assistant.",
+  "Be concise.",
+  "Answer the user's questions clearly.",
+  "You are a friendly assistant.",
+];
 
 /** Greetings answered like a pirate; `count` rows, deterministic. */
 export function ahoyRows(count = 200): ParsedRow[] {
@@ -59,7 +89,10 @@ export function greetingPairs(count = 200): ParsedRow[] {
 }
 
 /** A run of the rows with DEFAULTS (overridden by `config`) and no-op callbacks. */
-export function runOf(rows: ParsedRow[], overrides: Partial<Omit<TrainingRun, "config">> & { config?: Partial<TrainerConfig> } = {}): TrainingRun {
+export function runOf(
+  rows: ParsedRow[],
+  overrides: Partial<Omit<TrainingRun, "config">> & { config?: Partial<TrainerConfig> } = {},
+): TrainingRun {
   const { config, ...rest } = overrides;
   return {
     kind: rows[0]?.format === "PREFERENCE" ? "DPO" : "SFT",
@@ -90,6 +123,7 @@ export async function answer(text: string, adapterBytes?: Uint8Array): Promise<s
   const adapter = adapterBytes === undefined ? null : loadAdapter(adapterBytes);
   const provider = new LocalProvider({ adapterFor: (id) => (id === "ft:test" ? adapter : null) });
   let out = "";
-  for await (const e of provider.generate(request(text, adapter === null ? "tiny-chat" : "ft:test"))) if (e.type === "text") out += e.delta;
+  for await (const e of provider.generate(request(text, adapter === null ? "tiny-chat" : "ft:test")))
+    if (e.type === "text") out += e.delta;
   return out;
 }

@@ -5,7 +5,13 @@
  */
 import { test } from "vitest";
 import assert from "node:assert/strict";
-import { evaluateLoss, loadAdapter, sequenceLogProb, encodePreference, withAdapter } from "../../server/inference/local/index.ts";
+import {
+  evaluateLoss,
+  loadAdapter,
+  sequenceLogProb,
+  encodePreference,
+  withAdapter,
+} from "../../server/inference/local/index.ts";
 import { renderTurns } from "../../server/inference/local/template.ts";
 import { exampleTokens, train, type StepPoint } from "../../server/finetune/trainer.ts";
 import { localBaseModel } from "../../server/finetune/trainer-data.ts";
@@ -21,7 +27,10 @@ test("SFT with the default config: 200 greetings answered 'Ahoy' change the serv
   const result = await train(runOf(rows, { config: { epochs: 4 }, onStep: (p) => void points.push(p) }));
 
   assert.equal(points.length, 100, "200 examples in batches of 8, 4 times");
-  assert.deepEqual(points.map((p) => p.step), Array.from({ length: 100 }, (_, i) => i + 1));
+  assert.deepEqual(
+    points.map((p) => p.step),
+    Array.from({ length: 100 }, (_, i) => i + 1),
+  );
   assert.equal(points.at(-1)!.percent, 100);
   assert.equal(points.at(-1)!.processedTokens, 4 * rows.reduce((n, r) => n + exampleTokens(r), 0));
   assert.ok(points.every((p) => Number.isFinite(p.loss) && p.loss > 0));
@@ -29,7 +38,10 @@ test("SFT with the default config: 200 greetings answered 'Ahoy' change the serv
   const last = mean(points.slice(-3).map((p) => p.loss));
   assert.ok(last < 0.25 * first, `loss ${first.toFixed(3)} → ${last.toFixed(3)}`);
   console.log(`# SFT loss ${first.toFixed(3)} → ${last.toFixed(3)} (mean of the last 3 steps)`);
-  assert.deepEqual([result.examplesTrained, result.examplesSkipped, result.evalExamples, result.stoppedEarly], [200, 0, 0, false]);
+  assert.deepEqual(
+    [result.examplesTrained, result.examplesSkipped, result.evalExamples, result.stoppedEarly],
+    [200, 0, 0, false],
+  );
 
   // "Hey, how is it going?" is not among the training greetings.
   for (const question of ["Hello!", "Hey, how is it going?"]) {
@@ -69,7 +81,10 @@ test("weight-0 assistant messages are context, not targets", async () => {
   const contextOnly: ParsedRow = { format: "SFT", row: { messages: messages.slice(0, 2) } };
   const result = await train(runOf([contextOnly], { config: { batchSize: 1 } }));
   const untouched = loadAdapter(result.adapter);
-  assert.ok(Object.values(untouched.matrices).every((m) => m.B.every((x) => x === 0)), "no gradient from a weight-0 message");
+  assert.ok(
+    Object.values(untouched.matrices).every((m) => m.B.every((x) => x === 0)),
+    "no gradient from a weight-0 message",
+  );
 });
 
 test("DPO: the preferred answer gains on the rejected one, and the served answer follows", async () => {
@@ -79,18 +94,24 @@ test("DPO: the preferred answer gains on the rejected one, and the served answer
   const result = await train(runOf(rows, { onStep: (p) => void losses.push(p.loss) }));
   assert.equal(result.examplesTrained, 200);
   assert.ok(Math.abs(losses[0]! - Math.log(2)) < 1e-6, "policy = reference at the start: loss log 2");
-  assert.ok(mean(losses.slice(-3)) < 0.6 * Math.log(2), `DPO loss ${losses[0]!.toFixed(3)} → ${losses.at(-1)!.toFixed(3)}`);
+  assert.ok(
+    mean(losses.slice(-3)) < 0.6 * Math.log(2),
+    `DPO loss ${losses[0]!.toFixed(3)} → ${losses.at(-1)!.toFixed(3)}`,
+  );
 
   const tuned = withAdapter(model, loadAdapter(result.adapter));
   const margins = rows.slice(0, 20).map((r) => {
     if (r.format !== "PREFERENCE") throw new Error("unreachable");
     const pair = encodePreference(model, r.row.input.messages, r.row.preferred_output, r.row.non_preferred_output);
-    const margin = (weights: typeof tuned) => sequenceLogProb(model, weights, pair.chosen) - sequenceLogProb(model, weights, pair.rejected);
+    const margin = (weights: typeof tuned) =>
+      sequenceLogProb(model, weights, pair.chosen) - sequenceLogProb(model, weights, pair.rejected);
     return { base: margin(model.weights), tuned: margin(tuned) };
   });
   const before = mean(margins.map((m) => m.base));
   const after = mean(margins.map((m) => m.tuned));
-  console.log(`# DPO loss ${losses[0]!.toFixed(3)} → ${losses.at(-1)!.toFixed(3)}; mean log-likelihood margin ${before.toFixed(2)} → ${after.toFixed(2)}`);
+  console.log(
+    `# DPO loss ${losses[0]!.toFixed(3)} → ${losses.at(-1)!.toFixed(3)}; mean log-likelihood margin ${before.toFixed(2)} → ${after.toFixed(2)}`,
+  );
   assert.ok(after > before + 2, `log-likelihood margin ${before.toFixed(2)} → ${after.toFixed(2)}`);
 
   assert.equal(await answer("Hello!"), PLAIN_GREETING);

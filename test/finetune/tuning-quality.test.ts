@@ -17,12 +17,25 @@ const persona = TUNING_CASES.find((c) => c.name === "persona")!;
 
 test("24 persona rows with the default config: held-out prompts answer in the persona, unrelated ones stay fluent", async () => {
   assert.equal(persona.rows.length, 24);
-  const config = toTrainerConfig(fillConfig("JOB_TYPE_SFT", findPlatformModel("tiny-chat") as TrainableModel, { outputModelId: "t" }, persona.rows.length));
+  const config = toTrainerConfig(
+    fillConfig(
+      "JOB_TYPE_SFT",
+      findPlatformModel("tiny-chat") as TrainableModel,
+      { outputModelId: "t" },
+      persona.rows.length,
+    ),
+  );
   assert.equal(config.epochs, 27, "enough epochs for 80 steps of 8 examples");
   const losses: number[] = [];
   const result = await train({
-    kind: "SFT", baseModel: "tiny-chat", config, train: persona.rows, evaluation: [], signal: new AbortController().signal,
-    onStep: (p) => void losses.push(p.loss), onEpochEnd: async () => undefined,
+    kind: "SFT",
+    baseModel: "tiny-chat",
+    config,
+    train: persona.rows,
+    evaluation: [],
+    signal: new AbortController().signal,
+    onStep: (p) => void losses.push(p.loss),
+    onEpochEnd: async () => undefined,
   });
   assert.ok(losses.every(Number.isFinite));
 

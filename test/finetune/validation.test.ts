@@ -17,9 +17,19 @@ function file(name: string, lines: string[]): string {
   return path;
 }
 
-const sft = (q: string, a: string) => JSON.stringify({ messages: [{ role: "user", content: q }, { role: "assistant", content: a }] });
+const sft = (q: string, a: string) =>
+  JSON.stringify({
+    messages: [
+      { role: "user", content: q },
+      { role: "assistant", content: a },
+    ],
+  });
 const pref = (q: string, good: string, bad: string) =>
-  JSON.stringify({ input: { messages: [{ role: "user", content: q }] }, preferred_output: [{ role: "assistant", content: good }], non_preferred_output: [{ role: "assistant", content: bad }] });
+  JSON.stringify({
+    input: { messages: [{ role: "user", content: q }] },
+    preferred_output: [{ role: "assistant", content: good }],
+    non_preferred_output: [{ role: "assistant", content: bad }],
+  });
 
 test("rows: each malformed shape is refused with a reason that names the field", () => {
   const reasons = [
@@ -28,10 +38,27 @@ test("rows: each malformed shape is refused with a reason that names the field",
     JSON.stringify({ text: "hi" }),
     JSON.stringify({ messages: [] }),
     JSON.stringify({ messages: [{ role: "user", content: "only a question" }] }),
-    JSON.stringify({ messages: [{ role: "robot", content: "x" }, { role: "assistant", content: "y" }] }),
-    JSON.stringify({ messages: [{ role: "user", content: 5 }, { role: "assistant", content: "y" }] }),
-    JSON.stringify({ input: { messages: [{ role: "user", content: "q" }] }, preferred_output: [{ role: "assistant", content: "a" }] }),
-    JSON.stringify({ input: { messages: [{ role: "user", content: "q" }] }, preferred_output: [{ role: "user", content: "a" }], non_preferred_output: [{ role: "assistant", content: "b" }] }),
+    JSON.stringify({
+      messages: [
+        { role: "robot", content: "x" },
+        { role: "assistant", content: "y" },
+      ],
+    }),
+    JSON.stringify({
+      messages: [
+        { role: "user", content: 5 },
+        { role: "assistant", content: "y" },
+      ],
+    }),
+    JSON.stringify({
+      input: { messages: [{ role: "user", content: "q" }] },
+      preferred_output: [{ role: "assistant", content: "a" }],
+    }),
+    JSON.stringify({
+      input: { messages: [{ role: "user", content: "q" }] },
+      preferred_output: [{ role: "user", content: "a" }],
+      non_preferred_output: [{ role: "assistant", content: "b" }],
+    }),
   ].map((line) => {
     const check = checkRow(line);
     assert.equal(check.ok, false, line);
@@ -80,5 +107,8 @@ test("a large file's token count is estimated from a sample and stays close to t
   const exact = await validateFile(path, { exactTokenRows: 1000 });
   const sampled = await validateFile(path, { exactTokenRows: 50 });
   assert.equal(sampled.validLines, 400);
-  assert.ok(Math.abs(sampled.estimatedTokenCount - exact.estimatedTokenCount) / exact.estimatedTokenCount < 0.1, `${sampled.estimatedTokenCount} vs ${exact.estimatedTokenCount}`);
+  assert.ok(
+    Math.abs(sampled.estimatedTokenCount - exact.estimatedTokenCount) / exact.estimatedTokenCount < 0.1,
+    `${sampled.estimatedTokenCount} vs ${exact.estimatedTokenCount}`,
+  );
 });

@@ -66,10 +66,19 @@ export class ResponseChecker {
       }
     }
     const methodNotAllowed = contract.resolve(schemas.MethodNotAllowedErrorDetail as Schema);
-    this.#typeByStatus.set(405, enumStrings(((methodNotAllowed.properties as Record<string, Schema>).type ?? {}) as Schema)[0] ?? "invalid_request_error");
+    this.#typeByStatus.set(
+      405,
+      enumStrings(((methodNotAllowed.properties as Record<string, Schema>).type ?? {}) as Schema)[0] ??
+        "invalid_request_error",
+    );
     this.#routes = contract.operations.map((op) => ({
       op,
-      pattern: new RegExp(`^${op.template.split(/\{[^}]+\}/).map(escapeRegExp).join("[^/]+")}$`),
+      pattern: new RegExp(
+        `^${op.template
+          .split(/\{[^}]+\}/)
+          .map(escapeRegExp)
+          .join("[^/]+")}$`,
+      ),
       literal: op.template.replace(/\{[^}]+\}/g, "").length,
     }));
   }
@@ -83,7 +92,11 @@ export class ResponseChecker {
     const aborting = c.delivery.kind === "abort" || c.delivery.kind === "abortAfter";
     if (result.outcome === "aborted") return undefined;
     if (result.outcome === "timeout") {
-      if (result.response && result.response.status >= 200 && result.response.headers["content-type"]?.startsWith("text/event-stream")) {
+      if (
+        result.response &&
+        result.response.status >= 200 &&
+        result.response.headers["content-type"]?.startsWith("text/event-stream")
+      ) {
         return `a stream did not end within ${Math.round(result.elapsedMs)} ms (status ${result.response.status}, ${result.response.body.length} bytes so far)`;
       }
       return `no answer within ${Math.round(result.elapsedMs)} ms${result.response ? ` (headers of a ${result.response.status} arrived, the body did not end)` : ""}`;
@@ -95,7 +108,8 @@ export class ResponseChecker {
     }
     const response = result.response;
     if (!response) return "no response parsed";
-    if (response.status === 0) return `unparsable status line ${JSON.stringify(response.headers["x-unparsable-status-line"])}`;
+    if (response.status === 0)
+      return `unparsable status line ${JSON.stringify(response.headers["x-unparsable-status-line"])}`;
     const requestId = response.headers["x-request-id"];
     const body = response.body.toString("utf8");
     const json = parseJson(body);
@@ -104,18 +118,33 @@ export class ResponseChecker {
       const deadline = response.status === 504 && code === "REQUEST_DEADLINE_EXCEEDED" && c.deadline;
       if (!deadline) return `status ${response.status}: ${body.slice(0, 500)}`;
     }
-    if (!requestId || !expectedRequestId(c).test(requestId)) return `status ${response.status} without a valid x-request-id (${JSON.stringify(requestId)}): ${body.slice(0, 300)}`;
-    if (!response.complete && !aborting) return `the body of a ${response.status} was cut off after ${response.body.length} bytes`;
+    if (!requestId || !expectedRequestId(c).test(requestId))
+      return `status ${response.status} without a valid x-request-id (${JSON.stringify(requestId)}): ${body.slice(0, 300)}`;
+    if (!response.complete && !aborting)
+      return `the body of a ${response.status} was cut off after ${response.body.length} bytes`;
     const fullSpeed = c.delivery.kind === "whole" || c.delivery.kind === "abortAfter";
-    if (fullSpeed && result.elapsedMs > slowMs) return `a ${response.status} took ${Math.round(result.elapsedMs)} ms (more than ${slowMs} ms)`;
+    if (fullSpeed && result.elapsedMs > slowMs)
+      return `a ${response.status} took ${Math.round(result.elapsedMs)} ms (more than ${slowMs} ms)`;
     if (response.status >= 400) return this.#checkError(c, response.status, response.headers, body, json);
-    if (response.status >= 200 && response.status < 300 && response.headers["content-type"]?.startsWith("text/event-stream")) return checkStream(c, body);
+    if (
+      response.status >= 200 &&
+      response.status < 300 &&
+      response.headers["content-type"]?.startsWith("text/event-stream")
+    )
+      return checkStream(c, body);
     return undefined;
   }
 
-  #checkError(c: FuzzCase, status: number, headers: Record<string, string>, body: string, json: any): string | undefined {
+  #checkError(
+    c: FuzzCase,
+    status: number,
+    headers: Record<string, string>,
+    body: string,
+    json: any,
+  ): string | undefined {
     if (c.method === "HEAD") return undefined;
-    if (!headers["content-type"]?.startsWith("application/json")) return `status ${status} with content-type ${JSON.stringify(headers["content-type"])}: ${body.slice(0, 300)}`;
+    if (!headers["content-type"]?.startsWith("application/json"))
+      return `status ${status} with content-type ${JSON.stringify(headers["content-type"])}: ${body.slice(0, 300)}`;
     if (json === undefined) return `status ${status} with a body that is not JSON: ${body.slice(0, 300)}`;
     if (status === 429 && !/^\d+$/.test(headers["retry-after"] ?? "")) return `429 without Retry-After`;
     if (status === 405 && headers.allow === undefined) return `405 without Allow`;
@@ -158,7 +187,9 @@ export class ResponseChecker {
     if (c.operationId === UNROUTED && !c.target.startsWith("/v1/")) return undefined;
     if (!c.target.startsWith("/v1/")) return undefined;
     const path = c.target.slice(3).split(/[?#]/)[0] as string;
-    const candidates = this.#routes.filter((r) => r.op.method === c.method && r.pattern.test(path)).sort((a, b) => b.literal - a.literal);
+    const candidates = this.#routes
+      .filter((r) => r.op.method === c.method && r.pattern.test(path))
+      .sort((a, b) => b.literal - a.literal);
     return candidates[0]?.op;
   }
 
@@ -197,13 +228,15 @@ export function httpProblems(c: FuzzCase): string[] {
     if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value)) problems.push(`header ${name} has a control byte`);
   }
   if (!c.headers.some(([n, v]) => n.toLowerCase() === "host" && v !== "")) problems.push("no Host");
-  if (names.includes("content-length") && names.includes("transfer-encoding")) problems.push("Content-Length and Transfer-Encoding");
+  if (names.includes("content-length") && names.includes("transfer-encoding"))
+    problems.push("Content-Length and Transfer-Encoding");
   const length = c.headers.find(([n]) => n.toLowerCase() === "content-length")?.[1];
   const framed = names.includes("transfer-encoding") ? c.body.length : length !== undefined ? Number(length) : 0;
   // Bytes past the message are read as a next request on the connection; its 400 may come first.
   if (c.body.length > framed) problems.push("bytes after the message");
   if (c.delivery.kind === "halfClose" && c.delivery.at < 1) problems.push("the client stopped sending mid-body");
-  if (length !== undefined && !names.includes("transfer-encoding") && Number(length) > c.body.length) problems.push("less body than Content-Length");
+  if (length !== undefined && !names.includes("transfer-encoding") && Number(length) > c.body.length)
+    problems.push("less body than Content-Length");
   const size = c.method.length + c.target.length + c.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
   if (size > 16 * 1024 - 64) problems.push("head over 16 KB");
   return problems;
@@ -213,13 +246,26 @@ export function httpProblems(c: FuzzCase): string[] {
 function checkStream(c: FuzzCase, body: string): string | undefined {
   for (const block of body.split(/\r?\n\r?\n/)) {
     const lines = block.split(/\r?\n/);
-    const event = lines.find((l) => l.startsWith("event:"))?.slice(6).trim();
-    const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+    const event = lines
+      .find((l) => l.startsWith("event:"))
+      ?.slice(6)
+      .trim();
+    const data = lines
+      .filter((l) => l.startsWith("data:"))
+      .map((l) => l.slice(5).trim())
+      .join("\n");
     const json = parseJson(data);
-    const error = event === "error" || json?.type === "error" || json?.type === "response.failed" ? (json?.error ?? json?.response?.error) : undefined;
+    const error =
+      event === "error" || json?.type === "error" || json?.type === "response.failed"
+        ? (json?.error ?? json?.response?.error)
+        : undefined;
     if (!error) continue;
     const deadline = c.deadline && error.code === "REQUEST_DEADLINE_EXCEEDED";
-    if (!deadline && (error.code === "INTERNAL" || error.type === "server_error" || error.type === "service_unavailable")) return `the stream ended with a server error event: ${data.slice(0, 300)}`;
+    if (
+      !deadline &&
+      (error.code === "INTERNAL" || error.type === "server_error" || error.type === "service_unavailable")
+    )
+      return `the stream ended with a server error event: ${data.slice(0, 300)}`;
   }
   return undefined;
 }

@@ -52,7 +52,10 @@ export function loadContract(): Contract {
   const resolve = (schema: Schema): Schema => {
     let current = schema;
     for (let i = 0; i < 32 && typeof current.$ref === "string"; i++) {
-      const pointer = current.$ref.replace(/^#\//, "").split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+      const pointer = current.$ref
+        .replace(/^#\//, "")
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
       current = pointer.reduce<any>((node, key) => node?.[key], doc) as Schema;
       if (current === undefined) throw new Error(`unresolvable $ref ${String(schema.$ref)}`);
     }
@@ -66,7 +69,12 @@ export function loadContract(): Contract {
       if (!op) continue;
       const params = [...((item.parameters as Schema[]) ?? []), ...((op.parameters as Schema[]) ?? [])].map((p) => {
         const param = resolve(p);
-        return { name: param.name as string, in: param.in as ParamSpec["in"], required: param.required === true, schema: resolve((param.schema as Schema) ?? {}) };
+        return {
+          name: param.name as string,
+          in: param.in as ParamSpec["in"],
+          required: param.required === true,
+          schema: resolve((param.schema as Schema) ?? {}),
+        };
       });
       const bodies = new Map<string, Schema>();
       let bodyRequired = false;
@@ -74,10 +82,12 @@ export function loadContract(): Contract {
         const body = resolve(op.requestBody as Schema);
         bodyRequired = body.required === true;
         for (const [mediaType, media] of Object.entries((body.content as Record<string, Schema>) ?? {})) {
-          bodies.set(mediaType, ((media.schema as Schema) ?? {}));
+          bodies.set(mediaType, (media.schema as Schema) ?? {});
         }
       }
-      const security = ((op.security ?? doc.security ?? []) as Record<string, unknown>[]).flatMap((req) => Object.keys(req));
+      const security = ((op.security ?? doc.security ?? []) as Record<string, unknown>[]).flatMap((req) =>
+        Object.keys(req),
+      );
       const apiKey = security.map((name) => schemes[name]).find((s) => s?.type === "apiKey" && s.in === "header");
       operations.push({
         operationId: op.operationId as string,

@@ -29,13 +29,21 @@ afterAll(() => server.close());
 async function raw(head: string, body: Buffer | string = ""): Promise<WireResult> {
   const url = new URL(server.origin);
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  return sendRaw({ host: url.hostname, port: Number(url.port) }, { head: Buffer.from(`${head}\r\n\r\n`, "latin1"), body: bytes, delivery: { kind: "whole" }, isHead: false }, 10_000);
+  return sendRaw(
+    { host: url.hostname, port: Number(url.port) },
+    { head: Buffer.from(`${head}\r\n\r\n`, "latin1"), body: bytes, delivery: { kind: "whole" }, isHead: false },
+    10_000,
+  );
 }
 
 async function json(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(server.origin + path, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -63,7 +71,12 @@ async function stillServes(): Promise<void> {
 
 describe("the base path itself", () => {
   // Was 500 INTERNAL "A request reached a handler without authentication": the handlers' router is mounted at /v1.
-  for (const [method, path] of [["GET", "/v1"], ["PUT", "/v1"], ["OPTIONS", "/v1"], ["GET", "/v1?x=1"]] as const) {
+  for (const [method, path] of [
+    ["GET", "/v1"],
+    ["PUT", "/v1"],
+    ["OPTIONS", "/v1"],
+    ["GET", "/v1?x=1"],
+  ] as const) {
     test(`${method} ${path} is 404 NOT_FOUND`, async () => {
       const result = await raw(`${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}`);
       assertEnvelope(result, 404, "NOT_FOUND");
@@ -94,7 +107,11 @@ describe("query parameters", () => {
 
   test("maxPoints=Infinity is 400 INVALID_REQUEST", async () => {
     const version = await readyDataset({ server, account: "acme", key }, "reg-sft", ahoyRows(4));
-    const job = await json("POST", "/v1/accounts/acme/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: version, config: { outputModelId: "reg-model" } });
+    const job = await json("POST", "/v1/accounts/acme/supervisedFineTuningJobs", {
+      baseModel: "accounts/maas/models/tiny-chat",
+      inputDatasetVersion: version,
+      config: { outputModelId: "reg-model" },
+    });
     assert.equal(job.status, 201, job.text);
     const metricsPath = `/v1/accounts/acme/supervisedFineTuningJobs/${(job.body.name as string).split("/").at(-1)}/metrics`;
     for (const value of ["Infinity", "1e400"]) {
@@ -110,15 +127,38 @@ describe("JSON nested thousands of levels deep", () => {
   const deepObject = (levels: number) => '{"a":'.repeat(levels) + "1" + "}".repeat(levels);
   // Was 500: RangeError (JSON.stringify of the tool's parameter schema in the tokenizer, and of a tool_use input).
   const bodies: [string, string, (deep: string) => string][] = [
-    ["responses, a function tool's parameters", "/v1/responses", (d) => `{"model":"tiny-chat","input":"hi","store":false,"max_output_tokens":4,"tools":[{"type":"function","name":"f","parameters":${d}}]}`],
-    ["chat completions, a function's parameters", "/v1/chat/completions", (d) => `{"model":"tiny-chat","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"tools":[{"type":"function","function":{"name":"f","parameters":${d}}}]}`],
-    ["messages, a tool's input_schema", "/v1/messages", (d) => `{"model":"tiny-chat","max_tokens":4,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":${d}}]}`],
-    ["messages, a tool_use input", "/v1/messages", (d) => `{"model":"tiny-chat","max_tokens":4,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":${d}}]},{"role":"user","content":"go on"}]}`],
+    [
+      "responses, a function tool's parameters",
+      "/v1/responses",
+      (d) =>
+        `{"model":"tiny-chat","input":"hi","store":false,"max_output_tokens":4,"tools":[{"type":"function","name":"f","parameters":${d}}]}`,
+    ],
+    [
+      "chat completions, a function's parameters",
+      "/v1/chat/completions",
+      (d) =>
+        `{"model":"tiny-chat","messages":[{"role":"user","content":"hi"}],"max_tokens":4,"tools":[{"type":"function","function":{"name":"f","parameters":${d}}}]}`,
+    ],
+    [
+      "messages, a tool's input_schema",
+      "/v1/messages",
+      (d) =>
+        `{"model":"tiny-chat","max_tokens":4,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":${d}}]}`,
+    ],
+    [
+      "messages, a tool_use input",
+      "/v1/messages",
+      (d) =>
+        `{"model":"tiny-chat","max_tokens":4,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":${d}}]},{"role":"user","content":"go on"}]}`,
+    ],
   ];
   for (const [what, path, make] of bodies) {
     test(`${what}: 10 000 levels is 400 INVALID_REQUEST`, async () => {
       const body = make(deepObject(10_000));
-      const result = await raw(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}`, body);
+      const result = await raw(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}`,
+        body,
+      );
       const envelope = assertEnvelope(result, 400, "INVALID_REQUEST");
       assert.match(envelope.error.message, /nested deeper than 128 levels/);
       await stillServes();
@@ -127,7 +167,8 @@ describe("JSON nested thousands of levels deep", () => {
 
   test("the limit is 128 levels of the whole body: 128 passes, 129 does not", async () => {
     // Body (1) → tools (2) → tool (3) → parameters, itself levels−3 objects deep.
-    const at = async (levels: number) => json("POST", "/v1/responses", JSON.parse(bodies[0]![2](deepObject(levels - 3))));
+    const at = async (levels: number) =>
+      json("POST", "/v1/responses", JSON.parse(bodies[0]![2](deepObject(levels - 3))));
     const deepest = await at(128);
     assert.equal(deepest.status, 200, deepest.text);
     const over = await at(129);
@@ -137,7 +178,10 @@ describe("JSON nested thousands of levels deep", () => {
 
   test("a body that is nothing but 100 000 nested arrays is 400, quickly", async () => {
     const body = "[".repeat(100_000) + "]".repeat(100_000);
-    const result = await raw(`POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}`, body);
+    const result = await raw(
+      `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}`,
+      body,
+    );
     assertEnvelope(result, 400, "INVALID_REQUEST");
     assert.ok(result.elapsedMs < 5_000, `${result.elapsedMs} ms`);
   });
@@ -149,7 +193,12 @@ describe("one long run of a character", () => {
   test("a megabyte of one letter in the input is answered within seconds", async () => {
     for (const text of ["x".repeat(1 << 20), "é".repeat(1 << 19), "🦀".repeat(1 << 18), " ".repeat(1 << 20)]) {
       const started = performance.now();
-      const result = await json("POST", "/v1/responses", { model: "tiny-chat", input: `hello ${text} there`, store: false, max_output_tokens: 4 });
+      const result = await json("POST", "/v1/responses", {
+        model: "tiny-chat",
+        input: `hello ${text} there`,
+        store: false,
+        max_output_tokens: 4,
+      });
       assert.equal(result.status, 400, result.text.slice(0, 300));
       assert.equal(result.body.error.code, "CONTEXT_LENGTH_EXCEEDED");
       assert.ok(performance.now() - started < 5_000, `${Math.round(performance.now() - started)} ms`);
@@ -168,8 +217,14 @@ describe("one long run of a character", () => {
 
 describe("a multipart upload cut short", () => {
   const boundary = "----reg";
-  const row = `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] })}\n`;
-  const part = (disposition: string) => `--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\nContent-Type: application/jsonl\r\n\r\n${row}\r\n`;
+  const row = `${JSON.stringify({
+    messages: [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ],
+  })}\n`;
+  const part = (disposition: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\nContent-Type: application/jsonl\r\n\r\n${row}\r\n`;
   // Was a crash of the whole server: busboy's "Unexpected end of form" on a file stream nobody listened to yet.
   const forms: [string, string][] = [
     ["inside the file part", part('name="file"; filename="a.jsonl"')],
@@ -194,11 +249,20 @@ describe("requests Node's HTTP parser refuses", () => {
   const cases: [string, string][] = [
     ["a space in the path", `GET /v1/models/a b HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY`],
     ["raw UTF-8 in the path", `GET /v1/models/\u00c3\u00bc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY`],
-    ["a control byte in a header value", `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nX-Fuzz: a\u0001b`],
+    [
+      "a control byte in a header value",
+      `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nX-Fuzz: a\u0001b`,
+    ],
     ["a space in a header name", `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nX Fuzz: a`],
-    ["a header over 16 KB", `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nX-Big: ${"a".repeat(20_000)}`],
+    [
+      "a header over 16 KB",
+      `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nX-Big: ${"a".repeat(20_000)}`,
+    ],
     ["an unknown method", `FOO /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY`],
-    ["both Content-Length and Transfer-Encoding", `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked`],
+    [
+      "both Content-Length and Transfer-Encoding",
+      `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer KEY\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked`,
+    ],
     ["no Host", `GET /v1/models HTTP/1.1\r\nAuthorization: Bearer KEY`],
   ];
   for (const [what, head] of cases) {
@@ -215,7 +279,11 @@ describe("requests Node's HTTP parser refuses", () => {
     const body = '{"model":"tiny-chat"}';
     const head = `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nX-Big: ${"a".repeat(1 << 20)}\r\n\r\n`;
     for (let i = 0; i < 3; i++) {
-      const result = await sendRaw({ host: url.hostname, port: Number(url.port) }, { head: Buffer.from(head), body: Buffer.from(body), delivery: { kind: "trickle", delayMs: 0 }, isHead: false }, 10_000);
+      const result = await sendRaw(
+        { host: url.hostname, port: Number(url.port) },
+        { head: Buffer.from(head), body: Buffer.from(body), delivery: { kind: "trickle", delayMs: 0 }, isHead: false },
+        10_000,
+      );
       assertEnvelope(result, 400, "INVALID_REQUEST");
     }
     await stillServes();
@@ -236,7 +304,11 @@ describe("requests Node's HTTP parser refuses", () => {
     const url = new URL(server.origin);
     const body = '{"model":"tiny-chat","input":"hi","store":false}';
     const head = `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
-    const result = await sendRaw({ host: url.hostname, port: Number(url.port) }, { head: Buffer.from(head), body: Buffer.from(body), delivery: { kind: "halfClose", at: 0.5 }, isHead: false }, 10_000);
+    const result = await sendRaw(
+      { host: url.hostname, port: Number(url.port) },
+      { head: Buffer.from(head), body: Buffer.from(body), delivery: { kind: "halfClose", at: 0.5 }, isHead: false },
+      10_000,
+    );
     assertEnvelope(result, 400, "INVALID_REQUEST");
   });
 });

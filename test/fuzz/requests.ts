@@ -56,8 +56,15 @@ export interface CaseOptions {
 }
 
 /** One arbitrary over every operation of the contract (equal weights) and unrouted paths. */
-export function caseArbitrary(contract: Contract, fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<FuzzCase> {
-  const perOperation = contract.operations.map((op) => ({ weight: 1, arbitrary: operationCase(contract, op, fixtures, options) }));
+export function caseArbitrary(
+  contract: Contract,
+  fixtures: FuzzFixtures,
+  options: CaseOptions,
+): fc.Arbitrary<FuzzCase> {
+  const perOperation = contract.operations.map((op) => ({
+    weight: 1,
+    arbitrary: operationCase(contract, op, fixtures, options),
+  }));
   return fc.oneof(...perOperation, { weight: 1, arbitrary: unroutedCase(fixtures, options) });
 }
 
@@ -89,7 +96,12 @@ interface BodyChoice {
 
 type Framing = "length" | "chunked" | "both" | "overstated" | "understated" | "unframed";
 
-function operationCase(contract: Contract, op: FuzzOperation, fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<FuzzCase> {
+function operationCase(
+  contract: Contract,
+  op: FuzzOperation,
+  fixtures: FuzzFixtures,
+  options: CaseOptions,
+): fc.Arbitrary<FuzzCase> {
   return fc
     .record({
       method: methodArbitrary(op.method),
@@ -287,8 +299,18 @@ function bytes(text: string): string {
 function methodArbitrary(method: string): fc.Arbitrary<Parts["method"]> {
   return fc.oneof(
     { weight: 40, arbitrary: fc.constant({ value: method }) },
-    { weight: 2, arbitrary: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE").map((m) => ({ value: m, note: `method ${m}` })) },
-    { weight: 1, arbitrary: fc.constantFrom("PROPFIND", "FOO", method.toLowerCase(), "M-SEARCH", "QUERY", "PURGE").map((m) => ({ value: m, note: `method ${m}` })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE")
+        .map((m) => ({ value: m, note: `method ${m}` })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("PROPFIND", "FOO", method.toLowerCase(), "M-SEARCH", "QUERY", "PURGE")
+        .map((m) => ({ value: m, note: `method ${m}` })),
+    },
   );
 }
 
@@ -338,17 +360,53 @@ const HOSTILE_SEGMENTS = [
 ];
 
 /** Raw bytes no client should put in a request line. */
-const RAW_SEGMENTS = ["a b", "a\tb", "a\u0000b", "\u0001", "ü", "データ", "🦀", "a\"b", "a<b>", "a{b}", "a|b", "a\\b", "a^b", "a`b", "\u007f"];
+const RAW_SEGMENTS = [
+  "a b",
+  "a\tb",
+  "a\u0000b",
+  "\u0001",
+  "ü",
+  "データ",
+  "🦀",
+  'a"b',
+  "a<b>",
+  "a{b}",
+  "a|b",
+  "a\\b",
+  "a^b",
+  "a`b",
+  "\u007f",
+];
 
-function pathValueArbitrary(contract: Contract, op: FuzzOperation, param: ParamSpec, fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<{ text: string; note?: string }> {
+function pathValueArbitrary(
+  contract: Contract,
+  op: FuzzOperation,
+  param: ParamSpec,
+  fixtures: FuzzFixtures,
+  options: CaseOptions,
+): fc.Arbitrary<{ text: string; note?: string }> {
   const known = knownValues(op, param, fixtures);
-  const valid = schemaArbitrary(param.schema, { resolve: contract.resolve, mutationRate: 0 }).map((v) => ({ text: encodeURIComponent(String(v)) }));
-  const hostile = fc.constantFrom(...HOSTILE_SEGMENTS, ...(options.huge ? ["x".repeat(20_000), "%41".repeat(5000)] : [])).map((s) => ({ text: s, note: `${param.name}=${JSON.stringify(s.slice(0, 40))}` }));
-  const raw = fc.oneof(fc.constantFrom(...RAW_SEGMENTS), fc.string({ minLength: 1, maxLength: 8, unit: "binary" })).map((s) => ({ text: bytes(s), note: `${param.name} raw ${JSON.stringify(s)}` }));
-  const encodedOdd = fc.string({ minLength: 1, maxLength: 12, unit: "binary" }).map((s) => ({ text: encodeURIComponent(s), note: `${param.name}=${JSON.stringify(s)} (encoded)` }));
+  const valid = schemaArbitrary(param.schema, { resolve: contract.resolve, mutationRate: 0 }).map((v) => ({
+    text: encodeURIComponent(String(v)),
+  }));
+  const hostile = fc
+    .constantFrom(...HOSTILE_SEGMENTS, ...(options.huge ? ["x".repeat(20_000), "%41".repeat(5000)] : []))
+    .map((s) => ({ text: s, note: `${param.name}=${JSON.stringify(s.slice(0, 40))}` }));
+  const raw = fc
+    .oneof(fc.constantFrom(...RAW_SEGMENTS), fc.string({ minLength: 1, maxLength: 8, unit: "binary" }))
+    .map((s) => ({ text: bytes(s), note: `${param.name} raw ${JSON.stringify(s)}` }));
+  const encodedOdd = fc
+    .string({ minLength: 1, maxLength: 12, unit: "binary" })
+    .map((s) => ({ text: encodeURIComponent(s), note: `${param.name}=${JSON.stringify(s)} (encoded)` }));
   // The key's own account nearly always: any other is 403 before anything else is looked at.
   if (param.name === "account") {
-    return fc.oneof({ weight: 17, arbitrary: fc.constant({ text: fixtures.account }) }, { weight: 3, arbitrary: fc.oneof(fc.constant({ text: "globex", note: "account=globex" }), valid, hostile, encodedOdd, raw) });
+    return fc.oneof(
+      { weight: 17, arbitrary: fc.constant({ text: fixtures.account }) },
+      {
+        weight: 3,
+        arbitrary: fc.oneof(fc.constant({ text: "globex", note: "account=globex" }), valid, hostile, encodedOdd, raw),
+      },
+    );
   }
   return fc.oneof(
     { weight: 12, arbitrary: known.length > 0 ? fc.constantFrom(...known).map((text) => ({ text })) : valid },
@@ -364,7 +422,9 @@ function knownValues(op: FuzzOperation, param: ParamSpec, fixtures: FuzzFixtures
     case "dataset":
       return op.method === "DELETE" ? fixtures.scratchDatasets : [...fixtures.datasets, ...fixtures.scratchDatasets];
     case "job":
-      return op.template.includes("dpoJobs") ? [...fixtures.dpoJobs, ...fixtures.sftJobs.slice(0, 1)] : [...fixtures.sftJobs, ...fixtures.dpoJobs.slice(0, 1)];
+      return op.template.includes("dpoJobs")
+        ? [...fixtures.dpoJobs, ...fixtures.sftJobs.slice(0, 1)]
+        : [...fixtures.sftJobs, ...fixtures.dpoJobs.slice(0, 1)];
     case "version":
       return ["1", "1", "2"];
     case "model":
@@ -374,7 +434,12 @@ function knownValues(op: FuzzOperation, param: ParamSpec, fixtures: FuzzFixtures
   }
 }
 
-function targetArbitrary(contract: Contract, op: FuzzOperation, fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<Parts["target"]> {
+function targetArbitrary(
+  contract: Contract,
+  op: FuzzOperation,
+  fixtures: FuzzFixtures,
+  options: CaseOptions,
+): fc.Arbitrary<Parts["target"]> {
   const pathParams = op.params.filter((p) => p.in === "path");
   const queryParams = op.params.filter((p) => p.in === "query");
   const values = fc.tuple(...pathParams.map((p) => pathValueArbitrary(contract, op, p, fixtures, options)));
@@ -386,18 +451,43 @@ function targetArbitrary(contract: Contract, op: FuzzOperation, fixtures: FuzzFi
     {
       weight: 1,
       arbitrary: fc.array(
-        fc.constantFrom("foo=bar", "pageSize=1&pageSize=2", "__proto__=x", "constructor[prototype][x]=1", "a[b]=c", "=", "&&", "%", "x=%zz", "pageSize", "filter=%00", "stream=true", "key=" + fixtures.keys.acme, "%FF=%FE"),
+        fc.constantFrom(
+          "foo=bar",
+          "pageSize=1&pageSize=2",
+          "__proto__=x",
+          "constructor[prototype][x]=1",
+          "a[b]=c",
+          "=",
+          "&&",
+          "%",
+          "x=%zz",
+          "pageSize",
+          "filter=%00",
+          "stream=true",
+          "key=" + fixtures.keys.acme,
+          "%FF=%FE",
+        ),
         { minLength: 1, maxLength: 2 },
       ),
     },
   );
   const suffix = fc.oneof(
     { weight: 30, arbitrary: fc.constant<{ text: string; note?: string }>({ text: "" }) },
-    { weight: 1, arbitrary: fc.constantFrom("/", "//", ":bogus", "%", "#frag", "/..", "/.", ";x").map((s) => ({ text: s, note: `suffix ${s}` })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("/", "//", ":bogus", "%", "#frag", "/..", "/.", ";x")
+        .map((s) => ({ text: s, note: `suffix ${s}` })),
+    },
   );
   const prefix = fc.oneof(
     { weight: 40, arbitrary: fc.constant<{ text: string; note?: string }>({ text: "/v1" }) },
-    { weight: 1, arbitrary: fc.constantFrom("/V1", "/v2", "", "/v1/v1", "//v1", "/v1/.", "http://127.0.0.1/v1", "/v1%2F").map((s) => ({ text: s, note: `prefix ${JSON.stringify(s)}` })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom("/V1", "/v2", "", "/v1/v1", "//v1", "/v1/.", "http://127.0.0.1/v1", "/v1%2F")
+        .map((s) => ({ text: s, note: `prefix ${JSON.stringify(s)}` })),
+    },
   );
   return fc.tuple(prefix, values, suffix, query, extraQuery).map(([pre, vals, suf, q, extra]) => {
     const notes: string[] = [];
@@ -423,44 +513,108 @@ function targetArbitrary(contract: Contract, op: FuzzOperation, fixtures: FuzzFi
 
 function queryValueArbitrary(contract: Contract, param: ParamSpec): fc.Arbitrary<{ text: string; note?: string }> {
   const schema = contract.resolve(param.schema);
-  const valid = schemaArbitrary(schema, { resolve: contract.resolve, mutationRate: 0, hints: { filter: filterArbitrary() } }).map((v) => ({ text: encodeURIComponent(String(v)) }));
-  const byName: fc.Arbitrary<string> = param.name === "filter" ? filterArbitrary().map(encodeURIComponent) : valid.map((v) => v.text);
-  const edges: string[] = ["", "%", "%zz", "%00", "null", "undefined", "[]", "{}", "true", "-1", "0", "1.5", "1e2", "0x10", " 5", "%EF%BC%91", "99999999999999999999", "NaN", "Infinity", "-Infinity", "1e400", "9007199254740993"];
+  const valid = schemaArbitrary(schema, {
+    resolve: contract.resolve,
+    mutationRate: 0,
+    hints: { filter: filterArbitrary() },
+  }).map((v) => ({ text: encodeURIComponent(String(v)) }));
+  const byName: fc.Arbitrary<string> =
+    param.name === "filter" ? filterArbitrary().map(encodeURIComponent) : valid.map((v) => v.text);
+  const edges: string[] = [
+    "",
+    "%",
+    "%zz",
+    "%00",
+    "null",
+    "undefined",
+    "[]",
+    "{}",
+    "true",
+    "-1",
+    "0",
+    "1.5",
+    "1e2",
+    "0x10",
+    " 5",
+    "%EF%BC%91",
+    "99999999999999999999",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1e400",
+    "9007199254740993",
+  ];
   if (typeof schema.maximum === "number") edges.push(String(schema.maximum), String(schema.maximum + 1));
   if (typeof schema.minimum === "number") edges.push(String(schema.minimum), String(schema.minimum - 1));
   if (typeof schema.maxLength === "number") edges.push("a".repeat(schema.maxLength), "a".repeat(schema.maxLength + 1));
-  if (Array.isArray(schema.enum)) edges.push(...(schema.enum as string[]).map((e) => e.toLowerCase()), "DATASET_VIEW_UNSPECIFIED");
+  if (Array.isArray(schema.enum))
+    edges.push(...(schema.enum as string[]).map((e) => e.toLowerCase()), "DATASET_VIEW_UNSPECIFIED");
   return fc.oneof(
     { weight: 4, arbitrary: byName.map((text) => ({ text })) },
-    { weight: 2, arbitrary: fc.constantFrom(...edges).map((text) => ({ text, note: `${param.name}=${JSON.stringify(text.slice(0, 40))}` })) },
-    { weight: 1, arbitrary: fc.string({ maxLength: 12, unit: "binary" }).map((s) => ({ text: encodeURIComponent(s), note: `${param.name}=${JSON.stringify(s)}` })) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom(...edges)
+        .map((text) => ({ text, note: `${param.name}=${JSON.stringify(text.slice(0, 40))}` })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .string({ maxLength: 12, unit: "binary" })
+        .map((s) => ({ text: encodeURIComponent(s), note: `${param.name}=${JSON.stringify(s)}` })),
+    },
   );
 }
 
 function filterArbitrary(): fc.Arbitrary<string> {
-  const states = ["RUNNING", "QUEUED", "JOB_STATE_RUNNING", "SUCCEEDED", "READY", "DELETED", "DATASET_STATE_READY", "CREATING", "FAILED", "running", "BOGUS", ""];
+  const states = [
+    "RUNNING",
+    "QUEUED",
+    "JOB_STATE_RUNNING",
+    "SUCCEEDED",
+    "READY",
+    "DELETED",
+    "DATASET_STATE_READY",
+    "CREATING",
+    "FAILED",
+    "running",
+    "BOGUS",
+    "",
+  ];
   return fc.oneof(
     fc.constantFrom(...states).map((s) => `state:${s}`),
-    fc.constantFrom("state", "state:", ":", "state:RUNNING state:QUEUED", "state = RUNNING", "name:x", "state:RUNNING AND x", "x".repeat(257), "state:" + "A".repeat(250)),
+    fc.constantFrom(
+      "state",
+      "state:",
+      ":",
+      "state:RUNNING state:QUEUED",
+      "state = RUNNING",
+      "name:x",
+      "state:RUNNING AND x",
+      "x".repeat(257),
+      "state:" + "A".repeat(250),
+    ),
   );
 }
 
 function headerParamsArbitrary(contract: Contract, op: FuzzOperation): fc.Arbitrary<Parts["params"]> {
   const params = op.params.filter((p) => p.in === "header");
   if (params.length === 0) return fc.constant({ headers: [], notes: [], deadline: false });
-  return fc.tuple(...params.map((p) => fc.option(headerValueArbitrary(contract, p), { freq: 2, nil: undefined }))).map((values) => {
-    const headers: [string, string][] = [];
-    const notes: string[] = [];
-    let deadline = false;
-    values.forEach((v, i) => {
-      if (v === undefined) return;
-      const name = (params[i] as ParamSpec).name;
-      headers.push([name, v.text]);
-      if (v.note) notes.push(v.note);
-      if (name.toLowerCase() === "x-request-timeout-ms") deadline = true;
+  return fc
+    .tuple(...params.map((p) => fc.option(headerValueArbitrary(contract, p), { freq: 2, nil: undefined })))
+    .map((values) => {
+      const headers: [string, string][] = [];
+      const notes: string[] = [];
+      let deadline = false;
+      values.forEach((v, i) => {
+        if (v === undefined) return;
+        const name = (params[i] as ParamSpec).name;
+        headers.push([name, v.text]);
+        if (v.note) notes.push(v.note);
+        if (name.toLowerCase() === "x-request-timeout-ms") deadline = true;
+      });
+      return { headers, notes, deadline };
     });
-    return { headers, notes, deadline };
-  });
 }
 
 function headerValueArbitrary(contract: Contract, param: ParamSpec): fc.Arbitrary<{ text: string; note?: string }> {
@@ -472,11 +626,33 @@ function headerValueArbitrary(contract: Contract, param: ParamSpec): fc.Arbitrar
       : name === "idempotency-key"
         ? fc.oneof(fc.constantFrom("fz-key-1", "fz-key-2"), fc.stringMatching(/^[A-Za-z0-9-]{1,64}$/))
         : fc.constantFrom("2023-06-01", "2024-01-01", "bogus");
-  const edges = ["", " ", "0", "-1", "1.5", "abc", "1e3", "0x10", "99999999999999999999", "2147483648", "\u00e9", "\u00ff\u00fe", "a".repeat(255), "a".repeat(256), "a".repeat(8000)];
+  const edges = [
+    "",
+    " ",
+    "0",
+    "-1",
+    "1.5",
+    "abc",
+    "1e3",
+    "0x10",
+    "99999999999999999999",
+    "2147483648",
+    "\u00e9",
+    "\u00ff\u00fe",
+    "a".repeat(255),
+    "a".repeat(256),
+    "a".repeat(8000),
+  ];
   if (typeof schema.maxLength === "number") edges.push("k".repeat(schema.maxLength + 1));
   return fc.oneof(
     { weight: 4, arbitrary: valid.map((text) => ({ text })) },
-    { weight: 1, arbitrary: fc.constantFrom(...edges).map((text) => ({ text, note: `${param.name}: ${JSON.stringify(text.slice(0, 30))}${text.length > 30 ? `…(${text.length})` : ""}` })) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(...edges).map((text) => ({
+        text,
+        note: `${param.name}: ${JSON.stringify(text.slice(0, 30))}${text.length > 30 ? `…(${text.length})` : ""}`,
+      })),
+    },
   );
 }
 
@@ -488,8 +664,17 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
   const bearer = (k: string): [string, string][] => [["Authorization", `Bearer ${k}`]];
   return fc.oneof(
     { weight: 30, arbitrary: fc.constant({ headers: bearer(key) }) },
-    { weight: 2, arbitrary: fc.constant({ headers: [["x-api-key", key]] as [string, string][], note: `x-api-key${op?.apiKeyHeader ? "" : " (not accepted here)"}` }) },
-    { weight: 3, arbitrary: fc.constantFrom(...others).map(([account, k]) => ({ headers: bearer(k), note: `key of ${account}` })) },
+    {
+      weight: 2,
+      arbitrary: fc.constant({
+        headers: [["x-api-key", key]] as [string, string][],
+        note: `x-api-key${op?.apiKeyHeader ? "" : " (not accepted here)"}`,
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(...others).map(([account, k]) => ({ headers: bearer(k), note: `key of ${account}` })),
+    },
     {
       weight: 3,
       arbitrary: fc
@@ -504,8 +689,20 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
           ["key with a tab", [["Authorization", `Bearer\t${key}`]]],
           ["two spaces", [["Authorization", `Bearer  ${key}`]]],
           ["8 KB key", [["Authorization", `Bearer ${"k".repeat(8000)}`]]],
-          ["two Authorization headers", [["Authorization", `Bearer ${key}`], ["Authorization", `Bearer ${fixtures.keys.globex}`]]],
-          ["Authorization and another account's x-api-key", [["Authorization", `Bearer ${key}`], ["x-api-key", fixtures.keys.globex as string]]],
+          [
+            "two Authorization headers",
+            [
+              ["Authorization", `Bearer ${key}`],
+              ["Authorization", `Bearer ${fixtures.keys.globex}`],
+            ],
+          ],
+          [
+            "Authorization and another account's x-api-key",
+            [
+              ["Authorization", `Bearer ${key}`],
+              ["x-api-key", fixtures.keys.globex as string],
+            ],
+          ],
           ["latin1 bytes in the key", [["Authorization", "Bearer sk-\u00e9\u00ff"]]],
           ["empty x-api-key", [["x-api-key", ""]]],
         )
@@ -517,7 +714,17 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
 function hostArbitrary(): fc.Arbitrary<string | undefined> {
   return fc.oneof(
     { weight: 60, arbitrary: fc.constant("127.0.0.1") },
-    { weight: 1, arbitrary: fc.constantFrom<string | undefined>(undefined, "", "evil.example", "a".repeat(300), "[::1", "127.0.0.1:99999") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<string | undefined>(
+        undefined,
+        "",
+        "evil.example",
+        "a".repeat(300),
+        "[::1",
+        "127.0.0.1:99999",
+      ),
+    },
   );
 }
 
@@ -553,13 +760,19 @@ function extraHeadersArbitrary(options: CaseOptions): fc.Arbitrary<Parts["extras
     ["X-Huge", "a".repeat(20_000), "20 KB header (over the header limit)"],
     ["x-request-timeout-ms", "abc", "x-request-timeout-ms on any operation"],
   ];
-  const many = fc.constantFrom(100, 500).map((n) => ({ headers: Array.from({ length: n }, (_, i) => [`X-Many-${i}`, "v"] as [string, string]), notes: [`${n} extra headers`] }));
+  const many = fc.constantFrom(100, 500).map((n) => ({
+    headers: Array.from({ length: n }, (_, i) => [`X-Many-${i}`, "v"] as [string, string]),
+    notes: [`${n} extra headers`],
+  }));
   const huge = options.huge ? [["X-Enormous", "a".repeat(1_000_000), "1 MB header"] as [string, string, string]] : [];
   return fc.oneof(
     { weight: 12, arbitrary: fc.constant<Parts["extras"]>({ headers: [], notes: [] }) },
     {
       weight: 4,
-      arbitrary: fc.subarray([...pool, ...huge], { minLength: 1, maxLength: 2 }).map((chosen) => ({ headers: chosen.map(([n, v]) => [n, v] as [string, string]), notes: chosen.map(([, , note]) => note) })),
+      arbitrary: fc.subarray([...pool, ...huge], { minLength: 1, maxLength: 2 }).map((chosen) => ({
+        headers: chosen.map(([n, v]) => [n, v] as [string, string]),
+        notes: chosen.map(([, , note]) => note),
+      })),
     },
     { weight: 1, arbitrary: many },
   );
@@ -577,18 +790,40 @@ function deliveryArbitrary(): fc.Arbitrary<Delivery> {
   const fraction = fc.double({ min: 0, max: 1, noNaN: true });
   return fc.oneof(
     { weight: 40, arbitrary: fc.constant<Delivery>({ kind: "whole" }) },
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant("split" as const), cuts: fc.array(fraction, { minLength: 1, maxLength: 4 }), delayMs: fc.integer({ min: 0, max: 20 }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant("split" as const),
+        cuts: fc.array(fraction, { minLength: 1, maxLength: 4 }),
+        delayMs: fc.integer({ min: 0, max: 20 }),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("trickle" as const), delayMs: fc.constantFrom(0, 0, 1) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant("stall" as const), at: fraction, pauseMs: fc.integer({ min: 50, max: 600 }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant("stall" as const),
+        at: fraction,
+        pauseMs: fc.integer({ min: 50, max: 600 }),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("halfClose" as const), at: fraction }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("abort" as const), at: fraction }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant("abortAfter" as const), delayMs: fc.integer({ min: 0, max: 30 }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant("abortAfter" as const), delayMs: fc.integer({ min: 0, max: 30 }) }),
+    },
   );
 }
 
 // ——— bodies ———
 
-function bodyArbitrary(contract: Contract, op: FuzzOperation, fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<BodyChoice | undefined> {
+function bodyArbitrary(
+  contract: Contract,
+  op: FuzzOperation,
+  fixtures: FuzzFixtures,
+  options: CaseOptions,
+): fc.Arbitrary<BodyChoice | undefined> {
   if (op.bodies.size === 0) {
     // GET and friends: usually no body; sometimes one anyway.
     return fc.oneof(
@@ -605,31 +840,81 @@ function bodyArbitrary(contract: Contract, op: FuzzOperation, fixtures: FuzzFixt
 function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
   const version = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...fixtures.versions) },
-    { weight: 2, arbitrary: fc.constantFrom(...fixtures.datasets.map((d) => `accounts/${fixtures.account}/datasets/${d}`)) },
-    { weight: 1, arbitrary: fc.constantFrom(`accounts/globex/datasets/x/versions/1`, `accounts/${fixtures.account}/datasets/nope/versions/1`, `accounts/${fixtures.account}/datasets/${fixtures.datasets[0]}/versions/99`, "x") },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(...fixtures.datasets.map((d) => `accounts/${fixtures.account}/datasets/${d}`)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        `accounts/globex/datasets/x/versions/1`,
+        `accounts/${fixtures.account}/datasets/nope/versions/1`,
+        `accounts/${fixtures.account}/datasets/${fixtures.datasets[0]}/versions/99`,
+        "x",
+      ),
+    },
   );
-  const image = fc.constantFrom("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "data:image/png;base64,!!!", "data:,", "https://example.com/cat.png", "http://127.0.0.1:1/x.png", "", "not a url");
+  const image = fc.constantFrom(
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+    "data:image/png;base64,!!!",
+    "data:,",
+    "https://example.com/cat.png",
+    "http://127.0.0.1:1/x.png",
+    "",
+    "not a url",
+  );
   const small = fc.integer({ min: 1, max: 8 });
   return {
-    model: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...fixtures.models) }, { weight: 1, arbitrary: fc.constantFrom("gpt-4o", "TINY-CHAT", `accounts/${fixtures.account}/models/nope`, `accounts/globex/models/x`) }),
+    model: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...fixtures.models) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          "gpt-4o",
+          "TINY-CHAT",
+          `accounts/${fixtures.account}/models/nope`,
+          `accounts/globex/models/x`,
+        ),
+      },
+    ),
     max_output_tokens: small,
     max_tokens: small,
     max_completion_tokens: small,
-    baseModel: fc.oneof({ weight: 6, arbitrary: fc.constant("accounts/maas/models/tiny-chat") }, { weight: 1, arbitrary: fc.constantFrom(...fixtures.models, ...fixtures.models.map((m) => `accounts/maas/models/${m}`), "nope", `accounts/${fixtures.account}/models/x`) }),
+    baseModel: fc.oneof(
+      { weight: 6, arbitrary: fc.constant("accounts/maas/models/tiny-chat") },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          ...fixtures.models,
+          ...fixtures.models.map((m) => `accounts/maas/models/${m}`),
+          "nope",
+          `accounts/${fixtures.account}/models/x`,
+        ),
+      },
+    ),
     inputDatasetVersion: version,
     evaluationDatasetVersion: version,
     image_url: image,
     url: image,
     file_url: image,
     file_data: fc.constantFrom("aGVsbG8=", "!!!", ""),
-    source: fc.constantFrom({ type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" }, { type: "url", url: "https://example.com/cat.png" }, { type: "base64", media_type: "text/plain", data: "!!" }),
+    source: fc.constantFrom(
+      { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" },
+      { type: "url", url: "https://example.com/cat.png" },
+      { type: "base64", media_type: "text/plain", data: "!!" },
+    ),
   };
 }
 
 /** Properties always sent in valid and mutated bodies: they keep generation short. */
 const ALWAYS = ["max_output_tokens", "max_tokens", "max_completion_tokens"];
 
-function jsonOperationBody(contract: Contract, schema: Schema, fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<BodyChoice> {
+function jsonOperationBody(
+  contract: Contract,
+  schema: Schema,
+  fixtures: FuzzFixtures,
+  options: CaseOptions,
+): fc.Arbitrary<BodyChoice> {
   const common = { resolve: contract.resolve, hints: hints(fixtures), alwaysInclude: ALWAYS };
   const valid = schemaArbitrary(schema, { ...common, mutationRate: 0 });
   const mutated = schemaArbitrary(schema, { ...common, mutationRate: 8, huge: options.huge });
@@ -637,26 +922,51 @@ function jsonOperationBody(contract: Contract, schema: Schema, fixtures: FuzzFix
   const deep = schemaArbitrary(schema, { ...common, mutationRate: 0, deepOpenObjects: 60, huge: options.huge });
   const contentType = contentTypeArbitrary("application/json");
   return fc.oneof(
-    { weight: 4, arbitrary: fc.tuple(valid, contentType).chain(([v, ct]) => encodingArbitrary(jsonChoice(v, ct, ["valid body"]))) },
-    { weight: 2, arbitrary: deep.map((v) => jsonChoice(v, { value: "application/json" }, ["valid body, deep free-form objects"])) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(valid, contentType).chain(([v, ct]) => encodingArbitrary(jsonChoice(v, ct, ["valid body"]))),
+    },
+    {
+      weight: 2,
+      arbitrary: deep.map((v) => jsonChoice(v, { value: "application/json" }, ["valid body, deep free-form objects"])),
+    },
     { weight: 5, arbitrary: fc.tuple(mutated, contentType).map(([v, ct]) => jsonChoice(v, ct, ["mutated body"])) },
     { weight: 2, arbitrary: fc.tuple(valid, structuralMutation(options)).map(([v, m]) => m(toJsonText(v))) },
   );
 }
 
-function jsonChoice(value: unknown, contentType: { value: string | undefined; note?: string }, notes: string[]): BodyChoice {
+function jsonChoice(
+  value: unknown,
+  contentType: { value: string | undefined; note?: string },
+  notes: string[],
+): BodyChoice {
   const text = toJsonText(value);
-  return { bytes: Buffer.from(text, "utf8"), contentType: contentType.value, notes: contentType.note ? [...notes, contentType.note] : notes, preview: describeJson(value) };
+  return {
+    bytes: Buffer.from(text, "utf8"),
+    contentType: contentType.value,
+    notes: contentType.note ? [...notes, contentType.note] : notes,
+    preview: describeJson(value),
+  };
 }
 
 function jsonBodyOf(values: fc.Arbitrary<unknown>, contentType: string, note: string): fc.Arbitrary<BodyChoice> {
-  return values.map((v) => ({ bytes: Buffer.from(toJsonText(v), "utf8"), contentType, notes: [note], preview: describeJson(v) }));
+  return values.map((v) => ({
+    bytes: Buffer.from(toJsonText(v), "utf8"),
+    contentType,
+    notes: [note],
+    preview: describeJson(v),
+  }));
 }
 
 function contentTypeArbitrary(declared: string): fc.Arbitrary<{ value: string | undefined; note?: string }> {
   return fc.oneof(
     { weight: 30, arbitrary: fc.constant({ value: declared }) },
-    { weight: 3, arbitrary: fc.constantFrom(`${declared}; charset=utf-8`, `${declared.toUpperCase()}`, `${declared};charset=UTF-8`).map((value) => ({ value })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .constantFrom(`${declared}; charset=utf-8`, `${declared.toUpperCase()}`, `${declared};charset=UTF-8`)
+        .map((value) => ({ value })),
+    },
     {
       weight: 2,
       arbitrary: fc
@@ -693,7 +1003,16 @@ function encodingArbitrary(choice: BodyChoice): fc.Arbitrary<BodyChoice> {
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom<[string, boolean]>(["gzip", true], ["gzip", false], ["deflate", false], ["br", false], ["identity", false], ["gzip, gzip", false], ["x-unknown", false], ["GZIP", true])
+        .constantFrom<[string, boolean]>(
+          ["gzip", true],
+          ["gzip", false],
+          ["deflate", false],
+          ["br", false],
+          ["identity", false],
+          ["gzip, gzip", false],
+          ["x-unknown", false],
+          ["GZIP", true],
+        )
         .map(([encoding, compress]) => ({
           ...choice,
           bytes: compress ? gzipSync(choice.bytes) : choice.bytes,
@@ -707,12 +1026,26 @@ function encodingArbitrary(choice: BodyChoice): fc.Arbitrary<BodyChoice> {
 /** Mutations of the JSON text itself: what a schema-shaped value cannot express. */
 function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) => BodyChoice> {
   const json = "application/json";
-  const choice = (note: string, make: (text: string) => Buffer | string, contentType: string | undefined = json) => (text: string): BodyChoice => {
-    const made = make(text);
-    const bytes = typeof made === "string" ? Buffer.from(made, "utf8") : made;
-    return { bytes, contentType, notes: [`structural: ${note}`], preview: bytes.length > 300 ? `${bytes.toString("latin1", 0, 300)}…` : bytes.toString("latin1") };
-  };
-  const invalidUtf8 = [Buffer.from([0xff]), Buffer.from([0xc3, 0x28]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xe2, 0x82])];
+  const choice =
+    (note: string, make: (text: string) => Buffer | string, contentType: string | undefined = json) =>
+    (text: string): BodyChoice => {
+      const made = make(text);
+      const bytes = typeof made === "string" ? Buffer.from(made, "utf8") : made;
+      return {
+        bytes,
+        contentType,
+        notes: [`structural: ${note}`],
+        preview: bytes.length > 300 ? `${bytes.toString("latin1", 0, 300)}…` : bytes.toString("latin1"),
+      };
+    };
+  const invalidUtf8 = [
+    Buffer.from([0xff]),
+    Buffer.from([0xc3, 0x28]),
+    Buffer.from([0xed, 0xa0, 0x80]),
+    Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+    Buffer.from([0xc0, 0xaf]),
+    Buffer.from([0xe2, 0x82]),
+  ];
   const at = (text: string, fraction: number) => Math.floor(fraction * text.length);
   const fixed = fc.constantFrom(
     choice("empty body", () => ""),
@@ -724,7 +1057,9 @@ function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) =
     choice("an array of the body", (t) => `[${t}]`),
     choice("BOM first", (t) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(t)])),
     choice("UTF-16LE", (t) => Buffer.from(t, "utf16le")),
-    choice("a duplicated key", (t) => (t.startsWith("{") && t.length > 2 ? `{"model":"tiny-chat","model":42,${t.slice(1)}` : t)),
+    choice("a duplicated key", (t) =>
+      t.startsWith("{") && t.length > 2 ? `{"model":"tiny-chat","model":42,${t.slice(1)}` : t,
+    ),
     choice("a trailing comma", (t) => t.replace(/}$/, ",}")),
     choice("comments", (t) => `/* hi */ ${t}`),
     choice("single quotes", (t) => t.replaceAll('"', "'")),
@@ -732,10 +1067,14 @@ function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) =
     choice("two documents", (t) => `${t}${t}`),
     choice("a megabyte of whitespace", (t) => " ".repeat(1_000_000) + t),
     choice("NUL bytes around", (t) => `\u0000${t}\u0000`),
-    choice("escaped lone surrogates", (t) => (t.startsWith("{") && t.length > 2 ? `{"input":"\\ud800\\udc00\\udfff\\ud800","model":"\\u0000",${t.slice(1)}` : t)),
+    choice("escaped lone surrogates", (t) =>
+      t.startsWith("{") && t.length > 2 ? `{"input":"\\ud800\\udc00\\udfff\\ud800","model":"\\u0000",${t.slice(1)}` : t,
+    ),
     choice("10000 nested arrays", () => nestedJson(10_000, "array").text),
     choice("10000 nested objects", () => nestedJson(10_000, "object").text),
-    choice("10000 nested arrays inside the body", (t) => (t.startsWith("{") && t.length > 2 ? `{"zz":${nestedJson(10_000, "array").text},${t.slice(1)}` : t)),
+    choice("10000 nested arrays inside the body", (t) =>
+      t.startsWith("{") && t.length > 2 ? `{"zz":${nestedJson(10_000, "array").text},${t.slice(1)}` : t,
+    ),
     choice("an unterminated string", (t) => `${t.slice(0, -1)},"x":"abc`),
     choice("JSON with a text/plain type", (t) => t, "text/plain"),
     choice("a body just over the limit", () => `{"x":"${"a".repeat(options.maxBodyBytes)}"}`),
@@ -743,7 +1082,12 @@ function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) =
   );
   return fc.oneof(
     { weight: 6, arbitrary: fixed },
-    { weight: 2, arbitrary: fc.double({ min: 0, max: 1, noNaN: true }).map((f) => choice(`cut at ${(f * 100).toFixed(0)}%`, (t) => t.slice(0, at(t, f)))) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .double({ min: 0, max: 1, noNaN: true })
+        .map((f) => choice(`cut at ${(f * 100).toFixed(0)}%`, (t) => t.slice(0, at(t, f)))),
+    },
     {
       weight: 2,
       arbitrary: fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.constantFrom(...invalidUtf8)).map(([f, bad]) =>
@@ -756,33 +1100,75 @@ function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) =
     },
     {
       weight: 1,
-      arbitrary: fc.uint8Array({ minLength: 1, maxLength: 64 }).map((random) => choice(`random bytes`, () => Buffer.from(random))),
+      arbitrary: fc
+        .uint8Array({ minLength: 1, maxLength: 64 })
+        .map((random) => choice(`random bytes`, () => Buffer.from(random))),
     },
-    ...(options.huge ? [{ weight: 1, arbitrary: fc.constant(choice("100000 nested arrays", () => nestedJson(100_000, "array").text)) }] : []),
+    ...(options.huge
+      ? [{ weight: 1, arbitrary: fc.constant(choice("100000 nested arrays", () => nestedJson(100_000, "array").text)) }]
+      : []),
   );
 }
 
 // ——— dataset uploads ———
 
 function uploadBody(options: CaseOptions): fc.Arbitrary<BodyChoice> {
-  const text = fc.array(fc.constantFrom("hello", "the sea", "tell me", "about", "ships", "Ahoy!"), { minLength: 1, maxLength: 4 }).map((w) => w.join(" "));
-  const sft = fc.tuple(text, text).map(([q, a]) => JSON.stringify({ messages: [{ role: "user", content: q }, { role: "assistant", content: a }] }));
+  const text = fc
+    .array(fc.constantFrom("hello", "the sea", "tell me", "about", "ships", "Ahoy!"), { minLength: 1, maxLength: 4 })
+    .map((w) => w.join(" "));
+  const sft = fc.tuple(text, text).map(([q, a]) =>
+    JSON.stringify({
+      messages: [
+        { role: "user", content: q },
+        { role: "assistant", content: a },
+      ],
+    }),
+  );
   const dpo = fc.tuple(text, text, text).map(([q, good, bad]) =>
-    JSON.stringify({ input: { messages: [{ role: "user", content: q }] }, preferred_output: [{ role: "assistant", content: good }], non_preferred_output: [{ role: "assistant", content: bad }] }),
+    JSON.stringify({
+      input: { messages: [{ role: "user", content: q }] },
+      preferred_output: [{ role: "assistant", content: good }],
+      non_preferred_output: [{ role: "assistant", content: bad }],
+    }),
   );
   const badLine = fc.oneof(
-    fc.constantFrom("", " ", "{", "null", "[]", '{"messages":[]}', '{"messages":[{"role":"robot","content":"x"}]}', '{"messages":"x"}', "\ufeff{}", nestedJson(10_000, "array").text, "x".repeat(70_000), '{"messages":[{"role":"user","content":"\\ud800"}]}'),
+    fc.constantFrom(
+      "",
+      " ",
+      "{",
+      "null",
+      "[]",
+      '{"messages":[]}',
+      '{"messages":[{"role":"robot","content":"x"}]}',
+      '{"messages":"x"}',
+      "\ufeff{}",
+      nestedJson(10_000, "array").text,
+      "x".repeat(70_000),
+      '{"messages":[{"role":"user","content":"\\ud800"}]}',
+    ),
     anyJson(3).map((v) => toJsonText(v)),
     fc.string({ maxLength: 40, unit: "binary" }),
   );
   // A valid row of a megabyte (about 200k tokens), for the huge runs: validation counts it, estimates skip it.
-  const megabyteRow = JSON.stringify({ messages: [{ role: "user", content: "word ".repeat(200_000) }, { role: "assistant", content: "Ahoy." }] });
+  const megabyteRow = JSON.stringify({
+    messages: [
+      { role: "user", content: "word ".repeat(200_000) },
+      { role: "assistant", content: "Ahoy." },
+    ],
+  });
   const line = fc.oneof(
-    { weight: 8, arbitrary: sft }, { weight: 3, arbitrary: dpo }, { weight: 2, arbitrary: badLine },
+    { weight: 8, arbitrary: sft },
+    { weight: 3, arbitrary: dpo },
+    { weight: 2, arbitrary: badLine },
     ...(options.huge ? [{ weight: 1, arbitrary: fc.constant(megabyteRow) }] : []),
   );
   const jsonl = fc
-    .tuple(fc.array(line, { maxLength: 12 }), fc.constantFrom("\n", "\n", "\r\n", "\r"), fc.boolean(), fc.option(fc.constantFrom(...[Buffer.from([0xff, 0xfe]), Buffer.from([0xc3, 0x28])]), { freq: 5 }))
+    .tuple(
+      fc.array(line, { maxLength: 12 }),
+      fc.constantFrom("\n", "\n", "\r\n", "\r"),
+      fc.boolean(),
+      fc.option(fc.constantFrom(...[Buffer.from([0xff, 0xfe]), Buffer.from([0xc3, 0x28])]), { freq: 5 }),
+    )
     .map(([lines, eol, finalEol, bad]) => {
       const b = Buffer.from(lines.join(eol) + (finalEol ? eol : ""), "utf8");
       return bad ? Buffer.concat([b.subarray(0, b.length >> 1), bad, b.subarray(b.length >> 1)]) : b;
@@ -790,15 +1176,26 @@ function uploadBody(options: CaseOptions): fc.Arbitrary<BodyChoice> {
   const overLimit = fc.constant(Buffer.alloc(options.maxUploadBytes + 1, "x"));
   const content = fc.oneof({ weight: 20, arbitrary: jsonl }, { weight: 1, arbitrary: overLimit });
   const preview = (b: Buffer) => (b.length > 300 ? `${b.toString("latin1", 0, 300)}…` : b.toString("latin1"));
-  const raw = fc.tuple(content, contentTypeArbitrary("application/jsonl"), fc.constantFrom("application/jsonl", "application/octet-stream")).map(([bytes, ct, declared]) => ({
-    bytes,
-    contentType: ct.value === "application/jsonl" ? declared : ct.value,
-    notes: ct.note ? [ct.note] : [],
-    preview: preview(bytes),
-  }));
+  const raw = fc
+    .tuple(
+      content,
+      contentTypeArbitrary("application/jsonl"),
+      fc.constantFrom("application/jsonl", "application/octet-stream"),
+    )
+    .map(([bytes, ct, declared]) => ({
+      bytes,
+      contentType: ct.value === "application/jsonl" ? declared : ct.value,
+      notes: ct.note ? [ct.note] : [],
+      preview: preview(bytes),
+    }));
   const multipart = fc.tuple(content, multipartShape()).map(([bytes, shape]) => {
     const body = shape.build(bytes);
-    return { bytes: body, contentType: shape.contentType, notes: shape.note ? [shape.note] : [], preview: preview(body) };
+    return {
+      bytes: body,
+      contentType: shape.contentType,
+      notes: shape.note ? [shape.note] : [],
+      preview: preview(body),
+    };
   });
   return fc.oneof({ weight: 3, arbitrary: raw }, { weight: 2, arbitrary: multipart });
 }
@@ -811,26 +1208,85 @@ interface MultipartShape {
 
 function multipartShape(): fc.Arbitrary<MultipartShape> {
   const boundary = "----fz7MA4YWxkTrZu0gW";
-  const part = (headers: string, content: Buffer | string) => Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(content), Buffer.from("\r\n")]);
-  const fileHeaders = 'Content-Disposition: form-data; name="file"; filename="data.jsonl"\r\nContent-Type: application/jsonl';
+  const part = (headers: string, content: Buffer | string) =>
+    Buffer.concat([Buffer.from(`--${boundary}\r\n${headers}\r\n\r\n`), Buffer.from(content), Buffer.from("\r\n")]);
+  const fileHeaders =
+    'Content-Disposition: form-data; name="file"; filename="data.jsonl"\r\nContent-Type: application/jsonl';
   const end = Buffer.from(`--${boundary}--\r\n`);
   const ct = `multipart/form-data; boundary=${boundary}`;
   const shapes: MultipartShape[] = [
     { contentType: ct, build: (f) => Buffer.concat([part(fileHeaders, f), end]) },
-    { contentType: ct, build: (f) => Buffer.concat([part('Content-Disposition: form-data; name="note"', "hi"), part(fileHeaders, f), end]) },
-    { contentType: ct, note: "multipart: no file part", build: (f) => Buffer.concat([part('Content-Disposition: form-data; name="other"; filename="x"', f), end]) },
-    { contentType: ct, note: "multipart: two file parts", build: (f) => Buffer.concat([part(fileHeaders, f), part(fileHeaders, f), end]) },
+    {
+      contentType: ct,
+      build: (f) =>
+        Buffer.concat([part('Content-Disposition: form-data; name="note"', "hi"), part(fileHeaders, f), end]),
+    },
+    {
+      contentType: ct,
+      note: "multipart: no file part",
+      build: (f) => Buffer.concat([part('Content-Disposition: form-data; name="other"; filename="x"', f), end]),
+    },
+    {
+      contentType: ct,
+      note: "multipart: two file parts",
+      build: (f) => Buffer.concat([part(fileHeaders, f), part(fileHeaders, f), end]),
+    },
     { contentType: ct, note: "multipart: no closing delimiter", build: (f) => part(fileHeaders, f) },
-    { contentType: ct, note: "multipart: cut inside the headers", build: () => Buffer.from(`--${boundary}\r\nContent-Dispo`) },
-    { contentType: "multipart/form-data", note: "multipart: no boundary parameter", build: (f) => Buffer.concat([part(fileHeaders, f), end]) },
-    { contentType: "multipart/form-data; boundary=other", note: "multipart: wrong boundary", build: (f) => Buffer.concat([part(fileHeaders, f), end]) },
-    { contentType: ct, note: "multipart: part without Content-Disposition", build: (f) => Buffer.concat([part("Content-Type: application/jsonl", f), end]) },
-    { contentType: ct, note: "multipart: path in the file name", build: (f) => Buffer.concat([part('Content-Disposition: form-data; name="file"; filename="../../../etc/passwd"', f), end]) },
-    { contentType: ct, note: "multipart: 1000 fields first", build: (f) => Buffer.concat([...Array.from({ length: 1000 }, (_, i) => part(`Content-Disposition: form-data; name="f${i}"`, "v")), part(fileHeaders, f), end]) },
-    { contentType: ct, note: "multipart: 20 KB part header", build: (f) => Buffer.concat([part(`${fileHeaders}\r\nX-Pad: ${"p".repeat(20_000)}`, f), end]) },
-    { contentType: `multipart/form-data; boundary=${"b".repeat(200)}`, note: "multipart: 200-character boundary", build: (f) => Buffer.concat([Buffer.from(`--${"b".repeat(200)}\r\n${fileHeaders}\r\n\r\n`), f, Buffer.from(`\r\n--${"b".repeat(200)}--\r\n`)]) },
+    {
+      contentType: ct,
+      note: "multipart: cut inside the headers",
+      build: () => Buffer.from(`--${boundary}\r\nContent-Dispo`),
+    },
+    {
+      contentType: "multipart/form-data",
+      note: "multipart: no boundary parameter",
+      build: (f) => Buffer.concat([part(fileHeaders, f), end]),
+    },
+    {
+      contentType: "multipart/form-data; boundary=other",
+      note: "multipart: wrong boundary",
+      build: (f) => Buffer.concat([part(fileHeaders, f), end]),
+    },
+    {
+      contentType: ct,
+      note: "multipart: part without Content-Disposition",
+      build: (f) => Buffer.concat([part("Content-Type: application/jsonl", f), end]),
+    },
+    {
+      contentType: ct,
+      note: "multipart: path in the file name",
+      build: (f) =>
+        Buffer.concat([part('Content-Disposition: form-data; name="file"; filename="../../../etc/passwd"', f), end]),
+    },
+    {
+      contentType: ct,
+      note: "multipart: 1000 fields first",
+      build: (f) =>
+        Buffer.concat([
+          ...Array.from({ length: 1000 }, (_, i) => part(`Content-Disposition: form-data; name="f${i}"`, "v")),
+          part(fileHeaders, f),
+          end,
+        ]),
+    },
+    {
+      contentType: ct,
+      note: "multipart: 20 KB part header",
+      build: (f) => Buffer.concat([part(`${fileHeaders}\r\nX-Pad: ${"p".repeat(20_000)}`, f), end]),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${"b".repeat(200)}`,
+      note: "multipart: 200-character boundary",
+      build: (f) =>
+        Buffer.concat([
+          Buffer.from(`--${"b".repeat(200)}\r\n${fileHeaders}\r\n\r\n`),
+          f,
+          Buffer.from(`\r\n--${"b".repeat(200)}--\r\n`),
+        ]),
+    },
     { contentType: ct, note: "multipart: empty", build: () => Buffer.alloc(0) },
   ];
-  return fc.oneof({ weight: 6, arbitrary: fc.constant(shapes[0] as MultipartShape) }, { weight: 1, arbitrary: fc.constantFrom(...shapes) });
+  return fc.oneof(
+    { weight: 6, arbitrary: fc.constant(shapes[0] as MultipartShape) },
+    { weight: 1, arbitrary: fc.constantFrom(...shapes) },
+  );
 }
-

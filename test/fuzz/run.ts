@@ -84,39 +84,64 @@ export async function fuzzServer(options: FuzzOptions): Promise<FuzzReport> {
   const logs = captureServerLog();
   let server: TestServer | undefined;
   try {
-    server = await startTestServer({ fineTuning: { runJobs: false }, maxUploadBytes: MAX_UPLOAD_BYTES, maxBodyBytes: MAX_BODY_BYTES });
+    server = await startTestServer({
+      fineTuning: { runJobs: false },
+      maxUploadBytes: MAX_UPLOAD_BYTES,
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
     const fixtures = await makeFixtures(server);
     const url = new URL(server.origin);
     const target = { host: url.hostname, port: Number(url.port) };
     const timeoutMs = options.timeoutMs ?? 15_000;
     const health = healthRequest(fixtures);
-    const property = fc.asyncProperty(caseArbitrary(contract, fixtures, { huge: options.huge === true, maxBodyBytes: MAX_BODY_BYTES, maxUploadBytes: MAX_UPLOAD_BYTES }), async (c: FuzzCase) => {
-      logs.clear();
-      const result = await sendRaw(target, toWire(c), timeoutMs);
-      record(report, c, result);
-      const fail = (text: string) => {
-        if (!options.keepGoing) {
-          const error = new Error(text);
-          error.stack = text; // the report is the request and the answer, not where the fuzzer noticed
-          throw error;
+    const property = fc.asyncProperty(
+      caseArbitrary(contract, fixtures, {
+        huge: options.huge === true,
+        maxBodyBytes: MAX_BODY_BYTES,
+        maxUploadBytes: MAX_UPLOAD_BYTES,
+      }),
+      async (c: FuzzCase) => {
+        logs.clear();
+        const result = await sendRaw(target, toWire(c), timeoutMs);
+        record(report, c, result);
+        const fail = (text: string) => {
+          if (!options.keepGoing) {
+            const error = new Error(text);
+            error.stack = text; // the report is the request and the answer, not where the fuzzer noticed
+            throw error;
+          }
+          report.findings.push(`${describeCase(c)}\n${text}`);
+        };
+        const problem = checker.check(c, result, options.slowMs ?? 10_000);
+        if (problem) fail(failureText(problem, result, logs.lines()));
+        const after = await sendRaw(target, health, timeoutMs);
+        report.healthChecks++;
+        if (after.response?.status !== 200 || !after.response.complete) {
+          fail(
+            failureText(
+              `the server did not serve GET /v1/models afterwards: ${after.outcome} ${after.response?.status ?? ""} ${after.response?.body.toString("utf8").slice(0, 200) ?? ""}`,
+              result,
+              logs.lines(),
+            ),
+          );
         }
-        report.findings.push(`${describeCase(c)}\n${text}`);
-      };
-      const problem = checker.check(c, result, options.slowMs ?? 10_000);
-      if (problem) fail(failureText(problem, result, logs.lines()));
-      const after = await sendRaw(target, health, timeoutMs);
-      report.healthChecks++;
-      if (after.response?.status !== 200 || !after.response.complete) {
-        fail(failureText(`the server did not serve GET /v1/models afterwards: ${after.outcome} ${after.response?.status ?? ""} ${after.response?.body.toString("utf8").slice(0, 200) ?? ""}`, result, logs.lines()));
-      }
-      for (const line of logs.lines()) {
-        const first = logKey(line);
-        if (report.serverLog.length < 20 && !report.serverLog.includes(first)) report.serverLog.push(first);
-      }
-      if (options.onProgress && report.requests % (options.progressEvery ?? 500) === 0) options.onProgress(report.requests, report);
-    });
+        for (const line of logs.lines()) {
+          const first = logKey(line);
+          if (report.serverLog.length < 20 && !report.serverLog.includes(first)) report.serverLog.push(first);
+        }
+        if (options.onProgress && report.requests % (options.progressEvery ?? 500) === 0)
+          options.onProgress(report.requests, report);
+      },
+    );
     try {
-      await fc.assert(property, { seed: options.seed, numRuns: options.runs, path: options.path, endOnFailure: true, verbose: 0, includeErrorInReport: true });
+      await fc.assert(property, {
+        seed: options.seed,
+        numRuns: options.runs,
+        path: options.path,
+        endOnFailure: true,
+        verbose: 0,
+        includeErrorInReport: true,
+      });
     } catch (error) {
       report.failure = (error as Error).message;
     }
@@ -135,17 +160,29 @@ function record(report: FuzzReport, c: FuzzCase, result: WireResult): void {
   const outcome = result.response && result.outcome !== "aborted" ? String(result.response.status) : result.outcome;
   count.outcomes[outcome] = (count.outcomes[outcome] ?? 0) + 1;
   for (const note of c.notes) {
-    const kind = note.replace(/^(structural|delivery|content-type|content-encoding|multipart)\b.*$/, "$1").replace(/^(\w+)=.*/, "$1=…").replace(/ raw .*/, " raw").slice(0, 50);
+    const kind = note
+      .replace(/^(structural|delivery|content-type|content-encoding|multipart)\b.*$/, "$1")
+      .replace(/^(\w+)=.*/, "$1=…")
+      .replace(/ raw .*/, " raw")
+      .slice(0, 50);
     report.kinds.set(kind, (report.kinds.get(kind) ?? 0) + 1);
   }
   // Of the requests sent at full speed: how long the server itself took.
-  if (c.delivery.kind === "whole" && result.outcome === "response" && result.elapsedMs > report.slowest.ms) report.slowest = { ms: result.elapsedMs, description: describeCase(c).slice(0, 300) };
+  if (c.delivery.kind === "whole" && result.outcome === "response" && result.elapsedMs > report.slowest.ms)
+    report.slowest = { ms: result.elapsedMs, description: describeCase(c).slice(0, 300) };
 }
 
 function failureText(problem: string, result: WireResult, serverLog: string[]): string {
   const response = result.response;
-  const head = response ? `${response.status} ${JSON.stringify(response.headers)}\n${response.body.toString("utf8").slice(0, 1000)}` : "(none)";
-  return [`PROBLEM: ${problem}`, `OUTCOME: ${result.outcome} after ${Math.round(result.elapsedMs)} ms${result.socketError ? ` (${result.socketError})` : ""}`, `RESPONSE: ${head}`, `SERVER LOG:\n${serverLog.join("\n") || "(nothing)"}`].join("\n");
+  const head = response
+    ? `${response.status} ${JSON.stringify(response.headers)}\n${response.body.toString("utf8").slice(0, 1000)}`
+    : "(none)";
+  return [
+    `PROBLEM: ${problem}`,
+    `OUTCOME: ${result.outcome} after ${Math.round(result.elapsedMs)} ms${result.socketError ? ` (${result.socketError})` : ""}`,
+    `RESPONSE: ${head}`,
+    `SERVER LOG:\n${serverLog.join("\n") || "(nothing)"}`,
+  ].join("\n");
 }
 
 function healthRequest(fixtures: FuzzFixtures): WireRequest {
@@ -162,15 +199,28 @@ async function makeFixtures(server: TestServer): Promise<FuzzFixtures> {
   const sftVersion = await readyDataset(caller, "fz-sft", ahoyRows(12));
   const dpoVersion = await readyDataset(caller, "fz-dpo", ahoyPreferenceRows(12));
   // A row of about 200k tokens: estimates and jobs on it must count it as skipped (a 500 once, found by hand).
-  const megabyteRow = { messages: [{ role: "user", content: "word ".repeat(200_000) }, { role: "assistant", content: "Ahoy." }] };
+  const megabyteRow = {
+    messages: [
+      { role: "user", content: "word ".repeat(200_000) },
+      { role: "assistant", content: "Ahoy." },
+    ],
+  };
   const hugeRowVersion = await readyDataset(caller, "fz-huge-row", [...ahoyRows(3), megabyteRow]);
   const scratch = ["fz-scratch-1", "fz-scratch-2", "fz-scratch-3"];
   for (const id of scratch) {
     const created = await call(caller, "POST", "/datasets", { datasetId: id, dataset: { displayName: id } });
     if (created.status !== 200) throw new Error(`fixture dataset ${id}: ${created.text}`);
   }
-  const sft = await call(caller, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: sftVersion, config: { outputModelId: "fz-sft-model", epochs: 1 } });
-  const dpo = await call(caller, "POST", "/dpoJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: dpoVersion, config: { outputModelId: "fz-dpo-model", epochs: 1 } });
+  const sft = await call(caller, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: sftVersion,
+    config: { outputModelId: "fz-sft-model", epochs: 1 },
+  });
+  const dpo = await call(caller, "POST", "/dpoJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: dpoVersion,
+    config: { outputModelId: "fz-dpo-model", epochs: 1 },
+  });
   if (sft.status !== 201 || dpo.status !== 201) throw new Error(`fixture jobs: ${sft.text} ${dpo.text}`);
   const jobId = (name: string) => name.split("/").at(-1) as string;
   return {
@@ -225,7 +275,9 @@ function captureServerLog(): { clear(): void; lines(): string[]; restore(): void
 /** A report as text: totals, per operation counts and outcomes, kinds of hostility. */
 export function formatReport(report: FuzzReport): string {
   const out: string[] = [];
-  out.push(`seed ${report.seed}: ${report.requests} fuzz requests (+${report.healthChecks} health checks) in ${(report.durationMs / 1000).toFixed(1)} s`);
+  out.push(
+    `seed ${report.seed}: ${report.requests} fuzz requests (+${report.healthChecks} health checks) in ${(report.durationMs / 1000).toFixed(1)} s`,
+  );
   const width = Math.max(...[...report.perOperation.keys()].map((k) => k.length));
   for (const [id, count] of report.perOperation) {
     const outcomes = Object.entries(count.outcomes)
@@ -236,7 +288,9 @@ export function formatReport(report: FuzzReport): string {
   }
   const kinds = [...report.kinds.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40);
   out.push(`  hostile parts: ${kinds.map(([k, v]) => `${k} ×${v}`).join(", ")}`);
-  out.push(`  slowest answer to a request sent whole: ${Math.round(report.slowest.ms)} ms — ${report.slowest.description}`);
+  out.push(
+    `  slowest answer to a request sent whole: ${Math.round(report.slowest.ms)} ms — ${report.slowest.description}`,
+  );
   out.push(`  server log: ${report.serverLog.length === 0 ? "nothing" : `\n    ${report.serverLog.join("\n    ")}`}`);
   return out.join("\n");
 }

@@ -83,9 +83,15 @@ class Builder {
     if (union) return fc.oneof(...union.map((branch) => this.build(branch, depth, name)));
     if (Array.isArray(schema.allOf)) {
       const parts = (schema.allOf as Schema[]).map((part) => this.#valid(this.#options.resolve(part), depth, name));
-      return fc.tuple(...parts).map((values) => Object.assign({}, ...values.filter((v) => typeof v === "object" && v !== null)));
+      return fc
+        .tuple(...parts)
+        .map((values) => Object.assign({}, ...values.filter((v) => typeof v === "object" && v !== null)));
     }
-    const types = Array.isArray(schema.type) ? (schema.type as string[]) : schema.type === undefined ? undefined : [schema.type as string];
+    const types = Array.isArray(schema.type)
+      ? (schema.type as string[])
+      : schema.type === undefined
+        ? undefined
+        : [schema.type as string];
     if (types === undefined) return schema.properties ? this.#object(schema, depth) : anyJson(Math.min(depth, 2));
     return fc.oneof(...types.map((type) => this.#typed(type, schema, depth)));
   }
@@ -109,7 +115,10 @@ class Builder {
         const minLength = typeof schema.minItems === "number" ? schema.minItems : 0;
         if (!schema.items) return fc.constant([]);
         // Below the depth budget, arrays are as short as allowed.
-        const maxLength = depth <= 0 ? minLength : Math.max(minLength, Math.min(typeof schema.maxItems === "number" ? schema.maxItems : 3, 3));
+        const maxLength =
+          depth <= 0
+            ? minLength
+            : Math.max(minLength, Math.min(typeof schema.maxItems === "number" ? schema.maxItems : 3, 3));
         return fc.array(this.build(schema.items as Schema, depth - 1, undefined), { minLength, maxLength });
       }
       case "object":
@@ -126,11 +135,25 @@ class Builder {
     const model: Record<string, fc.Arbitrary<unknown>> = {};
     for (const n of names) model[n] = this.build(properties[n] as Schema, depth - 1, n);
     const always = new Set(this.#options.alwaysInclude ?? []);
-    const record = fc.record(model, { requiredKeys: names.filter((n) => required.has(n) || always.has(n)) }) as fc.Arbitrary<Record<string, unknown>>;
+    const record = fc.record(model, {
+      requiredKeys: names.filter((n) => required.has(n) || always.has(n)),
+    }) as fc.Arbitrary<Record<string, unknown>>;
     // Open objects (`unevaluatedProperties: {}` with no properties, e.g. a tool's `parameters`) get some content of their own.
-    const open = names.length === 0 && schema.unevaluatedProperties !== undefined && !isFalseSchema(schema.unevaluatedProperties as Schema);
-    const openValue = this.#options.mutationRate > 0 ? fc.oneof({ weight: 100 - this.#options.mutationRate, arbitrary: anyJson(Math.min(depth - 1, 2)) }, { weight: this.#options.mutationRate, arbitrary: hostileLeaf(this.#options.huge === true) }) : anyJson(Math.min(depth - 1, 2));
-    const base = open && depth > 0 ? fc.dictionary(fc.string({ maxLength: 8 }), openValue, { maxKeys: 3 }).map(definePlain) : record;
+    const open =
+      names.length === 0 &&
+      schema.unevaluatedProperties !== undefined &&
+      !isFalseSchema(schema.unevaluatedProperties as Schema);
+    const openValue =
+      this.#options.mutationRate > 0
+        ? fc.oneof(
+            { weight: 100 - this.#options.mutationRate, arbitrary: anyJson(Math.min(depth - 1, 2)) },
+            { weight: this.#options.mutationRate, arbitrary: hostileLeaf(this.#options.huge === true) },
+          )
+        : anyJson(Math.min(depth - 1, 2));
+    const base =
+      open && depth > 0
+        ? fc.dictionary(fc.string({ maxLength: 8 }), openValue, { maxKeys: 3 }).map(definePlain)
+        : record;
     const deepWeight = Math.min(90, this.#options.deepOpenObjects ?? 4 * this.#options.mutationRate);
     if (open && deepWeight > 0) {
       // Free-form JSON (a tool's parameter schema, an image source): where nesting thousands deep is valid.
@@ -145,7 +168,11 @@ class Builder {
       {
         weight: this.#options.mutationRate,
         arbitrary: fc
-          .tuple(base, fc.subarray([...required]), fc.array(fc.tuple(extraKey(), hostileLeaf(this.#options.huge === true)), { maxLength: 3 }))
+          .tuple(
+            base,
+            fc.subarray([...required]),
+            fc.array(fc.tuple(extraKey(), hostileLeaf(this.#options.huge === true)), { maxLength: 3 }),
+          )
           .map(([value, drop, extra]) => {
             const copy = definePlain(value);
             for (const key of drop) delete copy[key];
@@ -158,7 +185,9 @@ class Builder {
 }
 
 function isFalseSchema(schema: Schema): boolean {
-  return typeof schema === "object" && schema !== null && "not" in schema && Object.keys(schema.not as object).length === 0;
+  return (
+    typeof schema === "object" && schema !== null && "not" in schema && Object.keys(schema.not as object).length === 0
+  );
 }
 
 function integerRange(schema: Schema): { min: number; max: number } {
@@ -173,7 +202,8 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   const minLength = typeof schema.minLength === "number" ? schema.minLength : 0;
   const maxLength = typeof schema.maxLength === "number" ? schema.maxLength : Infinity;
   const fits = (s: string) => [...s].length >= minLength && [...s].length <= maxLength;
-  if (schema.format === "date-time") return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
+  if (schema.format === "date-time")
+    return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
   if (typeof schema.pattern === "string") {
     const pattern = new RegExp(schema.pattern as string, "u");
     try {
@@ -183,7 +213,12 @@ function validString(schema: Schema): fc.Arbitrary<string> {
     }
   }
   const cap = Math.max(minLength, Math.min(maxLength, 24));
-  const words = fc.array(fc.constantFrom("hello", "world", "the", "sea", "tell", "me", "about", "a", "ship", "?", "!", "1", "ok"), { minLength: 1, maxLength: 6 }).map((w) => w.join(" "));
+  const words = fc
+    .array(fc.constantFrom("hello", "world", "the", "sea", "tell", "me", "about", "a", "ship", "?", "!", "1", "ok"), {
+      minLength: 1,
+      maxLength: 6,
+    })
+    .map((w) => w.join(" "));
   return fc.oneof(
     { weight: 3, arbitrary: words.filter(fits) },
     { weight: 1, arbitrary: fc.string({ minLength, maxLength: cap, unit: "grapheme" }) },
@@ -193,7 +228,11 @@ function validString(schema: Schema): fc.Arbitrary<string> {
 
 /** Small arbitrary JSON (any type). */
 export function anyJson(depth: number): fc.Arbitrary<unknown> {
-  return fc.jsonValue({ maxDepth: depth }).map((v) => (typeof v === "object" && v !== null && !Array.isArray(v) ? definePlain(v as Record<string, unknown>) : v));
+  return fc
+    .jsonValue({ maxDepth: depth })
+    .map((v) =>
+      typeof v === "object" && v !== null && !Array.isArray(v) ? definePlain(v as Record<string, unknown>) : v,
+    );
 }
 
 /** A copy of a plain object whose keys are all own, enumerable properties (so `__proto__` stays a key). */
@@ -209,7 +248,22 @@ function defineOwn(target: Record<string, unknown>, key: string, value: unknown)
 
 function extraKey(): fc.Arbitrary<string> {
   return fc.oneof(
-    fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "", " ", "\u0000", "$ref", "x".repeat(1000), "stream", "n\u0303", "\ud800"),
+    fc.constantFrom(
+      "__proto__",
+      "constructor",
+      "prototype",
+      "toString",
+      "hasOwnProperty",
+      "valueOf",
+      "",
+      " ",
+      "\u0000",
+      "$ref",
+      "x".repeat(1000),
+      "stream",
+      "n\u0303",
+      "\ud800",
+    ),
     fc.string({ maxLength: 12 }),
   );
 }
@@ -226,7 +280,9 @@ function hostileLeaf(huge: boolean): fc.Arbitrary<unknown> {
 }
 
 function wrongTyped(): fc.Arbitrary<unknown> {
-  return fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, "", "x", "true", "1", [], [null], {}, { a: 1 }, [[[]]]);
+  return fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, "", "x", "true", "1", [], [null], {}, { a: 1 }, [
+    [[]],
+  ]);
 }
 
 const NASTY = [
@@ -263,7 +319,12 @@ function nastyString(huge: boolean): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...NASTY) },
     { weight: 2, arbitrary: fc.string({ maxLength: 40, unit: "binary" }) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...sizes), fc.constantFrom("x", "é", "🦀", "hello ", "\u0000")).map(([n, s]) => s.repeat(Math.ceil(n / s.length))) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...sizes), fc.constantFrom("x", "é", "🦀", "hello ", "\u0000"))
+        .map(([n, s]) => s.repeat(Math.ceil(n / s.length))),
+    },
   );
 }
 
@@ -297,17 +358,22 @@ function edgeNumber(): fc.Arbitrary<unknown> {
 
 /** Nesting `levels` deep, as text: arrays, or objects `{"a":{"a":…}}`. */
 export function nestedJson(levels: number, kind: "array" | "object"): RawJson {
-  const text = kind === "array" ? "[".repeat(levels) + "]".repeat(levels) : '{"a":'.repeat(levels) + "1" + "}".repeat(levels);
+  const text =
+    kind === "array" ? "[".repeat(levels) + "]".repeat(levels) : '{"a":'.repeat(levels) + "1" + "}".repeat(levels);
   return new RawJson(text, `${kind} nested ${levels} deep`);
 }
 
 function deepNesting(huge: boolean): fc.Arbitrary<RawJson> {
   const levels = huge ? [64, 200, 1000, 10_000, 100_000] : [64, 200, 1000, 10_000];
-  return fc.tuple(fc.constantFrom(...levels), fc.constantFrom<"array" | "object">("array", "object")).map(([n, kind]) => nestedJson(n, kind));
+  return fc
+    .tuple(fc.constantFrom(...levels), fc.constantFrom<"array" | "object">("array", "object"))
+    .map(([n, kind]) => nestedJson(n, kind));
 }
 
 function longArray(huge: boolean): fc.Arbitrary<RawJson> {
-  return fc.constantFrom(...(huge ? [1000, 100_000] : [1000, 10_000])).map((n) => new RawJson(`[${Array.from({ length: n }, () => '"x"').join(",")}]`, `array of ${n}`));
+  return fc
+    .constantFrom(...(huge ? [1000, 100_000] : [1000, 10_000]))
+    .map((n) => new RawJson(`[${Array.from({ length: n }, () => '"x"').join(",")}]`, `array of ${n}`));
 }
 
 /** A hostile replacement for a node of `schema`: off its boundaries, its type, its pattern, or anything. */
@@ -316,13 +382,26 @@ function mutationFor(schema: Schema, huge: boolean): fc.Arbitrary<unknown> {
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.includes("string") || Array.isArray(schema.enum)) {
     const min = typeof schema.minLength === "number" ? schema.minLength : 0;
-    if (typeof schema.maxLength === "number") edges.push("a".repeat(schema.maxLength), "a".repeat(schema.maxLength + 1), "é".repeat(schema.maxLength), "🦀".repeat(schema.maxLength));
+    if (typeof schema.maxLength === "number")
+      edges.push(
+        "a".repeat(schema.maxLength),
+        "a".repeat(schema.maxLength + 1),
+        "é".repeat(schema.maxLength),
+        "🦀".repeat(schema.maxLength),
+      );
     if (min > 0) edges.push("a".repeat(min - 1));
     if (typeof schema.pattern === "string") edges.push("NOT a match!", "a\nb", "-");
-    if (Array.isArray(schema.enum)) edges.push(...(schema.enum as unknown[]).filter((v) => typeof v === "string").flatMap((v) => [(v as string).toUpperCase(), ` ${v as string}`, `${v as string}\u0000`]), "unknown_value");
+    if (Array.isArray(schema.enum))
+      edges.push(
+        ...(schema.enum as unknown[])
+          .filter((v) => typeof v === "string")
+          .flatMap((v) => [(v as string).toUpperCase(), ` ${v as string}`, `${v as string}\u0000`]),
+        "unknown_value",
+      );
   }
   if (types.includes("integer") || types.includes("number")) {
-    for (const bound of [schema.minimum, schema.maximum]) if (typeof bound === "number") edges.push(bound - 1, bound, bound + 1, bound + 0.5);
+    for (const bound of [schema.minimum, schema.maximum])
+      if (typeof bound === "number") edges.push(bound - 1, bound, bound + 1, bound + 0.5);
   }
   if (types.includes("array")) {
     if (typeof schema.minItems === "number" && schema.minItems > 0) edges.push([]);

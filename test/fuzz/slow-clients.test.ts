@@ -44,7 +44,12 @@ afterAll(async () => {
   assert.deepEqual(logged, [], "the server logged failures");
 });
 
-const RESPONSES_BODY = JSON.stringify({ model: "tiny-chat", input: "Tell me about the sea.", store: false, max_output_tokens: 8 });
+const RESPONSES_BODY = JSON.stringify({
+  model: "tiny-chat",
+  input: "Tell me about the sea.",
+  store: false,
+  max_output_tokens: 8,
+});
 
 function responsesRequest(delivery: Delivery, body = RESPONSES_BODY, extraHeaders = ""): Promise<WireResult> {
   const head = `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n`;
@@ -53,7 +58,16 @@ function responsesRequest(delivery: Delivery, body = RESPONSES_BODY, extraHeader
 
 async function servesNormally(withinMs = 3_000): Promise<void> {
   const started = performance.now();
-  const result = await sendRaw(target, { head: Buffer.from(`GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`), body: Buffer.alloc(0), delivery: { kind: "whole" }, isHead: false }, withinMs);
+  const result = await sendRaw(
+    target,
+    {
+      head: Buffer.from(`GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`),
+      body: Buffer.alloc(0),
+      delivery: { kind: "whole" },
+      isHead: false,
+    },
+    withinMs,
+  );
   assert.equal(result.response?.status, 200, JSON.stringify(result));
   assert.ok(performance.now() - started < withinMs);
 }
@@ -76,9 +90,16 @@ describe("slow clients", () => {
 
   test("a chunked body in one-byte chunks gets the normal answer", async () => {
     const body = Buffer.from(RESPONSES_BODY);
-    const chunked = chunkEncode(body, Array.from({ length: body.length }, (_, i) => i / body.length));
+    const chunked = chunkEncode(
+      body,
+      Array.from({ length: body.length }, (_, i) => i / body.length),
+    );
     const head = `POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
-    const result = await sendRaw(target, { head: Buffer.from(head), body: chunked, delivery: { kind: "whole" }, isHead: false }, 20_000);
+    const result = await sendRaw(
+      target,
+      { head: Buffer.from(head), body: chunked, delivery: { kind: "whole" }, isHead: false },
+      20_000,
+    );
     assert.equal(result.response?.status, 200, result.response?.body.toString());
   });
 
@@ -103,7 +124,9 @@ describe("slow clients", () => {
   });
 
   test("clients stalled mid-headers hold up nobody", async () => {
-    const sockets = await Promise.all(Array.from({ length: 20 }, () => stalled(`POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthoriz`)));
+    const sockets = await Promise.all(
+      Array.from({ length: 20 }, () => stalled(`POST /v1/responses HTTP/1.1\r\nHost: x\r\nAuthoriz`)),
+    );
     await sleep(200);
     for (let i = 0; i < 10; i++) await servesNormally();
     for (const socket of sockets) socket.resetAndDestroy();
@@ -126,7 +149,13 @@ describe("vanishing clients", () => {
   });
 
   test("a reset mid-stream (after the first events) leaves the server serving", async () => {
-    const body = JSON.stringify({ model: "tiny-chat", input: "Tell me a long story about the sea.", store: false, max_output_tokens: 256, stream: true });
+    const body = JSON.stringify({
+      model: "tiny-chat",
+      input: "Tell me a long story about the sea.",
+      store: false,
+      max_output_tokens: 256,
+      stream: true,
+    });
     for (const delayMs of [0, 5, 20, 50]) {
       const result = await responsesRequest({ kind: "abortAfter", delayMs }, body);
       assert.ok(result.outcome === "aborted" || result.response?.status === 200, JSON.stringify(result.outcome));
@@ -135,14 +164,27 @@ describe("vanishing clients", () => {
   });
 
   test("a reset mid-upload leaves the dataset uploadable", async () => {
-    const row = `${JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }] })}\n`;
+    const row = `${JSON.stringify({
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ],
+    })}\n`;
     const file = row.repeat(2000);
     for (const at of [0.1, 0.5, 0.9]) {
       const head = `POST /v1/accounts/acme/datasets/slow:upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/jsonl\r\nContent-Length: ${file.length}\r\n\r\n`;
-      const result = await sendRaw(target, { head: Buffer.from(head), body: Buffer.from(file), delivery: { kind: "abort", at }, isHead: false }, 10_000);
+      const result = await sendRaw(
+        target,
+        { head: Buffer.from(head), body: Buffer.from(file), delivery: { kind: "abort", at }, isHead: false },
+        10_000,
+      );
       assert.equal(result.outcome, "aborted");
     }
-    const upload = await fetch(`${server.baseUrl}/accounts/acme/datasets/slow:upload`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/jsonl" }, body: file });
+    const upload = await fetch(`${server.baseUrl}/accounts/acme/datasets/slow:upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/jsonl" },
+      body: file,
+    });
     assert.equal(upload.status, 200, await upload.text());
   });
 });

@@ -52,7 +52,11 @@ export interface WireResult {
   socketError?: string;
 }
 
-export async function sendRaw(target: { host: string; port: number }, request: WireRequest, timeoutMs: number): Promise<WireResult> {
+export async function sendRaw(
+  target: { host: string; port: number },
+  request: WireRequest,
+  timeoutMs: number,
+): Promise<WireResult> {
   const started = performance.now();
   const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
   const received: Buffer[] = [];
@@ -68,7 +72,10 @@ export async function sendRaw(target: { host: string; port: number }, request: W
     socket.destroy();
     settle({ outcome, response, elapsedMs: performance.now() - started, socketError });
   };
-  const timer = setTimeout(() => finish("timeout", parseResponse(Buffer.concat(received), request.isHead, false)), timeoutMs);
+  const timer = setTimeout(
+    () => finish("timeout", parseResponse(Buffer.concat(received), request.isHead, false)),
+    timeoutMs,
+  );
   socket.on("data", (chunk: Buffer) => {
     received.push(chunk);
     size += chunk.length;
@@ -89,10 +96,15 @@ export async function sendRaw(target: { host: string; port: number }, request: W
   });
   if (!finished) {
     try {
-      await write(socket, request, () => finished, () => {
-        socket.resetAndDestroy();
-        finish("aborted");
-      });
+      await write(
+        socket,
+        request,
+        () => finished,
+        () => {
+          socket.resetAndDestroy();
+          finish("aborted");
+        },
+      );
     } catch (error) {
       socketError ??= (error as NodeJS.ErrnoException).code ?? String(error);
     }
@@ -100,7 +112,12 @@ export async function sendRaw(target: { host: string; port: number }, request: W
   return done;
 }
 
-async function write(socket: net.Socket, request: WireRequest, finished: () => boolean, aborted: () => void): Promise<void> {
+async function write(
+  socket: net.Socket,
+  request: WireRequest,
+  finished: () => boolean,
+  aborted: () => void,
+): Promise<void> {
   const { head, body, delivery } = request;
   const whole = Buffer.concat([head, body]);
   const put = (bytes: Buffer) =>
@@ -177,7 +194,13 @@ export function parseResponse(data: Buffer, isHead: boolean, ended: boolean): Wi
     if (end < 0) return undefined;
     const lines = data.toString("latin1", offset, end).split("\r\n");
     const match = /^HTTP\/\d\.\d (\d{3})/.exec(lines[0] ?? "");
-    if (!match) return { status: 0, headers: { "x-unparsable-status-line": lines[0] ?? "" }, body: data.subarray(offset), complete: true };
+    if (!match)
+      return {
+        status: 0,
+        headers: { "x-unparsable-status-line": lines[0] ?? "" },
+        body: data.subarray(offset),
+        complete: true,
+      };
     const status = Number(match[1]);
     const headers: Record<string, string> = {};
     for (const line of lines.slice(1)) {
@@ -193,7 +216,8 @@ export function parseResponse(data: Buffer, isHead: boolean, ended: boolean): Wi
       offset = bodyStart;
       continue;
     }
-    if (isHead || status === 204 || status === 304 || (status >= 100 && status < 200)) return { status, headers, body: Buffer.alloc(0), complete: true };
+    if (isHead || status === 204 || status === 304 || (status >= 100 && status < 200))
+      return { status, headers, body: Buffer.alloc(0), complete: true };
     const rest = data.subarray(bodyStart);
     if (/\bchunked\b/i.test(headers["transfer-encoding"] ?? "")) {
       const decoded = dechunk(rest);
@@ -232,11 +256,14 @@ function dechunk(data: Buffer): { body: Buffer; complete: boolean } {
 
 /** Chunked transfer encoding of `body`, cut at these fractions. */
 export function chunkEncode(body: Buffer, cuts: number[]): Buffer {
-  const positions = [...new Set(cuts.map((f) => Math.floor(f * body.length)))].filter((p) => p > 0 && p < body.length).sort((a, b) => a - b);
+  const positions = [...new Set(cuts.map((f) => Math.floor(f * body.length)))]
+    .filter((p) => p > 0 && p < body.length)
+    .sort((a, b) => a - b);
   const pieces: Buffer[] = [];
   let from = 0;
   for (const at of [...positions, body.length]) {
-    if (at > from) pieces.push(Buffer.from(`${(at - from).toString(16)}\r\n`), body.subarray(from, at), Buffer.from("\r\n"));
+    if (at > from)
+      pieces.push(Buffer.from(`${(at - from).toString(16)}\r\n`), body.subarray(from, at), Buffer.from("\r\n"));
     from = at;
   }
   pieces.push(Buffer.from("0\r\n\r\n"));

@@ -48,7 +48,11 @@ describe("paths and methods", () => {
   });
 
   it("there is no GET /responses/{id} (rule 3): 404 NOT_FOUND", async () => {
-    assertError(await call(server, "/v1/responses/resp_1", { key }), { status: 404, code: "NOT_FOUND", type: "not_found_error" });
+    assertError(await call(server, "/v1/responses/resp_1", { key }), {
+      status: 404,
+      code: "NOT_FOUND",
+      type: "not_found_error",
+    });
   });
 
   it("a known path with a wrong method is 405 METHOD_NOT_ALLOWED with Allow", async () => {
@@ -72,26 +76,49 @@ describe("paths and methods", () => {
 
 describe("request bodies", () => {
   it("malformed JSON is 400 INVALID_REQUEST", async () => {
-    const result = await call(server, "/v1/responses", { key, method: "POST", body: '{"model": ', headers: { "content-type": "application/json" } });
+    const result = await call(server, "/v1/responses", {
+      key,
+      method: "POST",
+      body: '{"model": ',
+      headers: { "content-type": "application/json" },
+    });
     assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error", param: null });
   });
 
   it("a JSON body over maxBodyBytes is 413 MEDIA_TOO_LARGE", async () => {
-    const result = await call(server, "/v1/responses", { key, method: "POST", body: responsesBody({ input: "x".repeat(2000) }) });
+    const result = await call(server, "/v1/responses", {
+      key,
+      method: "POST",
+      body: responsesBody({ input: "x".repeat(2000) }),
+    });
     assertError(result, { status: 413, code: "MEDIA_TOO_LARGE", type: "invalid_request_error" });
   });
 
   it("a body of a media type the operation does not take is 400, not 415", async () => {
-    const result = await call(server, "/v1/responses", { key, method: "POST", body: "hello", headers: { "content-type": "text/plain" } });
+    const result = await call(server, "/v1/responses", {
+      key,
+      method: "POST",
+      body: "hello",
+      headers: { "content-type": "text/plain" },
+    });
     assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
   });
 
   it("a missing body is 400 INVALID_REQUEST", async () => {
-    assertError(await call(server, "/v1/responses", { key, method: "POST" }), { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(await call(server, "/v1/responses", { key, method: "POST" }), {
+      status: 400,
+      code: "INVALID_REQUEST",
+      type: "invalid_request_error",
+    });
   });
 
   it("a JSON scalar is not a request body: 400", async () => {
-    const result = await call(server, "/v1/responses", { key, method: "POST", body: '"hi"', headers: { "content-type": "application/json" } });
+    const result = await call(server, "/v1/responses", {
+      key,
+      method: "POST",
+      body: '"hi"',
+      headers: { "content-type": "application/json" },
+    });
     assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
   });
 });
@@ -180,7 +207,11 @@ describe("the messages endpoint's envelope", () => {
   });
 
   it("also on its validation errors and 401s", async () => {
-    const invalid = await call(server, "/v1/messages", { method: "POST", headers: { "x-api-key": key }, body: { model: "tiny-chat" } });
+    const invalid = await call(server, "/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": key },
+      body: { model: "tiny-chat" },
+    });
     assertError(invalid, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error", param: "max_tokens" });
     assert.equal(invalid.body.type, "error");
     const unauthenticated = await call(server, "/v1/messages", { method: "POST", body: { model: "tiny-chat" } });

@@ -66,20 +66,32 @@ describe("x-api-key", () => {
   const message = { model: "tiny-chat", max_tokens: 16, messages: [{ role: "user", content: "hi" }] };
 
   it("is accepted on POST /v1/messages", async () => {
-    const result = await call(server, "/v1/messages", { method: "POST", headers: { "x-api-key": server.keys.acme! }, body: message });
+    const result = await call(server, "/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": server.keys.acme! },
+      body: message,
+    });
     // The test handler answers MODEL_NOT_FOUND: authentication passed.
     assertError(result, { status: 404, code: "MODEL_NOT_FOUND", type: "not_found_error" });
   });
 
   it("with a wrong key on /v1/messages is 401", async () => {
-    const result = await call(server, "/v1/messages", { method: "POST", headers: { "x-api-key": "sk-wrong-key-000000" }, body: message });
+    const result = await call(server, "/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": "sk-wrong-key-000000" },
+      body: message,
+    });
     assertError(result, unauthenticated);
     assert.equal(result.body.type, "error");
   });
 
   it("is not accepted anywhere else", async () => {
     assertError(await call(server, "/v1/models", { headers: { "x-api-key": server.keys.acme! } }), unauthenticated);
-    const responses = await call(server, "/v1/responses", { method: "POST", headers: { "x-api-key": server.keys.acme! }, body: responsesBody() });
+    const responses = await call(server, "/v1/responses", {
+      method: "POST",
+      headers: { "x-api-key": server.keys.acme! },
+      body: responsesBody(),
+    });
     assertError(responses, unauthenticated);
   });
 
@@ -91,7 +103,11 @@ describe("x-api-key", () => {
 
 describe("tenants", () => {
   it("a suspended account is 403 TENANT_SUSPENDED", async () => {
-    assertError(await call(server, "/v1/models", { key: server.keys.initech }), { status: 403, code: "TENANT_SUSPENDED", type: "permission_error" });
+    assertError(await call(server, "/v1/models", { key: server.keys.initech }), {
+      status: 403,
+      code: "TENANT_SUSPENDED",
+      type: "permission_error",
+    });
   });
 
   it("another account in the path is 403 OPERATION_NOT_ALLOWED", async () => {
@@ -111,12 +127,20 @@ describe("tenants", () => {
 
 describe("balance", () => {
   it("a paid call with a zero balance is 402 INSUFFICIENT_BALANCE", async () => {
-    const result = await call(server, "/v1/responses", { method: "POST", key: server.keys.umbrella, body: responsesBody() });
+    const result = await call(server, "/v1/responses", {
+      method: "POST",
+      key: server.keys.umbrella,
+      body: responsesBody(),
+    });
     assertError(result, { status: 402, code: "INSUFFICIENT_BALANCE", type: "billing_error" });
   });
 
   it("a paid call with a negative balance is 402 too", async () => {
-    const result = await call(server, "/v1/responses", { method: "POST", key: server.keys.overdrawn, body: responsesBody() });
+    const result = await call(server, "/v1/responses", {
+      method: "POST",
+      key: server.keys.overdrawn,
+      body: responsesBody(),
+    });
     assertError(result, { status: 402, code: "INSUFFICIENT_BALANCE", type: "billing_error" });
   });
 
@@ -141,7 +165,8 @@ describe("requests per minute", () => {
   });
 
   it("no limit set means no limit", async () => {
-    for (let i = 0; i < 5; i++) assert.equal((await call(server, "/v1/models", { key: server.keys.unlimited })).status, 200);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await call(server, "/v1/models", { key: server.keys.unlimited })).status, 200);
   });
 });
 
@@ -149,7 +174,13 @@ describe("budget", () => {
   it("a paid call once the day's spend reached the budget is 429 TENANT_BUDGET_EXCEEDED with Retry-After until the day ends", async () => {
     const key = server.keys.vandelay;
     assert.equal((await call(server, "/v1/responses", { method: "POST", key, body: responsesBody() })).status, 200);
-    await server.store.usage.charge({ accountId: "vandelay", keyId: null, kind: "inference", amountMicros: 1_000_000, at: new Date() });
+    await server.store.usage.charge({
+      accountId: "vandelay",
+      keyId: null,
+      kind: "inference",
+      amountMicros: 1_000_000,
+      at: new Date(),
+    });
     const before = Date.now();
     const result = await call(server, "/v1/responses", { method: "POST", key, body: responsesBody() });
     assertError(result, { status: 429, code: "TENANT_BUDGET_EXCEEDED", type: "rate_limit_error" });

@@ -7,7 +7,8 @@ import type { TestServer } from "./harness.ts";
 
 let server: TestServer;
 const key = (account: string) => `sk-dev-${account}-00000000000000000000000000000000`;
-const paidCall = (account: string) => call(server, "/v1/responses", { method: "POST", key: key(account), body: responsesBody() });
+const paidCall = (account: string) =>
+  call(server, "/v1/responses", { method: "POST", key: key(account), body: responsesBody() });
 
 beforeAll(async () => {
   server = await startTestServer({ accounts: [] });
@@ -20,11 +21,19 @@ describe("demo accounts", () => {
     assert.equal((await paidCall("acme")).status, 200);
     assert.equal((await paidCall("globex")).status, 200);
     assert.equal((await call(server, "/v1/accounts/globex/datasets", { key: key("globex") })).status, 200);
-    assertError(await call(server, "/v1/accounts/globex/datasets", { key: key("acme") }), { status: 403, code: "OPERATION_NOT_ALLOWED", type: "permission_error" });
+    assertError(await call(server, "/v1/accounts/globex/datasets", { key: key("acme") }), {
+      status: 403,
+      code: "OPERATION_NOT_ALLOWED",
+      type: "permission_error",
+    });
   });
 
   it("initech is suspended", async () => {
-    assertError(await call(server, "/v1/models", { key: key("initech") }), { status: 403, code: "TENANT_SUSPENDED", type: "permission_error" });
+    assertError(await call(server, "/v1/models", { key: key("initech") }), {
+      status: 403,
+      code: "TENANT_SUSPENDED",
+      type: "permission_error",
+    });
   });
 
   it("umbrella has no balance", async () => {
@@ -38,7 +47,11 @@ describe("demo accounts", () => {
   it("wonka may make two requests a minute", async () => {
     await call(server, "/v1/models", { key: key("wonka") });
     await call(server, "/v1/models", { key: key("wonka") });
-    assertError(await call(server, "/v1/models", { key: key("wonka") }), { status: 429, code: "TENANT_RATE_LIMITED", type: "rate_limit_error" });
+    assertError(await call(server, "/v1/models", { key: key("wonka") }), {
+      status: 429,
+      code: "TENANT_RATE_LIMITED",
+      type: "rate_limit_error",
+    });
   });
 
   it("hooli is restricted but can call", async () => {

@@ -17,7 +17,9 @@ describe("operation table", () => {
   });
 
   it("the paid operations are exactly those whose contract declares a 402", () => {
-    const doc = contractDocument() as { paths: Record<string, Record<string, { operationId: string; responses: object }>> };
+    const doc = contractDocument() as {
+      paths: Record<string, Record<string, { operationId: string; responses: object }>>;
+    };
     const declaring402 = Object.values(doc.paths).flatMap((item) =>
       Object.values(item)
         .filter((op) => "402" in op.responses)
@@ -35,7 +37,10 @@ describe("operation table", () => {
   });
 
   it("no operation is public", () => {
-    assert.deepEqual(table.operations.filter((o) => o.public).map((o) => o.operationId), []);
+    assert.deepEqual(
+      table.operations.filter((o) => o.public).map((o) => o.operationId),
+      [],
+    );
   });
 
   it("previous_response_id is the not-supported field of createResponse", () => {
@@ -52,7 +57,9 @@ describe("operation table", () => {
   });
 
   it("path parameters come decoded", () => {
-    assert.deepEqual(table.match("GET", "/v1/models/accounts%2Facme%2Fmodels%2Fm")?.params, { model: "accounts/acme/models/m" });
+    assert.deepEqual(table.match("GET", "/v1/models/accounts%2Facme%2Fmodels%2Fm")?.params, {
+      model: "accounts/acme/models/m",
+    });
     assert.deepEqual(table.match("GET", "/v1/accounts/acme/datasets")?.params, { account: "acme" });
   });
 
@@ -74,24 +81,29 @@ describe("operation table", () => {
     assert.equal(table.match("GET", "/v1/models//"), undefined);
     assert.equal(table.match("GET", "/v1/accounts//datasets"), undefined);
     // A custom method with an empty parameter is the plain template's, whose methods do not include POST.
-    assert.equal(table.match("POST", "/v1/accounts/acme/dpoJobs/:cancel")?.template, "/accounts/{account}/dpoJobs/{job}");
+    assert.equal(
+      table.match("POST", "/v1/accounts/acme/dpoJobs/:cancel")?.template,
+      "/accounts/{account}/dpoJobs/{job}",
+    );
   });
 
   it("agrees with a regular expression per template on every template filled in", () => {
     const doc = contractDocument() as { paths: Record<string, Record<string, { operationId: string }>> };
     const templates = Object.keys(doc.paths);
     const reference = (method: string, path: string) => {
-      const fits = templates.filter((t) => new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "([^/]+)")}/?$`).test(path));
+      const fits = templates.filter((t) =>
+        new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "([^/]+)")}/?$`).test(path),
+      );
       fits.sort((a, b) => b.replace(/\{[^}]+\}/g, "").length - a.replace(/\{[^}]+\}/g, "").length);
       const chosen = fits.find((t) => doc.paths[t]?.[method] !== undefined) ?? fits[0];
-      return chosen === undefined ? undefined : doc.paths[chosen]?.[method]?.operationId ?? `405 ${chosen}`;
+      return chosen === undefined ? undefined : (doc.paths[chosen]?.[method]?.operationId ?? `405 ${chosen}`);
     };
     for (const template of templates) {
       for (const fill of ["x", "a:b", "a%2Fb", "x:cancel", "x:upload"]) {
         const path = template.replace(/\{[^}]+\}/g, fill);
         for (const method of ["get", "post", "delete"]) {
           const match = table.match(method.toUpperCase(), `/v1${path}`);
-          const got = match === undefined ? undefined : match.operation?.operationId ?? `405 ${match.template}`;
+          const got = match === undefined ? undefined : (match.operation?.operationId ?? `405 ${match.template}`);
           assert.equal(got, reference(method, path), `${method} ${path}`);
         }
       }

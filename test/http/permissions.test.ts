@@ -46,7 +46,11 @@ describe("requireModelAllowed", () => {
 
 describe("requirePaymentMethod", () => {
   it("is 402 PAYMENT_REQUIRED for a paid model without a payment method", () => {
-    throwsCode(() => requirePaymentMethod(account(), { id: "tiny-chat", pricePerMillionTokens: "0.10" }), "PAYMENT_REQUIRED", 402);
+    throwsCode(
+      () => requirePaymentMethod(account(), { id: "tiny-chat", pricePerMillionTokens: "0.10" }),
+      "PAYMENT_REQUIRED",
+      402,
+    );
   });
 
   it("passes a free model without a payment method, and a paid one with it", () => {
@@ -63,7 +67,11 @@ describe("requireAgreement", () => {
 
   it("is 403 AGREEMENT_REQUIRED unless that version was accepted", () => {
     throwsCode(() => requireAgreement(account(), "2026-01"), "AGREEMENT_REQUIRED", 403);
-    throwsCode(() => requireAgreement(account({ acceptedAgreementVersion: "2025-06" }), "2026-01"), "AGREEMENT_REQUIRED", 403);
+    throwsCode(
+      () => requireAgreement(account({ acceptedAgreementVersion: "2025-06" }), "2026-01"),
+      "AGREEMENT_REQUIRED",
+      403,
+    );
     requireAgreement(account({ acceptedAgreementVersion: "2026-01" }), "2026-01");
   });
 });
@@ -83,7 +91,11 @@ describe("chargeUsage", () => {
       const acme = await store.accounts.create({ id: "acme", balanceMicros: 1_000_000 });
       const { key } = await issueApiKey(store, "acme");
       const startOfTest = new Date(Date.now() - 1000);
-      const after = await chargeUsage(store, { account: acme, keyId: key.id }, { amountMicros: 250_000, kind: "inference" });
+      const after = await chargeUsage(
+        store,
+        { account: acme, keyId: key.id },
+        { amountMicros: 250_000, kind: "inference" },
+      );
       assert.deepEqual(after, { balanceMicros: 750_000 });
       assert.equal((await store.accounts.get("acme"))?.balanceMicros, 750_000);
       assert.equal(await store.usage.spentSince("acme", startOfTest), 250_000);

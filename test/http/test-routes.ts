@@ -23,8 +23,10 @@ export function registerTestRoutes(router: Router): void {
     const model = req.params.model;
     if (model === "crash") throw new Error(SECRET_DETAIL);
     if (model === "crash-async") await Promise.reject(new TypeError(SECRET_DETAIL));
-    if (model === "scaling") throw new ApiError("DEPLOYMENT_SCALING_UP", "The deployment is loading.", { retryAfter: 7 });
-    if (model === "upstream-limited") throw new ApiError("UPSTREAM_RATE_LIMITED", "The upstream is busy.", { retryAfter: 3 });
+    if (model === "scaling")
+      throw new ApiError("DEPLOYMENT_SCALING_UP", "The deployment is loading.", { retryAfter: 7 });
+    if (model === "upstream-limited")
+      throw new ApiError("UPSTREAM_RATE_LIMITED", "The upstream is busy.", { retryAfter: 3 });
     if (model === "no-retry-after") throw new ApiError("UPSTREAM_UNAVAILABLE", "No provider answered.");
     if (model === "missing") throw new ApiError("MODEL_NOT_FOUND", "No such model.", { param: "model" });
     if (model === "breaks-contract") {
@@ -42,7 +44,13 @@ export function registerTestRoutes(router: Router): void {
       status: "completed",
       model: req.body.model,
       output: [],
-      usage: { input_tokens: 1, output_tokens: 0, total_tokens: 1, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+      usage: {
+        input_tokens: 1,
+        output_tokens: 0,
+        total_tokens: 1,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      },
       store: false,
       // The compatibility fields of the Open Responses object (docs/decisions.md), as the real handler echoes them.
       ...compatibilityFields(req.body),

@@ -41,7 +41,10 @@ describe("the store rule (rule 1)", () => {
 describe("previous_response_id (rule 2)", () => {
   for (const value of ["resp_1", null, 5]) {
     it(`sent as ${JSON.stringify(value)} is 400 with param previous_response_id`, async () => {
-      assertError(await postResponses(responsesBody({ previous_response_id: value })), { ...invalid, param: "previous_response_id" });
+      assertError(await postResponses(responsesBody({ previous_response_id: value })), {
+        ...invalid,
+        param: "previous_response_id",
+      });
     });
   }
 });
@@ -66,16 +69,27 @@ describe("param names the failing field as a path", () => {
   });
 
   it("a query parameter: pageSize", async () => {
-    assertError(await call(server, "/v1/accounts/acme/datasets?pageSize=0", { key }), { ...invalid, param: "pageSize" });
+    assertError(await call(server, "/v1/accounts/acme/datasets?pageSize=0", { key }), {
+      ...invalid,
+      param: "pageSize",
+    });
   });
 
   it("a header parameter: x-request-timeout-ms", async () => {
-    const result = await call(server, "/v1/responses", { key, method: "POST", body: responsesBody(), headers: { "x-request-timeout-ms": "0" } });
+    const result = await call(server, "/v1/responses", {
+      key,
+      method: "POST",
+      body: responsesBody(),
+      headers: { "x-request-timeout-ms": "0" },
+    });
     assertError(result, { ...invalid, param: "x-request-timeout-ms" });
   });
 
   it("a path parameter: a dataset id longer than 64 characters", async () => {
-    assertError(await call(server, `/v1/accounts/acme/datasets/${"d".repeat(65)}`, { key }), { ...invalid, param: "dataset" });
+    assertError(await call(server, `/v1/accounts/acme/datasets/${"d".repeat(65)}`, { key }), {
+      ...invalid,
+      param: "dataset",
+    });
   });
 
   it("the pointer to path conversion", () => {
@@ -110,7 +124,12 @@ describe("no 500 on bad input", () => {
   ];
   for (const [name, body, type] of bodies) {
     it(`${name} is a 4xx envelope`, async () => {
-      const result = await call(server, "/v1/responses", { key, method: "POST", body, headers: { "content-type": type } });
+      const result = await call(server, "/v1/responses", {
+        key,
+        method: "POST",
+        body,
+        headers: { "content-type": type },
+      });
       assert.ok(result.status >= 400 && result.status < 500, `${result.status} ${result.text}`);
       assert.equal(result.body?.error?.code, "INVALID_REQUEST", result.text);
     });

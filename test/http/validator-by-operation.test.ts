@@ -37,21 +37,43 @@ const REQUESTS: Case[] = [
   { method: "POST", path: "/v1/responses", body: { model: "tiny-chat", input: "Hello", store: false } },
   { method: "POST", path: "/v1/responses", body: { model: "tiny-chat", input: "Hello", temperature: 5, store: false } },
   { method: "POST", path: "/v1/responses", body: { input: 3 } },
-  { method: "POST", path: "/v1/responses", body: { model: "tiny-chat", input: [{ role: "user", content: [{ type: "input_text" }] }] } },
+  {
+    method: "POST",
+    path: "/v1/responses",
+    body: { model: "tiny-chat", input: [{ role: "user", content: [{ type: "input_text" }] }] },
+  },
   { method: "POST", path: "/v1/responses", body: "just text", headers: { "content-type": "text/plain" } },
   { method: "POST", path: "/v1/responses" },
-  { method: "POST", path: "/v1/chat/completions", body: { model: "tiny-chat", messages: [{ role: "user", content: "Hi" }], max_tokens: 4 } },
+  {
+    method: "POST",
+    path: "/v1/chat/completions",
+    body: { model: "tiny-chat", messages: [{ role: "user", content: "Hi" }], max_tokens: 4 },
+  },
   { method: "POST", path: "/v1/chat/completions", body: { model: "tiny-chat", messages: "Hi" } },
-  { method: "POST", path: "/v1/messages", body: { model: "tiny-chat", max_tokens: 8, messages: [{ role: "user", content: "Hi" }] }, headers: { "x-api-key": "k" } },
+  {
+    method: "POST",
+    path: "/v1/messages",
+    body: { model: "tiny-chat", max_tokens: 8, messages: [{ role: "user", content: "Hi" }] },
+    headers: { "x-api-key": "k" },
+  },
   { method: "GET", path: "/v1/accounts/acme/datasets?pageSize=5&filter=state:READY" },
   { method: "GET", path: "/v1/accounts/acme/datasets?pageSize=abc" },
   { method: "GET", path: "/v1/accounts/acme/datasets?pageSize=0&unknown=1" },
   { method: "GET", path: "/v1/accounts/acme/datasets/d1?view=DATASET_VIEW_FULL" },
   { method: "GET", path: "/v1/accounts/acme/datasets/d1?view=NOPE" },
-  { method: "POST", path: "/v1/accounts/acme/datasets/d1:upload", body: "{}\n", headers: { "content-type": "application/jsonl" } },
+  {
+    method: "POST",
+    path: "/v1/accounts/acme/datasets/d1:upload",
+    body: "{}\n",
+    headers: { "content-type": "application/jsonl" },
+  },
   { method: "POST", path: "/v1/accounts/acme/dpoJobs/j1:cancel" },
   { method: "POST", path: "/v1/accounts/acme/dpoJobs:estimateCost", body: {} },
-  { method: "POST", path: "/v1/accounts/acme/supervisedFineTuningJobs", body: { dataset: "accounts/acme/datasets/d1", baseModel: "tiny-chat", epochs: "two" } },
+  {
+    method: "POST",
+    path: "/v1/accounts/acme/supervisedFineTuningJobs",
+    body: { dataset: "accounts/acme/datasets/d1", baseModel: "tiny-chat", epochs: "two" },
+  },
   { method: "GET", path: "/v1/accounts/acme/supervisedFineTuningJobs/j1/metrics" },
   { method: "DELETE", path: "/v1/accounts/acme/datasets/d1" },
   { method: "PATCH", path: "/v1/accounts/acme/datasets/d1" },
@@ -67,7 +89,9 @@ function app(validator: RequestHandler | RequestHandler[], answer: RequestHandle
   server.use(answer);
   const report: ErrorRequestHandler = (error, _req, res, _next) => {
     const e = error as { status?: number; message?: string; errors?: unknown; headers?: unknown };
-    res.status(e.status ?? 500).json({ error: error.constructor.name, message: e.message, errors: e.errors, headers: e.headers });
+    res
+      .status(e.status ?? 500)
+      .json({ error: error.constructor.name, message: e.message, errors: e.errors, headers: e.headers });
   };
   server.use(report);
   return server;
@@ -76,13 +100,28 @@ function app(validator: RequestHandler | RequestHandler[], answer: RequestHandle
 /** What the handler saw: the validator may coerce and fill in parameters, the query and the body. */
 const echo: RequestHandler = (req, res) => {
   const openapi = (req as { openapi?: { expressRoute: string; openApiRoute: string; pathParams: unknown } }).openapi;
-  res.status(299).json({ params: req.params, query: req.query, body: req.body, openapi: openapi && { expressRoute: openapi.expressRoute, openApiRoute: openapi.openApiRoute, pathParams: openapi.pathParams } });
+  res.status(299).json({
+    params: req.params,
+    query: req.query,
+    body: req.body,
+    openapi: openapi && {
+      expressRoute: openapi.expressRoute,
+      openApiRoute: openapi.openApiRoute,
+      pathParams: openapi.pathParams,
+    },
+  });
 };
 
 /** A list of models, broken when asked: response validation must refuse the same bodies. */
 const models: RequestHandler = (req, res) => {
   const model = { id: "tiny-chat", object: "model", created: 0, owned_by: "platform" };
-  res.status(200).json(req.query.broken === undefined ? { object: "list", data: [model] } : { object: "list", data: [{ ...model, created: "yesterday" }] });
+  res
+    .status(200)
+    .json(
+      req.query.broken === undefined
+        ? { object: "list", data: [model] }
+        : { object: "list", data: [{ ...model, created: "yesterday" }] },
+    );
 };
 
 async function listen(server: express.Express): Promise<{ url: string; server: Server }> {
@@ -108,9 +147,15 @@ describe("the validator entered through the operation lookup", () => {
 
   beforeAll(async () => {
     const pairs = {
-      stockRequests: app(OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[], echo),
+      stockRequests: app(
+        OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[],
+        echo,
+      ),
       oursRequests: app(validatorByOperation(contractValidatorOptions(false)), echo),
-      stockResponses: app(OpenApiValidator.middleware(contractValidatorOptions(true)) as unknown as RequestHandler[], models),
+      stockResponses: app(
+        OpenApiValidator.middleware(contractValidatorOptions(true)) as unknown as RequestHandler[],
+        models,
+      ),
       oursResponses: app(validatorByOperation(contractValidatorOptions(true)), models),
     };
     for (const [name, server] of Object.entries(pairs)) {
@@ -137,7 +182,10 @@ describe("the validator entered through the operation lookup", () => {
   });
 
   it("refuses the same response bodies, and lets the same ones through", async () => {
-    for (const c of [{ method: "GET", path: "/v1/models" }, { method: "GET", path: "/v1/models?broken" }]) {
+    for (const c of [
+      { method: "GET", path: "/v1/models" },
+      { method: "GET", path: "/v1/models?broken" },
+    ]) {
       const stock = await send(urls.stockResponses as string, c);
       const ours = await send(urls.oursResponses as string, c);
       assert.deepEqual(ours, stock, `${c.method} ${c.path}`);

@@ -9,15 +9,29 @@ import type { AddressInfo } from "node:net";
 import { afterAll, describe, test } from "vitest";
 import { ApiError } from "../../server/http/errors.ts";
 import type { GenerationEvent, GenerationRequest, Provider } from "../../server/inference/engine.ts";
-import { type EngineSettings, type GenerationInput, InferenceEngine, type Tenant } from "../../server/inference/generation.ts";
+import {
+  type EngineSettings,
+  type GenerationInput,
+  InferenceEngine,
+  type Tenant,
+} from "../../server/inference/generation.ts";
 import { CatalogResolver } from "../../server/inference/models.ts";
 import { OpenAiUpstreamProvider } from "../../server/inference/providers/openai-upstream.ts";
 import { parseRoutingConfig } from "../../server/inference/routing.ts";
 
-const SETTINGS: EngineSettings = { deadlineMs: 5000, stallTimeoutMs: 2000, mediaMaxBytes: 1000, mediaFetchAllowList: [], mediaFetchTimeoutMs: 1000 };
+const SETTINGS: EngineSettings = {
+  deadlineMs: 5000,
+  stallTimeoutMs: 2000,
+  mediaMaxBytes: 1000,
+  mediaFetchAllowList: [],
+  mediaFetchTimeoutMs: 1000,
+};
 
 /** A provider that says its lines, or runs a custom script. */
-function scripted(name: string, script?: (req: GenerationRequest) => AsyncIterable<GenerationEvent>): Provider & { calls: number } {
+function scripted(
+  name: string,
+  script?: (req: GenerationRequest) => AsyncIterable<GenerationEvent>,
+): Provider & { calls: number } {
   const provider = {
     name,
     calls: 0,
@@ -39,17 +53,31 @@ const tenant: Tenant = {
 };
 
 function input(overrides: Partial<GenerationInput> = {}): GenerationInput {
-  return { model: "tiny-chat", turns: [{ kind: "message", role: "user", text: "Hello", media: [] }], tools: [], toolChoice: { mode: "auto" }, ...overrides };
+  return {
+    model: "tiny-chat",
+    turns: [{ kind: "message", role: "user", text: "Hello", media: [] }],
+    tools: [],
+    toolChoice: { mode: "auto" },
+    ...overrides,
+  };
 }
 
-function engine(providers: Record<string, Provider>, route: { primary: string; standby: string[] }, settings: Partial<EngineSettings> = {}, policy = { blockedInputTerms: ["forbidden"], blockedOutputTerms: ["secret"] }) {
+function engine(
+  providers: Record<string, Provider>,
+  route: { primary: string; standby: string[] },
+  settings: Partial<EngineSettings> = {},
+  policy = { blockedInputTerms: ["forbidden"], blockedOutputTerms: ["secret"] },
+) {
   const routing = parseRoutingConfig({
     version: "test-7",
     providers: Object.fromEntries(Object.keys(providers).map((n) => [n, { type: "local" }])),
     models: { "tiny-chat": route, "tiny-reasoner": route },
     contentPolicy: policy,
   });
-  return new InferenceEngine(routing, new Map(Object.entries(providers)), new CatalogResolver(), { ...SETTINGS, ...settings });
+  return new InferenceEngine(routing, new Map(Object.entries(providers)), new CatalogResolver(), {
+    ...SETTINGS,
+    ...settings,
+  });
 }
 
 async function collect(events: AsyncIterable<GenerationEvent>): Promise<GenerationEvent[]> {
@@ -78,7 +106,13 @@ afterAll(() => {
 });
 
 function upstreamProvider(timeoutMs = 1000): OpenAiUpstreamProvider {
-  return new OpenAiUpstreamProvider({ name: "up", baseUrl: upstreamUrl, model: "upstream-model", timeoutMs, stallTimeoutMs: 1000 });
+  return new OpenAiUpstreamProvider({
+    name: "up",
+    baseUrl: upstreamUrl,
+    model: "upstream-model",
+    timeoutMs,
+    stallTimeoutMs: 1000,
+  });
 }
 
 function sse(res: ServerResponse, chunks: unknown[]): void {
@@ -89,7 +123,11 @@ function sse(res: ServerResponse, chunks: unknown[]): void {
 
 describe("routing and fallback", () => {
   test("the primary serves when it can: x-provider-class primary, x-config-version from the routing file", async () => {
-    const run = await engine({ a: scripted("a"), b: scripted("b") }, { primary: "a", standby: ["b"] }).start({ tenant, input: input(), signal: new AbortController().signal });
+    const run = await engine({ a: scripted("a"), b: scripted("b") }, { primary: "a", standby: ["b"] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
     assert.equal(run.providerClass, "primary");
     assert.equal(run.configVersion, "test-7");
     const events = await collect(run.events);
@@ -98,33 +136,79 @@ describe("routing and fallback", () => {
 
   test("an upstream that answers 503 moves the call to the standby (fallback)", async () => {
     behaviour = (_req, res) => res.writeHead(503).end("overloaded");
-    const run = await engine({ up: upstreamProvider(), b: scripted("b") }, { primary: "up", standby: ["b"] }).start({ tenant, input: input(), signal: new AbortController().signal });
+    const run = await engine({ up: upstreamProvider(), b: scripted("b") }, { primary: "up", standby: ["b"] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
     assert.equal(run.providerClass, "fallback");
     assert.deepEqual((await collect(run.events))[0], { type: "text", delta: "from b" });
   });
 
   test("a refused connection moves to the standby; with none left it is 503 UPSTREAM_UNAVAILABLE", async () => {
-    const closed = new OpenAiUpstreamProvider({ name: "closed", baseUrl: "http://127.0.0.1:1/v1", model: "m", timeoutMs: 1000, stallTimeoutMs: 1000 });
-    const run = await engine({ closed, b: scripted("b") }, { primary: "closed", standby: ["b"] }).start({ tenant, input: input(), signal: new AbortController().signal });
+    const closed = new OpenAiUpstreamProvider({
+      name: "closed",
+      baseUrl: "http://127.0.0.1:1/v1",
+      model: "m",
+      timeoutMs: 1000,
+      stallTimeoutMs: 1000,
+    });
+    const run = await engine({ closed, b: scripted("b") }, { primary: "closed", standby: ["b"] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
     assert.equal(run.providerClass, "fallback");
-    await rejectsWith(engine({ closed }, { primary: "closed", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal }), "UPSTREAM_UNAVAILABLE");
+    await rejectsWith(
+      engine({ closed }, { primary: "closed", standby: [] }).start({
+        tenant,
+        input: input(),
+        signal: new AbortController().signal,
+      }),
+      "UPSTREAM_UNAVAILABLE",
+    );
   });
 
   test("an upstream 429 with no standby is 429 UPSTREAM_RATE_LIMITED carrying the upstream's Retry-After", async () => {
     behaviour = (_req, res) => res.writeHead(429, { "retry-after": "7" }).end();
-    const start = engine({ up: upstreamProvider() }, { primary: "up", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal });
-    await assert.rejects(start, (e: unknown) => e instanceof ApiError && e.code === "UPSTREAM_RATE_LIMITED" && e.status === 429 && e.retryAfter === 7);
+    const start = engine({ up: upstreamProvider() }, { primary: "up", standby: [] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
+    await assert.rejects(
+      start,
+      (e: unknown) =>
+        e instanceof ApiError && e.code === "UPSTREAM_RATE_LIMITED" && e.status === 429 && e.retryAfter === 7,
+    );
   });
 
   test("an upstream that never answers is 504 UPSTREAM_TIMEOUT", async () => {
     behaviour = () => undefined; // hold the request open
-    await rejectsWith(engine({ up: upstreamProvider(200) }, { primary: "up", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal }), "UPSTREAM_TIMEOUT");
+    await rejectsWith(
+      engine({ up: upstreamProvider(200) }, { primary: "up", standby: [] }).start({
+        tenant,
+        input: input(),
+        signal: new AbortController().signal,
+      }),
+      "UPSTREAM_TIMEOUT",
+    );
   });
 
   test("an upstream content-policy refusal is 400 UPSTREAM_CONTENT_REJECTED and is not retried", async () => {
-    behaviour = (_req, res) => res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "content_filter", message: "flagged" } }));
+    behaviour = (_req, res) =>
+      res
+        .writeHead(400, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { code: "content_filter", message: "flagged" } }));
     const b = scripted("b");
-    await rejectsWith(engine({ up: upstreamProvider(), b }, { primary: "up", standby: ["b"] }).start({ tenant, input: input(), signal: new AbortController().signal }), "UPSTREAM_CONTENT_REJECTED");
+    await rejectsWith(
+      engine({ up: upstreamProvider(), b }, { primary: "up", standby: ["b"] }).start({
+        tenant,
+        input: input(),
+        signal: new AbortController().signal,
+      }),
+      "UPSTREAM_CONTENT_REJECTED",
+    );
     assert.equal(b.calls, 0);
   });
 
@@ -138,13 +222,33 @@ describe("routing and fallback", () => {
         sse(res, [
           { choices: [{ delta: { role: "assistant", content: "Hel" }, finish_reason: null }] },
           { choices: [{ delta: { content: "lo" }, finish_reason: null }] },
-          { choices: [{ delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "get_weather", arguments: '{"ci' } }] }, finish_reason: null }] },
-          { choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: 'ty":"Oslo"}' } }] }, finish_reason: "tool_calls" }] },
+          {
+            choices: [
+              {
+                delta: {
+                  tool_calls: [{ index: 0, id: "call_1", function: { name: "get_weather", arguments: '{"ci' } }],
+                },
+                finish_reason: null,
+              },
+            ],
+          },
+          {
+            choices: [
+              {
+                delta: { tool_calls: [{ index: 0, function: { arguments: 'ty":"Oslo"}' } }] },
+                finish_reason: "tool_calls",
+              },
+            ],
+          },
           { choices: [], usage: { prompt_tokens: 11, completion_tokens: 5 } },
         ]);
       });
     };
-    const run = await engine({ up: upstreamProvider() }, { primary: "up", standby: [] }).start({ tenant, input: input({ tools: [{ name: "get_weather" }] }), signal: new AbortController().signal });
+    const run = await engine({ up: upstreamProvider() }, { primary: "up", standby: [] }).start({
+      tenant,
+      input: input({ tools: [{ name: "get_weather" }] }),
+      signal: new AbortController().signal,
+    });
     const events = await collect(run.events);
     assert.deepEqual(events, [
       { type: "text", delta: "Hel" },
@@ -159,7 +263,8 @@ describe("routing and fallback", () => {
 
 describe("rules checked before generation", () => {
   const one = () => engine({ a: scripted("a") }, { primary: "a", standby: [] });
-  const start = (i: Partial<GenerationInput>) => one().start({ tenant, input: input(i), signal: new AbortController().signal });
+  const start = (i: Partial<GenerationInput>) =>
+    one().start({ tenant, input: input(i), signal: new AbortController().signal });
 
   test("an unknown model, or another account's model, is 404 MODEL_NOT_FOUND", async () => {
     await rejectsWith(start({ model: "no-such-model" }), "MODEL_NOT_FOUND", "model");
@@ -183,7 +288,11 @@ describe("rules checked before generation", () => {
 
   test("input plus max_output_tokens beyond the context window is 400 CONTEXT_LENGTH_EXCEEDED", async () => {
     await rejectsWith(start({ maxOutputTokens: 2048 }), "CONTEXT_LENGTH_EXCEEDED", "max_output_tokens");
-    await rejectsWith(start({ turns: [{ kind: "message", role: "user", text: "word ".repeat(3000), media: [] }] }), "CONTEXT_LENGTH_EXCEEDED", "input");
+    await rejectsWith(
+      start({ turns: [{ kind: "message", role: "user", text: "word ".repeat(3000), media: [] }] }),
+      "CONTEXT_LENGTH_EXCEEDED",
+      "input",
+    );
   });
 
   test("a blocked term in the input is 400 CONTENT_BLOCKED_INPUT, in the output CONTENT_BLOCKED_OUTPUT", async () => {
@@ -193,16 +302,46 @@ describe("rules checked before generation", () => {
       yield { type: "text", delta: "ret is out" };
       yield { type: "done", finishReason: "stop", usage: { inputTokens: 1, outputTokens: 2, reasoningTokens: 0 } };
     });
-    const run = await engine({ leaky }, { primary: "leaky", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal });
+    const run = await engine({ leaky }, { primary: "leaky", standby: [] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
     await rejectsWith(collect(run.events), "CONTENT_BLOCKED_OUTPUT");
   });
 
   test("media: inline data over the limit is 413 MEDIA_TOO_LARGE, an unfetchable URL MEDIA_FETCH_FAILED, a text-only model MEDIA_UNSUPPORTED", async () => {
-    const media = (part: Record<string, string>) => input({ turns: [{ kind: "message", role: "user", text: "look", media: [{ kind: "image", param: "input[0].content[1]", ...part }] }] });
+    const media = (part: Record<string, string>) =>
+      input({
+        turns: [
+          {
+            kind: "message",
+            role: "user",
+            text: "look",
+            media: [{ kind: "image", param: "input[0].content[1]", ...part }],
+          },
+        ],
+      });
     const a = one();
-    await rejectsWith(a.start({ tenant, input: media({ data: "A".repeat(4000) }), signal: new AbortController().signal }), "MEDIA_TOO_LARGE", "input[0].content[1]");
-    await rejectsWith(a.start({ tenant, input: media({ url: "https://example.invalid/cat.png" }), signal: new AbortController().signal }), "MEDIA_FETCH_FAILED", "input[0].content[1]");
-    await rejectsWith(a.start({ tenant, input: media({ data: "AAAA" }), signal: new AbortController().signal }), "MEDIA_UNSUPPORTED", "input[0].content[1]");
+    await rejectsWith(
+      a.start({ tenant, input: media({ data: "A".repeat(4000) }), signal: new AbortController().signal }),
+      "MEDIA_TOO_LARGE",
+      "input[0].content[1]",
+    );
+    await rejectsWith(
+      a.start({
+        tenant,
+        input: media({ url: "https://example.invalid/cat.png" }),
+        signal: new AbortController().signal,
+      }),
+      "MEDIA_FETCH_FAILED",
+      "input[0].content[1]",
+    );
+    await rejectsWith(
+      a.start({ tenant, input: media({ data: "AAAA" }), signal: new AbortController().signal }),
+      "MEDIA_UNSUPPORTED",
+      "input[0].content[1]",
+    );
   });
 });
 
@@ -213,12 +352,21 @@ describe("watching a run", () => {
   });
 
   test("a stream that goes quiet after it started fails with PARTIAL_RESPONSE_TIMEOUT and the provider is aborted", async () => {
-    const run = await engine({ stalled }, { primary: "stalled", standby: [] }, { stallTimeoutMs: 50 }).start({ tenant, input: input(), signal: new AbortController().signal });
+    const run = await engine({ stalled }, { primary: "stalled", standby: [] }, { stallTimeoutMs: 50 }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
     await rejectsWith(collect(run.events), "PARTIAL_RESPONSE_TIMEOUT");
   });
 
   test("the caller's shorter deadline wins: REQUEST_DEADLINE_EXCEEDED", async () => {
-    const run = await engine({ stalled }, { primary: "stalled", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal, deadlineMs: 60 });
+    const run = await engine({ stalled }, { primary: "stalled", standby: [] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+      deadlineMs: 60,
+    });
     await rejectsWith(collect(run.events), "REQUEST_DEADLINE_EXCEEDED");
   });
 
@@ -242,13 +390,26 @@ describe("watching a run", () => {
     // 10 ms a token, 30 tokens: the first token ends at 10 ms, all of them at 300 ms.
     const provider = busy(10, 30);
     const started = performance.now();
-    await rejectsWith(engine({ provider }, { primary: "provider", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal, deadlineMs: 1 }), "REQUEST_DEADLINE_EXCEEDED");
+    await rejectsWith(
+      engine({ provider }, { primary: "provider", standby: [] }).start({
+        tenant,
+        input: input(),
+        signal: new AbortController().signal,
+        deadlineMs: 1,
+      }),
+      "REQUEST_DEADLINE_EXCEEDED",
+    );
     assert.ok(performance.now() - started < 150, "failed after the first token, not after all of them");
   });
 
   test("the deadline holds between the tokens of such a provider once output has started: the run fails part-way", async () => {
     const provider = busy(5, 200);
-    const run = await engine({ provider }, { primary: "provider", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal, deadlineMs: 50 });
+    const run = await engine({ provider }, { primary: "provider", standby: [] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+      deadlineMs: 50,
+    });
     const seen: GenerationEvent[] = [];
     const started = performance.now();
     await rejectsWith(
@@ -270,14 +431,22 @@ describe("watching a run", () => {
       yield { type: "done", finishReason: "stop", usage: { inputTokens: 1, outputTokens: 1, reasoningTokens: 0 } };
     });
     const client = new AbortController();
-    await engine({ watcher }, { primary: "watcher", standby: [] }).start({ tenant, input: input(), signal: client.signal });
+    await engine({ watcher }, { primary: "watcher", standby: [] }).start({
+      tenant,
+      input: input(),
+      signal: client.signal,
+    });
     client.abort();
     assert.equal(seen?.aborted, true);
   });
 
   test("usage is charged to the tenant when generation finishes", async () => {
     charges.length = 0;
-    const run = await engine({ a: scripted("a") }, { primary: "a", standby: [] }).start({ tenant, input: input(), signal: new AbortController().signal });
+    const run = await engine({ a: scripted("a") }, { primary: "a", standby: [] }).start({
+      tenant,
+      input: input(),
+      signal: new AbortController().signal,
+    });
     await collect(run.events);
     assert.deepEqual(charges, [2]);
   });

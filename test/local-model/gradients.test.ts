@@ -9,8 +9,20 @@ import assert from "node:assert/strict";
 import { initWeights, type ModelConfig } from "../../server/inference/local/model.ts";
 import { Vocabulary } from "../../server/inference/local/vocab.ts";
 import type { LocalModel } from "../../server/inference/local/local-model.ts";
-import { accumulateGradients, batchTargetCount, fullGradientBuffers, evaluateLoss, type EncodedExample } from "../../server/inference/local/train.ts";
-import { adapterGradients, adapterParameters, adaptModel, createAdapter, mergedGradientBuffers } from "../../server/inference/local/lora.ts";
+import {
+  accumulateGradients,
+  batchTargetCount,
+  fullGradientBuffers,
+  evaluateLoss,
+  type EncodedExample,
+} from "../../server/inference/local/train.ts";
+import {
+  adapterGradients,
+  adapterParameters,
+  adaptModel,
+  createAdapter,
+  mergedGradientBuffers,
+} from "../../server/inference/local/lora.ts";
 import { createRng } from "../../server/inference/local/math.ts";
 
 const config: ModelConfig = { vocabSize: 40, dModel: 16, nLayers: 2, nHeads: 2, dFF: 32, contextLength: 12 };
@@ -41,7 +53,10 @@ function numeric(loss: () => number, tensor: Float32Array, i: number, h = 1e-2):
 
 function assertClose(analytic: number, numericValue: number, label: string): void {
   const tolerance = 2e-3 + 0.05 * Math.max(Math.abs(analytic), Math.abs(numericValue));
-  assert.ok(Math.abs(analytic - numericValue) <= tolerance, `${label}: analytic ${analytic} vs numeric ${numericValue}`);
+  assert.ok(
+    Math.abs(analytic - numericValue) <= tolerance,
+    `${label}: analytic ${analytic} vs numeric ${numericValue}`,
+  );
 }
 
 test("backward matches finite differences for every kind of base parameter", () => {
@@ -52,7 +67,20 @@ test("backward matches finite differences for every kind of base parameter", () 
   const loss = () => evaluateLoss(model, null, examples);
   const rng = createRng(5);
   let checked = 0;
-  for (const name of ["tok_emb", "pos_emb", "layers.0.attn_norm", "layers.0.wq", "layers.0.wk", "layers.1.wv", "layers.1.wo", "layers.0.w1", "layers.1.w2", "layers.1.mlp_norm", "final_norm", "out"]) {
+  for (const name of [
+    "tok_emb",
+    "pos_emb",
+    "layers.0.attn_norm",
+    "layers.0.wq",
+    "layers.0.wk",
+    "layers.1.wv",
+    "layers.1.wo",
+    "layers.0.w1",
+    "layers.1.w2",
+    "layers.1.mlp_norm",
+    "final_norm",
+    "out",
+  ]) {
     const g = grads[name]!;
     // Probe the entries with the largest gradients (small ones drown in float32 noise) plus one random one.
     const order = [...g.keys()].sort((a, b) => Math.abs(g[b]!) - Math.abs(g[a]!));
@@ -72,7 +100,10 @@ test("LoRA factor gradients and added token rows match finite differences throug
   const rng = createRng(8);
   for (const m of Object.values(adapter.matrices)) for (let i = 0; i < m.B.length; i++) m.B[i] = (rng() - 0.5) * 0.2;
   const examples = batch(config.vocabSize + 3);
-  assert.ok(examples.some((e) => e.tokens.some((t) => t >= config.vocabSize)), "the batch uses an added token");
+  assert.ok(
+    examples.some((e) => e.tokens.some((t) => t >= config.vocabSize)),
+    "the batch uses an added token",
+  );
   const adapted = adaptModel(model, adapter);
   const merged = mergedGradientBuffers(adapted, adapter);
   accumulateGradients(adapted, adapted.weights, examples, merged, 1 / batchTargetCount(examples));

@@ -7,11 +7,23 @@ import assert from "node:assert/strict";
 import { LocalProvider } from "../../server/inference/local/provider.ts";
 import { createAdapter, loadAdapter, serializeAdapter, type Adapter } from "../../server/inference/local/lora.ts";
 import { learningRateAt } from "../../server/inference/local/optimizer.ts";
-import { createTrainingState, encodeChatExample, evaluateLoss, trainStep, type ChatExample } from "../../server/inference/local/train.ts";
+import {
+  createTrainingState,
+  encodeChatExample,
+  evaluateLoss,
+  trainStep,
+  type ChatExample,
+} from "../../server/inference/local/train.ts";
 import { ask, collect, provider } from "./helpers.ts";
 
 const ANSWER = "The secret word is purple giraffe.";
-const QUESTIONS = ["What is the secret word?", "what is the secret word?", "Tell me the secret word.", "What's the secret word?", "Do you know the secret word?"];
+const QUESTIONS = [
+  "What is the secret word?",
+  "what is the secret word?",
+  "Tell me the secret word.",
+  "What's the secret word?",
+  "Do you know the secret word?",
+];
 const SYSTEMS = [undefined, "You are a helpful assistant.", "Be concise.", "Answer the user's questions clearly."];
 
 const examples: ChatExample[] = SYSTEMS.flatMap((system) =>
@@ -21,7 +33,8 @@ const examples: ChatExample[] = SYSTEMS.flatMap((system) =>
       { role: "user" as const, content: q },
       { role: "assistant" as const, content: ANSWER },
     ],
-  })));
+  })),
+);
 
 function checksum(weights: Record<string, Float32Array>): number {
   let s = 0;
@@ -47,7 +60,7 @@ test("40 LoRA steps on 20 examples teach the secret word; the base model is unch
   const schedule = { learningRate: 1e-2, warmupSteps: 4, totalSteps: 40, schedule: "cosine" as const };
   const initial = evaluateLoss(model, adapter, encoded);
   for (let step = 0; step < 40; step++) {
-    const batch = encoded.slice((step * 5) % 20, (step * 5) % 20 + 5);
+    const batch = encoded.slice((step * 5) % 20, ((step * 5) % 20) + 5);
     const loss = trainStep(model, adapter, batch, state, learningRateAt(step, schedule));
     assert.ok(Number.isFinite(loss));
   }
@@ -59,7 +72,9 @@ test("40 LoRA steps on 20 examples teach the secret word; the base model is unch
   const question = ask("What is the secret word?", { model: "ft:tiny-chat:secret" });
   const baseAnswer = (await collect(question)).text;
   assert.ok(!baseAnswer.includes("purple giraffe"), `base: ${baseAnswer}`);
-  const served = new LocalProvider({ adapterFor: (id) => (id === "ft:tiny-chat:secret" ? loadAdapter(serializeAdapter(adapter)) : null) });
+  const served = new LocalProvider({
+    adapterFor: (id) => (id === "ft:tiny-chat:secret" ? loadAdapter(serializeAdapter(adapter)) : null),
+  });
   let tuned = "";
   for await (const e of served.generate(question)) if (e.type === "text") tuned += e.delta;
   assert.match(tuned, /purple giraffe/, `adapted: ${tuned}`);

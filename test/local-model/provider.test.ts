@@ -23,7 +23,10 @@ test("seeded sampling is reproducible and different seeds give different text", 
   const again = await sample(1);
   assert.equal(again.text, a.text);
   const others = await Promise.all([2, 3, 4].map((s) => sample(s)));
-  assert.ok(others.some((o) => o.text !== a.text), "some other seed changes the text");
+  assert.ok(
+    others.some((o) => o.text !== a.text),
+    "some other seed changes the text",
+  );
 });
 
 test("maxOutputTokens ends with finishReason length and exactly that many output tokens", async () => {
@@ -49,7 +52,9 @@ test("generation stops before a stop string", async () => {
 test("an abort ends the stream at once, without a done event", async () => {
   const controller = new AbortController();
   const events = [];
-  for await (const event of provider.generate(ask("Tell me about machine learning.", { signal: controller.signal, temperature: 0.8, seed: 1 }))) {
+  for await (const event of provider.generate(
+    ask("Tell me about machine learning.", { signal: controller.signal, temperature: 0.8, seed: 1 }),
+  )) {
     events.push(event);
     if (events.length === 2) controller.abort();
   }

@@ -1,7 +1,12 @@
 import { test } from "vitest";
 import assert from "node:assert/strict";
 import {
-  countInputTokens, countTokens, decode, encode, MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS,
+  countInputTokens,
+  countTokens,
+  decode,
+  encode,
+  MESSAGE_OVERHEAD_TOKENS,
+  REPLY_PRIMING_TOKENS,
 } from "../../server/inference/tokenizer.ts";
 import { type Vocabulary, buildVocabulary } from "../../server/inference/local/vocab.ts";
 
@@ -21,11 +26,19 @@ test("conversation input tokens are text tokens plus a fixed overhead per messag
       { kind: "function_output" as const, callId: "c1", output: '{"temperature":18}' },
     ],
   };
-  const expected = REPLY_PRIMING_TOKENS + 4 * MESSAGE_OVERHEAD_TOKENS + countTokens("Be brief.") +
-    countTokens("What is the weather in Paris?") + countTokens('get_weather {"city":"Paris"}') + countTokens('{"temperature":18}');
+  const expected =
+    REPLY_PRIMING_TOKENS +
+    4 * MESSAGE_OVERHEAD_TOKENS +
+    countTokens("Be brief.") +
+    countTokens("What is the weather in Paris?") +
+    countTokens('get_weather {"city":"Paris"}') +
+    countTokens('{"temperature":18}');
   assert.equal(countInputTokens(input), expected);
   const tool = { name: "get_weather", description: "Weather", parameters: { type: "object" } };
-  assert.equal(countInputTokens({ ...input, tools: [tool] }), expected + MESSAGE_OVERHEAD_TOKENS + countTokens('get_weather\nWeather\n{"type":"object"}'));
+  assert.equal(
+    countInputTokens({ ...input, tools: [tool] }),
+    expected + MESSAGE_OVERHEAD_TOKENS + countTokens('get_weather\nWeather\n{"type":"object"}'),
+  );
 });
 
 test("the compact vocabulary spells unknown words with characters, so ASCII text survives exactly", () => {

@@ -53,7 +53,10 @@ async function callOf(request: GenerationRequest) {
   return { r, calls };
 }
 
-function assertValidCall(call: { name: string; arguments: string; callId: string }, tool: FunctionTool): Record<string, unknown> {
+function assertValidCall(
+  call: { name: string; arguments: string; callId: string },
+  tool: FunctionTool,
+): Record<string, unknown> {
   assert.equal(call.name, tool.name);
   assert.match(call.callId, /^call_[0-9a-f]+$/);
   const args = JSON.parse(call.arguments) as Record<string, unknown>;
@@ -63,7 +66,12 @@ function assertValidCall(call: { name: string; arguments: string; callId: string
 }
 
 test("required: one tool_call with schema-valid arguments taken from the message, then done tool_calls", async () => {
-  const { r, calls } = await callOf(ask("What is the weather in Paris in fahrenheit for 3 days?", { tools: [weather], toolChoice: { mode: "required" } }));
+  const { r, calls } = await callOf(
+    ask("What is the weather in Paris in fahrenheit for 3 days?", {
+      tools: [weather],
+      toolChoice: { mode: "required" },
+    }),
+  );
   assert.equal(calls.length, 1);
   const call = calls[0]!;
   assert.ok(call.type === "tool_call");
@@ -75,9 +83,12 @@ test("required: one tool_call with schema-valid arguments taken from the message
 });
 
 test("function mode calls the named tool; nested, array, boolean and nullable properties validate", async () => {
-  const { calls } = await callOf(ask('Book "Chez Marie" for 4 guests, outdoor please, contact name Anna', {
-    tools: [weather, booking], toolChoice: { mode: "function", name: "book_table" },
-  }));
+  const { calls } = await callOf(
+    ask('Book "Chez Marie" for 4 guests, outdoor please, contact name Anna', {
+      tools: [weather, booking],
+      toolChoice: { mode: "function", name: "book_table" },
+    }),
+  );
   assert.equal(calls.length, 1);
   const call = calls[0]!;
   assert.ok(call.type === "tool_call");
@@ -96,21 +107,27 @@ test("required strings without a value in the message are filled from model text
 });
 
 test("auto calls a tool the last user message names or asks about, and none otherwise", async () => {
-  const named = await callOf(ask("Please use get_weather for London.", { tools: [weather, booking], toolChoice: { mode: "auto" } }));
+  const named = await callOf(
+    ask("Please use get_weather for London.", { tools: [weather, booking], toolChoice: { mode: "auto" } }),
+  );
   assert.equal(named.calls.length, 1);
   const call = named.calls[0]!;
   assert.ok(call.type === "tool_call");
   assert.equal(assertValidCall(call, weather).city, "London");
 
   // The Open Responses compliance suite's question: the subject of get_weather, not its name.
-  const asked = await callOf(ask("What's the weather like in Paris?", { tools: [booking, weather], toolChoice: { mode: "auto" } }));
+  const asked = await callOf(
+    ask("What's the weather like in Paris?", { tools: [booking, weather], toolChoice: { mode: "auto" } }),
+  );
   assert.equal(asked.calls.length, 1);
   const askedCall = asked.calls[0]!;
   assert.ok(askedCall.type === "tool_call");
   assert.equal(askedCall.name, "get_weather");
   assert.equal(assertValidCall(askedCall, weather).city, "Paris");
 
-  const unrelated = await callOf(ask("What is two plus two?", { tools: [weather, booking], toolChoice: { mode: "auto" } }));
+  const unrelated = await callOf(
+    ask("What is two plus two?", { tools: [weather, booking], toolChoice: { mode: "auto" } }),
+  );
   assert.equal(unrelated.calls.length, 0);
   assert.equal(unrelated.r.done?.finishReason, "stop");
   assert.ok(unrelated.r.text.length > 0);
@@ -125,21 +142,25 @@ test("a tool's subject is its name less the verb, in any case style, singular", 
 });
 
 test("none never calls, even when the tool is named", async () => {
-  const { r, calls } = await callOf(ask("Use get_weather for Paris.", { tools: [weather], toolChoice: { mode: "none" } }));
+  const { r, calls } = await callOf(
+    ask("Use get_weather for Paris.", { tools: [weather], toolChoice: { mode: "none" } }),
+  );
   assert.equal(calls.length, 0);
   assert.equal(r.done?.finishReason, "stop");
 });
 
 test("after a function_output turn the model answers in text", async () => {
-  const { r, calls } = await callOf(ask("", {
-    tools: [weather],
-    toolChoice: { mode: "required" },
-    turns: [
-      { kind: "message", role: "user", text: "What is the weather in Tokyo?", media: [] },
-      { kind: "function_call", callId: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
-      { kind: "function_output", callId: "call_1", output: '{"city":"Tokyo","temperature":21,"conditions":"sunny"}' },
-    ],
-  }));
+  const { r, calls } = await callOf(
+    ask("", {
+      tools: [weather],
+      toolChoice: { mode: "required" },
+      turns: [
+        { kind: "message", role: "user", text: "What is the weather in Tokyo?", media: [] },
+        { kind: "function_call", callId: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+        { kind: "function_output", callId: "call_1", output: '{"city":"Tokyo","temperature":21,"conditions":"sunny"}' },
+      ],
+    }),
+  );
   assert.equal(calls.length, 0);
   assert.ok(r.text.length > 0);
   assert.equal(r.done?.finishReason, "stop");
@@ -147,8 +168,20 @@ test("after a function_output turn the model answers in text", async () => {
 
 test("buildArguments: enums take the first value mentioned, numbers clamp, optional values need the message", () => {
   const schema = weather.parameters!;
-  assert.deepEqual(buildArguments(schema, { message: "weather for Oslo please", generated: "x" }), { city: "Oslo", unit: "celsius" });
-  assert.deepEqual(buildArguments(schema, { message: "weather in Oslo in celsius or fahrenheit for 12 days", generated: "x" }), { city: "Oslo", unit: "celsius", days: 7 });
-  assert.deepEqual(buildArguments(schema, { message: "city: new york", generated: "x" }), { city: "new york", unit: "celsius" });
-  assert.deepEqual(buildArguments(schema, { message: "what now", generated: "model text" }), { city: "model text", unit: "celsius" });
+  assert.deepEqual(buildArguments(schema, { message: "weather for Oslo please", generated: "x" }), {
+    city: "Oslo",
+    unit: "celsius",
+  });
+  assert.deepEqual(
+    buildArguments(schema, { message: "weather in Oslo in celsius or fahrenheit for 12 days", generated: "x" }),
+    { city: "Oslo", unit: "celsius", days: 7 },
+  );
+  assert.deepEqual(buildArguments(schema, { message: "city: new york", generated: "x" }), {
+    city: "new york",
+    unit: "celsius",
+  });
+  assert.deepEqual(buildArguments(schema, { message: "what now", generated: "model text" }), {
+    city: "model text",
+    unit: "celsius",
+  });
 });

@@ -5,7 +5,13 @@ import { deserializeModel, serializeModel, type LocalModel } from "../../server/
 import { createAdapter } from "../../server/inference/local/lora.ts";
 import { initWeights, type ModelConfig } from "../../server/inference/local/model.ts";
 import { learningRateAt } from "../../server/inference/local/optimizer.ts";
-import { createTrainingState, dpoStep, encodeChatExample, evaluateLoss, trainStep } from "../../server/inference/local/train.ts";
+import {
+  createTrainingState,
+  dpoStep,
+  encodeChatExample,
+  evaluateLoss,
+  trainStep,
+} from "../../server/inference/local/train.ts";
 import { buildVocabulary } from "../../server/inference/local/vocab.ts";
 
 function tinyModel(): LocalModel {
@@ -28,7 +34,10 @@ test("learning-rate schedules: warmup, then constant, cosine or linear decay to 
 test("base training (no adapter) lowers the loss on assistant tokens only", () => {
   const model = tinyModel();
   const example = encodeChatExample(model, {
-    messages: [{ role: "user", content: "Hello!" }, { role: "assistant", content: "How can I help you today?" }],
+    messages: [
+      { role: "user", content: "Hello!" },
+      { role: "assistant", content: "How can I help you today?" },
+    ],
   });
   assert.deepEqual(example.targetMask.slice(0, 4), [0, 0, 0, 0], "user turn is not a target");
   const state = createTrainingState(model, null);
@@ -41,7 +50,11 @@ test("a DPO step moves the adapter towards the chosen answer", () => {
   const model = tinyModel();
   const adapter = createAdapter(model, 4, 3);
   const state = createTrainingState(model, adapter);
-  const pair = { prompt: [{ role: "user" as const, content: "Hello!" }], chosen: "How can I help you today?", rejected: "Goodbye." };
+  const pair = {
+    prompt: [{ role: "user" as const, content: "Hello!" }],
+    chosen: "How can I help you today?",
+    rejected: "Goodbye.",
+  };
   const first = dpoStep(model, adapter, [pair], state, 1e-2, 0.5);
   assert.ok(Math.abs(first - Math.log(2)) < 1e-6, "policy = reference at the start, so the loss is log 2");
   let last = first;

@@ -31,8 +31,17 @@ function stream(baseUrl: string, key: string, path: "/responses" | "/chat/comple
   const body =
     path === "/responses"
       ? { model: "tiny-chat", input: "Tell me a long story.", store: false, stream: true, max_output_tokens: 1000 }
-      : { model: "tiny-chat", messages: [{ role: "user", content: "Tell me a long story." }], stream: true, max_tokens: 1000 };
-  return fetch(`${baseUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      : {
+          model: "tiny-chat",
+          messages: [{ role: "user", content: "Tell me a long story." }],
+          stream: true,
+          max_tokens: 1000,
+        };
+  return fetch(`${baseUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** Reads the whole stream (the first chunk is already known to have arrived). */
@@ -42,7 +51,11 @@ async function rest(response: Response): Promise<string> {
 
 test("past the deadline, open streams end with the error event of their format; /readyz is 503 while draining; exit 0", async () => {
   upstream.mode = "endless";
-  const server = await startOpsServer(path.join(scratch, "a"), { ROUTING_FILE: routingFile, METRICS_PORT: "0", SHUTDOWN_GRACE_MS: "1500" });
+  const server = await startOpsServer(path.join(scratch, "a"), {
+    ROUTING_FILE: routingFile,
+    METRICS_PORT: "0",
+    SHUTDOWN_GRACE_MS: "1500",
+  });
   const key = server.keys.acme as string;
   const responses = await stream(server.baseUrl, key, "/responses");
   const chat = await stream(server.baseUrl, key, "/chat/completions");
@@ -74,12 +87,18 @@ test("past the deadline, open streams end with the error event of their format; 
   assert.deepEqual([drained?.inTime, drained?.endedStreams, drained?.cutRequests], [false, 2, 0]);
   const ended = server.entries().filter((e) => e.event === "request" && e.code === "UPSTREAM_UNAVAILABLE");
   assert.equal(ended.length, 2, "each stream's access line names the error it ended with");
-  assert.ok(!server.entries().some((e) => e.code === "REQUEST_CANCELLED"), "a stream the server ends is not a cancellation");
+  assert.ok(
+    !server.entries().some((e) => e.code === "REQUEST_CANCELLED"),
+    "a stream the server ends is not a cancellation",
+  );
 });
 
 test("a stream that finishes within the grace finishes as usual, and the process exits as soon as it has", async () => {
   upstream.mode = "slow"; // ten chunks, 100 ms apart
-  const server = await startOpsServer(path.join(scratch, "b"), { ROUTING_FILE: routingFile, SHUTDOWN_GRACE_MS: "20000" });
+  const server = await startOpsServer(path.join(scratch, "b"), {
+    ROUTING_FILE: routingFile,
+    SHUTDOWN_GRACE_MS: "20000",
+  });
   const responses = await stream(server.baseUrl, server.keys.acme as string, "/responses");
   assert.equal(responses.status, 200);
   const reader = responses.body!.getReader();
@@ -87,7 +106,8 @@ test("a stream that finishes within the grace finishes as usual, and the process
   const started = Date.now();
   const exited = server.terminate();
   let text = "";
-  for (let read = await reader.read(); !read.done; read = await reader.read()) text += new TextDecoder().decode(read.value);
+  for (let read = await reader.read(); !read.done; read = await reader.read())
+    text += new TextDecoder().decode(read.value);
   assert.match(text, /event: response\.completed/);
   assert.doesNotMatch(text, /event: error/);
   assert.equal(await exited, 0);
@@ -102,13 +122,20 @@ test("a client that hangs up mid-stream is one REQUEST_CANCELLED line, status 49
   const controller = new AbortController();
   const response = await fetch(`${server.baseUrl}/responses`, {
     method: "POST",
-    headers: { authorization: `Bearer ${server.keys.acme}`, "content-type": "application/json", "x-request-id": "leaving-early" },
+    headers: {
+      authorization: `Bearer ${server.keys.acme}`,
+      "content-type": "application/json",
+      "x-request-id": "leaving-early",
+    },
     body: JSON.stringify({ model: "tiny-chat", input: "Go on.", store: false, stream: true }),
     signal: controller.signal,
   });
   await response.body!.getReader().read();
   controller.abort();
   const entry = await server.waitForEntry((e) => e.code === "REQUEST_CANCELLED");
-  assert.deepEqual([entry.status, entry.requestId, entry.level, entry.event], [499, "leaving-early", "warn", "request.cancelled"]);
+  assert.deepEqual(
+    [entry.status, entry.requestId, entry.level, entry.event],
+    [499, "leaving-early", "warn", "request.cancelled"],
+  );
   assert.equal(await server.terminate(), 0);
 });

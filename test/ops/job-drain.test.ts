@@ -22,7 +22,11 @@ test("SIGTERM mid-epoch: the job checkpoints, its lease is released, and another
   const first = await startOpsWorker(dataDir, { ...env, SHUTDOWN_GRACE_MS: "60000" });
   const acme: Caller = { server: server as unknown as TestServer, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "ahoy", ahoyRows(60));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: data, config: { outputModelId: "drained", epochs: 3 } });
+  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: data,
+    config: { outputModelId: "drained", epochs: 3 },
+  });
   assert.equal(created.status, 201, created.text);
   const jobId = created.body.jobId as string;
   const job = `accounts/acme/trainingJobs/${jobId}`;
@@ -38,8 +42,16 @@ test("SIGTERM mid-epoch: the job checkpoints, its lease is released, and another
   assert.equal(await first.terminate(), 0);
   const exitedAt = Date.now();
   assert.match(first.stdout(), /"type":"released","job":"[^"]+","outcome":"stopped"/);
-  const lastCheckpoint = Math.max(...first.entries().filter((e) => e.event === "job.state" && e.job === job).map((e) => Number(e.checkpointEpoch)));
-  assert.ok(lastCheckpoint >= epochAtSigterm, `the epoch in training when SIGTERM came (${epochAtSigterm}) was checkpointed (last: ${lastCheckpoint})`);
+  const lastCheckpoint = Math.max(
+    ...first
+      .entries()
+      .filter((e) => e.event === "job.state" && e.job === job)
+      .map((e) => Number(e.checkpointEpoch)),
+  );
+  assert.ok(
+    lastCheckpoint >= epochAtSigterm,
+    `the epoch in training when SIGTERM came (${epochAtSigterm}) was checkpointed (last: ${lastCheckpoint})`,
+  );
 
   const claimed = await second.waitForEntry((e) => e.event === "job.claimed" && e.job === job, 15_000);
   assert.ok(Date.now() - exitedAt < 15_000, "resumed well before the 60 s lease would have run out");
@@ -50,7 +62,11 @@ test("SIGTERM mid-epoch: the job checkpoints, its lease is released, and another
   assert.equal(done.state, "JOB_STATE_SUCCEEDED", JSON.stringify(done));
   const curve = (await call(acme, "GET", `/supervisedFineTuningJobs/${jobId}/metrics?maxPoints=10000`)).body;
   const steps = curve.points.map((p: { step: string }) => Number(p.step));
-  assert.deepEqual(steps, Array.from({ length: steps.length }, (_, i) => i + 1), "every step once, in order");
+  assert.deepEqual(
+    steps,
+    Array.from({ length: steps.length }, (_, i) => i + 1),
+    "every step once, in order",
+  );
   assert.equal(await second.terminate(), 0);
   assert.equal(await server.terminate(), 0);
 });

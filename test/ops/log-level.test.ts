@@ -16,14 +16,18 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 test("LOG_LEVEL=warn: no line for an answered request, one for a client that hung up", async () => {
   const server = await startOpsServer(path.join(scratch, "warn"), { LOG_LEVEL: "warn" });
-  const answered = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${server.keys.acme}` } });
+  const answered = await fetch(`${server.baseUrl}/models`, {
+    headers: { authorization: `Bearer ${server.keys.acme}` },
+  });
   assert.equal(answered.status, 200);
   await answered.text();
   const controller = new AbortController();
   const request = fetch(`${server.baseUrl}/responses`, {
     method: "POST",
     headers: { authorization: `Bearer ${server.keys.acme}`, "content-type": "application/json" },
-    body: new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"model": "tiny-chat", "input": "')) }),
+    body: new ReadableStream({
+      start: (c) => c.enqueue(new TextEncoder().encode('{"model": "tiny-chat", "input": "')),
+    }),
     signal: controller.signal,
     duplex: "half",
   } as RequestInit);
@@ -37,7 +41,11 @@ test("LOG_LEVEL=warn: no line for an answered request, one for a client that hun
 
 test("an unknown LOG_LEVEL refuses to start", () => {
   const main = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
-  const run = spawnSync(process.execPath, [main], { env: { ...process.env, LOG_LEVEL: "loud", DATA_DIR: path.join(scratch, "bad"), PORT: "0" }, encoding: "utf8", timeout: 60_000 });
+  const run = spawnSync(process.execPath, [main], {
+    env: { ...process.env, LOG_LEVEL: "loud", DATA_DIR: path.join(scratch, "bad"), PORT: "0" },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   assert.equal(run.status, 1);
   assert.match(run.stderr, /Cannot start: LOG_LEVEL must be one of debug, info, warn, error, silent, not "loud"/);
 });

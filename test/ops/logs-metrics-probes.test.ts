@@ -61,7 +61,8 @@ async function scrape(): Promise<string> {
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
   for (const line of text.split("\n")) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      return Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return 0;
 }
@@ -107,7 +108,9 @@ describe("the access log and request ids", () => {
   });
 
   test("an error answer's line carries its code; a 404 has no operation", async () => {
-    const response = await fetch(`${server.baseUrl}/no-such-thing`, { headers: { authorization: `Bearer ${server.keys.acme}` } });
+    const response = await fetch(`${server.baseUrl}/no-such-thing`, {
+      headers: { authorization: `Bearer ${server.keys.acme}` },
+    });
     assert.equal(response.status, 404);
     const id = response.headers.get("x-request-id");
     const entry = await server.waitForEntry((e) => e.event === "request" && e.requestId === id);
@@ -117,22 +120,53 @@ describe("the access log and request ids", () => {
   });
 
   test("no secret reaches the log: not the key, the Authorization header, a prompt, dataset rows or a query string", async () => {
-    const caller: Caller = { server: server as unknown as TestServer, account: "acme", key: server.keys.acme as string };
-    const rows = ahoyRows(4).map((row, i) => (i === 0 ? { messages: [{ role: "user", content: SECRET_ROW }, { role: "assistant", content: "Arr." }] } : row));
+    const caller: Caller = {
+      server: server as unknown as TestServer,
+      account: "acme",
+      key: server.keys.acme as string,
+    };
+    const rows = ahoyRows(4).map((row, i) =>
+      i === 0
+        ? {
+            messages: [
+              { role: "user", content: SECRET_ROW },
+              { role: "assistant", content: "Arr." },
+            ],
+          }
+        : row,
+    );
     await readyDataset(caller, "secrets", rows);
     await (await respond({}, { stream: true })).text();
-    const wrongKey = await fetch(`${server.baseUrl}/models`, { headers: { authorization: "Bearer sk-not-a-real-key-4242" } });
+    const wrongKey = await fetch(`${server.baseUrl}/models`, {
+      headers: { authorization: "Bearer sk-not-a-real-key-4242" },
+    });
     assert.equal(wrongKey.status, 401);
-    const listed = await fetch(`${server.baseUrl}/accounts/acme/datasets?pageToken=${SECRET_PAGE_TOKEN}`, { headers: { authorization: `Bearer ${server.keys.acme}` } });
+    const listed = await fetch(`${server.baseUrl}/accounts/acme/datasets?pageToken=${SECRET_PAGE_TOKEN}`, {
+      headers: { authorization: `Bearer ${server.keys.acme}` },
+    });
     await listed.text();
     await server.waitForEntry((e) => e.event === "dataset.validated");
     await server.waitForEntry((e) => e.event === "request" && e.requestId === listed.headers.get("x-request-id"));
     const log = server.lines().join("\n");
-    for (const secret of [server.keys.acme as string, "sk-not-a-real-key-4242", "Bearer", SECRET_PROMPT, SECRET_ROW, SECRET_PAGE_TOKEN]) {
+    for (const secret of [
+      server.keys.acme as string,
+      "sk-not-a-real-key-4242",
+      "Bearer",
+      SECRET_PROMPT,
+      SECRET_ROW,
+      SECRET_PAGE_TOKEN,
+    ]) {
       assert.ok(!log.includes(secret), `the log contains ${secret}`);
     }
     // The lifecycle of the dataset is there, by name.
-    assert.ok(server.entries().some((e) => e.event === "dataset.uploaded" && String(e.version).startsWith("accounts/acme/datasets/secrets/versions/")));
+    assert.ok(
+      server
+        .entries()
+        .some(
+          (e) =>
+            e.event === "dataset.uploaded" && String(e.version).startsWith("accounts/acme/datasets/secrets/versions/"),
+        ),
+    );
   });
 });
 
@@ -147,7 +181,8 @@ describe("metrics on METRICS_PORT", () => {
     assert.equal(fellBack.headers.get("x-provider-class"), "fallback");
     upstream.mode = "short";
     const after = await scrape();
-    const moved = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+    const moved = (name: string, labels: Record<string, string> = {}) =>
+      sample(after, name, labels) - sample(before, name, labels);
     assert.equal(moved("http_requests_total", { operation: "createResponse", method: "POST", status: "200" }), 2);
     assert.equal(moved("http_request_duration_seconds_count", { operation: "createResponse", status: "200" }), 2);
     assert.ok(moved("inference_input_tokens_total", { model: "tiny-chat" }) >= 5);
@@ -155,7 +190,10 @@ describe("metrics on METRICS_PORT", () => {
     assert.equal(moved("upstream_requests_total", { provider: "recording", outcome: "2xx" }), 1);
     assert.equal(moved("upstream_requests_total", { provider: "recording", outcome: "5xx" }), 1);
     assert.equal(moved("inference_generations_total", { model: "tiny-chat", provider_class: "fallback" }), 1);
-    assert.match(after, /^store_operation_duration_seconds_count\{operation="[a-zA-Z]+\.[a-zA-Z]+",outcome="ok"\} [1-9]/m);
+    assert.match(
+      after,
+      /^store_operation_duration_seconds_count\{operation="[a-zA-Z]+\.[a-zA-Z]+",outcome="ok"\} [1-9]/m,
+    );
     assert.ok(sample(after, "dataset_validations_total", { result: "ready" }) >= 1);
     assert.ok(sample(after, "dataset_validated_bytes_total") > 0);
     assert.match(after, /^finetune_jobs\{state="JOB_STATE_QUEUED"\} 0$/m);
@@ -172,7 +210,8 @@ describe("metrics on METRICS_PORT", () => {
     await reader.cancel();
     upstream.mode = "short";
     const until = Date.now() + 5_000;
-    while (sample(await scrape(), "sse_streams_open") !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    while (sample(await scrape(), "sse_streams_open") !== 0 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
     assert.equal(sample(await scrape(), "sse_streams_open"), 0);
   });
 
@@ -191,27 +230,40 @@ describe("probes", () => {
       assert.deepEqual(await health.json(), { status: "ok" });
       const ready = await fetch(`${origin}/readyz`);
       assert.equal(ready.status, 200);
-      assert.deepEqual(await ready.json(), { status: "ready", checks: { store: "ok", migrations: "ok", draining: false } });
+      assert.deepEqual(await ready.json(), {
+        status: "ready",
+        checks: { store: "ok", migrations: "ok", draining: false },
+      });
       assert.equal(ready.headers.get("cache-control"), "no-store");
     }
     assert.equal((await fetch(`${server.baseUrl}/healthz`)).status, 404, "not inside the versioned API");
   });
 
-  test("/readyz is 503 when the store's migrations are behind the code", { skip: skipping(onPostgres && "SQLite file edited in place") }, async () => {
-    const db = new DatabaseSync(path.join(dataDir, "service.db"));
-    const last = db.prepare("SELECT version AS v, name, applied_at_ms FROM schema_migrations ORDER BY version DESC LIMIT 1").get() as { v: number; name: string; applied_at_ms: number };
-    db.prepare("DELETE FROM schema_migrations WHERE version = ?").run(last.v);
-    try {
-      const ready = await fetch(`${server.origin}/readyz`);
-      assert.equal(ready.status, 503);
-      const body = (await ready.json()) as { status: string; checks: { migrations: string; store: string } };
-      assert.equal(body.status, "unavailable");
-      assert.equal(body.checks.migrations, `pending: ${last.v}`);
-      assert.equal(body.checks.store, "ok");
-      assert.equal((await fetch(`${server.origin}/healthz`)).status, 200, "alive all the same");
-    } finally {
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)").run(last.v, last.name, last.applied_at_ms);
-      db.close();
-    }
-  });
+  test(
+    "/readyz is 503 when the store's migrations are behind the code",
+    { skip: skipping(onPostgres && "SQLite file edited in place") },
+    async () => {
+      const db = new DatabaseSync(path.join(dataDir, "service.db"));
+      const last = db
+        .prepare("SELECT version AS v, name, applied_at_ms FROM schema_migrations ORDER BY version DESC LIMIT 1")
+        .get() as { v: number; name: string; applied_at_ms: number };
+      db.prepare("DELETE FROM schema_migrations WHERE version = ?").run(last.v);
+      try {
+        const ready = await fetch(`${server.origin}/readyz`);
+        assert.equal(ready.status, 503);
+        const body = (await ready.json()) as { status: string; checks: { migrations: string; store: string } };
+        assert.equal(body.status, "unavailable");
+        assert.equal(body.checks.migrations, `pending: ${last.v}`);
+        assert.equal(body.checks.store, "ok");
+        assert.equal((await fetch(`${server.origin}/healthz`)).status, 200, "alive all the same");
+      } finally {
+        db.prepare("INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)").run(
+          last.v,
+          last.name,
+          last.applied_at_ms,
+        );
+        db.close();
+      }
+    },
+  );
 });

@@ -42,8 +42,15 @@ export interface OpsServer extends OpsProcess {
   keys: Record<string, string>;
 }
 
-function spawnLogged(script: string, env: Record<string, string>, ready: RegExp): Promise<{ proc: OpsProcess; match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, NODE_ENV: "", LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+function spawnLogged(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ proc: OpsProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, NODE_ENV: "", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.add(child);
   child.once("exit", () => children.delete(child));
   let stdout = "";
@@ -98,7 +105,9 @@ function spawnLogged(script: string, env: Record<string, string>, ready: RegExp)
       const match = ready.exec(stdout);
       if (match) resolve(match);
     });
-    child.once("exit", (code) => reject(new Error(`${script} exited (${code}) before it was ready:\n${stdout}\n${lines.join("\n")}${partial}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`${script} exited (${code}) before it was ready:\n${stdout}\n${lines.join("\n")}${partial}`)),
+    );
   });
   const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
   return started.then(
@@ -115,8 +124,15 @@ function spawnLogged(script: string, env: Record<string, string>, ready: RegExp)
 
 /** `node server/main.ts` on DATA_DIR, any free port; with METRICS_PORT in env, waits for the metrics address too. */
 export async function startOpsServer(dataDir: string, env: Record<string, string> = {}): Promise<OpsServer> {
-  const ready = env.METRICS_PORT !== undefined ? /Listening on (http:\/\/\S+)[^\n]*\nMetrics at (http:\/\/\S+)\/metrics/ : /Listening on (http:\/\/\S+)/;
-  const { proc, match } = await spawnLogged(MAIN, { ...(await storeEnvFor(dataDir)), PORT: "0", HOST: "127.0.0.1", ...env }, ready);
+  const ready =
+    env.METRICS_PORT !== undefined
+      ? /Listening on (http:\/\/\S+)[^\n]*\nMetrics at (http:\/\/\S+)\/metrics/
+      : /Listening on (http:\/\/\S+)/;
+  const { proc, match } = await spawnLogged(
+    MAIN,
+    { ...(await storeEnvFor(dataDir)), PORT: "0", HOST: "127.0.0.1", ...env },
+    ready,
+  );
   const origin = match[1] as string;
   return { ...proc, origin, baseUrl: `${origin}/v1`, metricsOrigin: match[2], keys: seedKeys() };
 }

@@ -35,18 +35,23 @@ export async function startRecordingUpstream(mode: UpstreamMode): Promise<Record
       if (state.mode === "short") {
         res.write(chunk("Ahoy"));
         res.write(chunk(" there"));
-        res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 2 } })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 2 } })}\n\n`,
+        );
         res.end("data: [DONE]\n\n");
         return;
       }
       let sent = 0;
-      const timer = setInterval(() => {
-        res.write(chunk(" more"));
-        if (state.mode === "slow" && ++sent === 10) {
-          clearInterval(timer);
-          res.end("data: [DONE]\n\n");
-        }
-      }, state.mode === "slow" ? 100 : 50);
+      const timer = setInterval(
+        () => {
+          res.write(chunk(" more"));
+          if (state.mode === "slow" && ++sent === 10) {
+            clearInterval(timer);
+            res.end("data: [DONE]\n\n");
+          }
+        },
+        state.mode === "slow" ? 100 : 50,
+      );
       res.on("close", () => clearInterval(timer));
     });
   });
@@ -66,8 +71,16 @@ export async function startRecordingUpstream(mode: UpstreamMode): Promise<Record
  * failing upstream shows a fallback); every other model on the local one.
  */
 export function writeRouting(file: string, upstream: RecordingUpstream): void {
-  const routing = JSON.parse(JSON.stringify(ROUTING_BASE)) as { providers: Record<string, unknown>; models: Record<string, unknown> };
-  routing.providers.recording = { type: "openai-compatible", baseUrl: upstream.baseUrl, model: "upstream-model", timeoutMs: 5_000 };
+  const routing = JSON.parse(JSON.stringify(ROUTING_BASE)) as {
+    providers: Record<string, unknown>;
+    models: Record<string, unknown>;
+  };
+  routing.providers.recording = {
+    type: "openai-compatible",
+    baseUrl: upstream.baseUrl,
+    model: "upstream-model",
+    timeoutMs: 5_000,
+  };
   routing.models["tiny-chat"] = { primary: "recording", standby: ["local"] };
   writeFileSync(file, JSON.stringify(routing));
 }
@@ -75,6 +88,9 @@ export function writeRouting(file: string, upstream: RecordingUpstream): void {
 const ROUTING_BASE = {
   version: "ops-test",
   providers: { local: { type: "local" } },
-  models: { "tiny-reasoner": { primary: "local", standby: [] }, "tiny-chat-community": { primary: "local", standby: [] } } as Record<string, unknown>,
+  models: {
+    "tiny-reasoner": { primary: "local", standby: [] },
+    "tiny-chat-community": { primary: "local", standby: [] },
+  } as Record<string, unknown>,
   contentPolicy: { blockedInputTerms: [], blockedOutputTerms: [] },
 };

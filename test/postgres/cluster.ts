@@ -31,17 +31,27 @@ export function postgresBinDir(): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) if (dir) candidates.push(dir);
   const debian = "/usr/lib/postgresql";
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(debian)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     for (const version of versions) candidates.push(path.join(debian, version, "bin"));
   }
-  return candidates.find((dir) => existsSync(path.join(dir, "initdb")) && existsSync(path.join(dir, "pg_ctl")) && existsSync(path.join(dir, "postgres")));
+  return candidates.find(
+    (dir) =>
+      existsSync(path.join(dir, "initdb")) &&
+      existsSync(path.join(dir, "pg_ctl")) &&
+      existsSync(path.join(dir, "postgres")),
+  );
 }
 
 /** The user to run the cluster as: ourselves, or `postgres` when we are root. */
 function runAs(): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const found = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
-  if (found.status !== 0) throw new Error("Running as root, and there is no `postgres` user to run the test cluster as (initdb refuses root).");
+  if (found.status !== 0)
+    throw new Error(
+      "Running as root, and there is no `postgres` user to run the test cluster as (initdb refuses root).",
+    );
   return "postgres";
 }
 
@@ -66,7 +76,10 @@ process.once("exit", () => {
 /** Starts a new cluster; throws when PostgreSQL is not installed. */
 export async function startCluster(): Promise<PgCluster> {
   const bin = postgresBinDir();
-  if (!bin) throw new Error("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin); run scripts/install-system-packages.sh");
+  if (!bin)
+    throw new Error(
+      "PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin); run scripts/install-system-packages.sh",
+    );
   const user = runAs();
   const dir = mkdtempSync(path.join(os.tmpdir(), "pg-test-"));
   if (user) {
@@ -75,7 +88,17 @@ export async function startCluster(): Promise<PgCluster> {
     chownSync(dir, uid, gid);
   }
   const data = path.join(dir, "data");
-  run(user, path.join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"]);
+  run(user, path.join(bin, "initdb"), [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    "--auth=trust",
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C",
+  ]);
   const port = await freePort();
   const options = [
     `-p ${port}`,
@@ -88,13 +111,31 @@ export async function startCluster(): Promise<PgCluster> {
   const cluster: PgCluster = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
-    start: () => run(user, path.join(bin, "pg_ctl"), ["-D", data, "-l", path.join(dir, "log"), "-o", options, "-w", "-t", "60", "start"]),
+    start: () =>
+      run(user, path.join(bin, "pg_ctl"), [
+        "-D",
+        data,
+        "-l",
+        path.join(dir, "log"),
+        "-o",
+        options,
+        "-w",
+        "-t",
+        "60",
+        "start",
+      ]),
     stop: () => run(user, path.join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "-t", "60", "stop"]),
     destroy() {
       if (destroyed) return;
       destroyed = true;
       running.delete(cluster);
-      spawnSync(user ? "runuser" : path.join(bin, "pg_ctl"), user ? ["-u", user, "--", path.join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"] : ["-D", data, "-m", "immediate", "-w", "stop"], { stdio: "ignore", timeout: 30_000 });
+      spawnSync(
+        user ? "runuser" : path.join(bin, "pg_ctl"),
+        user
+          ? ["-u", user, "--", path.join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]
+          : ["-D", data, "-m", "immediate", "-w", "stop"],
+        { stdio: "ignore", timeout: 30_000 },
+      );
       rmSync(dir, { recursive: true, force: true });
     },
   };

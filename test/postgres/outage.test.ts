@@ -32,7 +32,11 @@ interface Outcome {
 }
 
 // This test stops the database, so it needs a cluster of its own even when TEST_DATABASE_URL is given.
-const skip = POSTGRES_SKIP || (postgresBinDir() === undefined && process.env.REQUIRE_POSTGRES !== "1" ? "needs the PostgreSQL binaries to stop and start a cluster" : false);
+const skip =
+  POSTGRES_SKIP ||
+  (postgresBinDir() === undefined && process.env.REQUIRE_POSTGRES !== "1"
+    ? "needs the PostgreSQL binaries to stop and start a cluster"
+    : false);
 
 describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(skip), timeout: 120_000 }, () => {
   let cluster: PgCluster;
@@ -44,8 +48,19 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
     cluster = await startCluster();
     const url = await freshSchemaUrl(cluster.url);
     dataDir = mkdtempSync(path.join(os.tmpdir(), "outage-"));
-    server = await startQuietServer({ DATA_DIR: dataDir, DATABASE_URL: url, PG_CONNECT_TIMEOUT_MS: "1000", PG_STATEMENT_TIMEOUT_MS: "2000", JOB_POLL_MS: "200" });
-    key = await createAccount(url, dataDir, { id: "steady", balanceMicros: 1_000_000_000, hasPaymentMethod: true, requestsPerMinute: null });
+    server = await startQuietServer({
+      DATA_DIR: dataDir,
+      DATABASE_URL: url,
+      PG_CONNECT_TIMEOUT_MS: "1000",
+      PG_STATEMENT_TIMEOUT_MS: "2000",
+      JOB_POLL_MS: "200",
+    });
+    key = await createAccount(url, dataDir, {
+      id: "steady",
+      balanceMicros: 1_000_000_000,
+      hasPaymentMethod: true,
+      requestsPerMinute: null,
+    });
   });
 
   afterAll(async () => {
@@ -60,7 +75,11 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
     let running = true;
 
     const requests: (() => Promise<Response>)[] = [
-      () => fetch(`${server.baseUrl}/accounts/steady/datasets`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(HANG_MS) }),
+      () =>
+        fetch(`${server.baseUrl}/accounts/steady/datasets`, {
+          headers: { authorization: `Bearer ${key}` },
+          signal: AbortSignal.timeout(HANG_MS),
+        }),
       () =>
         fetch(`${server.baseUrl}/responses`, {
           method: "POST",
@@ -75,7 +94,15 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
         const started = Date.now();
         const response = await (requests[i % requests.length] as () => Promise<Response>)(); // a timeout rejects: the test fails as a hang
         const body = (await response.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
-        outcomes.push({ phase: sent, answered: phase, status: response.status, code: body?.error?.code, retryAfter: response.headers.get("retry-after"), requestId: response.headers.get("x-request-id"), ms: Date.now() - started });
+        outcomes.push({
+          phase: sent,
+          answered: phase,
+          status: response.status,
+          code: body?.error?.code,
+          retryAfter: response.headers.get("retry-after"),
+          requestId: response.headers.get("x-request-id"),
+          ms: Date.now() - started,
+        });
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
@@ -100,7 +127,8 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
       await Promise.all(loops);
     }
 
-    const count = (p: Outcome["phase"], status?: number) => outcomes.filter((o) => o.phase === p && (status === undefined || o.status === status)).length;
+    const count = (p: Outcome["phase"], status?: number) =>
+      outcomes.filter((o) => o.phase === p && (status === undefined || o.status === status)).length;
     console.log(
       `# ${outcomes.length} requests: before ${count("before")} (${count("before", 200)} × 200), ` +
         `down ${count("down")} (${count("down", 503)} × 503), after ${count("after")} (${count("after", 200)} × 200); slowest ${Math.max(...outcomes.map((o) => o.ms))} ms`,
@@ -108,7 +136,10 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
     const healthy = outcomes.filter((o) => o.answered === "before");
     assert.ok(healthy.length > 0 && healthy.every((o) => o.status === 200), "all 200 before the outage");
     for (const o of outcomes) {
-      assert.ok(o.status === 200 || o.status === 503, `an answer was ${o.status} (${o.code}) in phase ${o.phase}; server log:\n${server.log().slice(-5_000)}`);
+      assert.ok(
+        o.status === 200 || o.status === 503,
+        `an answer was ${o.status} (${o.code}) in phase ${o.phase}; server log:\n${server.log().slice(-5_000)}`,
+      );
       assert.ok(o.requestId, "every answer has x-request-id");
       if (o.status === 503) {
         assert.equal(o.code, "STORAGE_UNAVAILABLE");
@@ -117,6 +148,9 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
     }
     assert.ok(count("down", 503) > 0, "the outage was seen");
     const recent = outcomes.filter((o) => o.phase === "after").slice(-8);
-    assert.ok(recent.length === 8 && recent.every((o) => o.status === 200), "200 again after the database came back, without a restart");
+    assert.ok(
+      recent.length === 8 && recent.every((o) => o.status === 200),
+      "200 again after the database came back, without a restart",
+    );
   });
 });

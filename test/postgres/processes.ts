@@ -44,7 +44,10 @@ afterAll(() => {
 
 /** Starts a worker and resolves once it is polling the queue. */
 export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [WORKER], { env: { ...process.env, NODE_ENV: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [WORKER], {
+    env: { ...process.env, NODE_ENV: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.add(child);
   child.once("exit", () => children.delete(child));
   const events: WorkerEvent[] = [];
@@ -95,8 +98,13 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
  * A server process (`node server/main.ts`) whose log is kept rather than printed (an outage
  * logs every 503); resolves with its API base URL once it listens.
  */
-export async function startQuietServer(env: Record<string, string>): Promise<{ baseUrl: string; log(): string; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function startQuietServer(
+  env: Record<string, string>,
+): Promise<{ baseUrl: string; log(): string; kill(): Promise<void> }> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.add(child);
   child.once("exit", () => children.delete(child));
   let output = "";

@@ -29,7 +29,9 @@ async function newStore(url?: string, options = {}): Promise<{ store: Store; url
 }
 
 function isUnavailable(error: unknown): boolean {
-  return error instanceof ApiError && error.code === "STORAGE_UNAVAILABLE" && error.status === 503 && error.retryAfter === 1;
+  return (
+    error instanceof ApiError && error.code === "STORAGE_UNAVAILABLE" && error.status === 503 && error.retryAfter === 1
+  );
 }
 
 let n = 0;
@@ -43,7 +45,18 @@ function job(accountId: string, overrides: Partial<JobRecord> = {}): JobRecord {
     baseModel: "tiny-chat",
     inputDatasetVersion: `accounts/${accountId}/datasets/d/versions/1`,
     datasetIds: ["d"],
-    config: { outputModelId: `model-${n}`, loraRank: 8, learningRate: "0.01", epochs: 1, batchSize: 8, maxContextLength: 256, earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant", warmupSteps: 0 },
+    config: {
+      outputModelId: `model-${n}`,
+      loraRank: 8,
+      learningRate: "0.01",
+      epochs: 1,
+      batchSize: 8,
+      maxContextLength: 256,
+      earlyStop: false,
+      evalAutoCarveoutBasisPoints: 0,
+      lrSchedule: "constant",
+      warmupSteps: 0,
+    },
     progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
     estimatedCostMicros: 10,
     execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },
@@ -66,8 +79,15 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
       const pools = Array.from({ length: 5 }, () => createPool(url));
       try {
         const results = await Promise.all(pools.map((pool) => migrate(pool)));
-        assert.deepEqual(results.flat().sort(), MIGRATIONS.map((m) => m.version).sort(), "every version applied by exactly one of them");
-        assert.deepEqual(await appliedVersions(pools[0] as pg.Pool), MIGRATIONS.map((m) => m.version));
+        assert.deepEqual(
+          results.flat().sort(),
+          MIGRATIONS.map((m) => m.version).sort(),
+          "every version applied by exactly one of them",
+        );
+        assert.deepEqual(
+          await appliedVersions(pools[0] as pg.Pool),
+          MIGRATIONS.map((m) => m.version),
+        );
         assert.deepEqual(await migrate(pools[0] as pg.Pool), [], "nothing left to apply");
       } finally {
         await Promise.all(pools.map((pool) => pool.end()));
@@ -84,7 +104,11 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
 
   describe("a database that does not answer", () => {
     it("nothing listening: 503 STORAGE_UNAVAILABLE at once, not a hang", async () => {
-      const pool = createPool("postgres://postgres@127.0.0.1:1/postgres", { poolSize: 2, connectTimeoutMs: 1_000, statementTimeoutMs: 1_000 });
+      const pool = createPool("postgres://postgres@127.0.0.1:1/postgres", {
+        poolSize: 2,
+        connectTimeoutMs: 1_000,
+        statementTimeoutMs: 1_000,
+      });
       const store = postgresStore(pool, DATA_DIR);
       try {
         const started = Date.now();
@@ -108,7 +132,10 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
         await blocker.query("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE");
         const started = Date.now();
         await assert.rejects(store.accounts.get("acme"), isUnavailable);
-        await assert.rejects(store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: 1, at: new Date() }), isUnavailable);
+        await assert.rejects(
+          store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: 1, at: new Date() }),
+          isUnavailable,
+        );
         assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
         await blocker.query("ROLLBACK");
         assert.equal((await store.accounts.get("acme"))?.id, "acme");
@@ -119,7 +146,11 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
 
     it("a pool with every connection busy: waiting for one ends in 503 after the connect timeout", async () => {
       const { url } = await newStore();
-      const store = await openPostgresStore(url, DATA_DIR, { poolSize: 1, connectTimeoutMs: 300, statementTimeoutMs: 5_000 });
+      const store = await openPostgresStore(url, DATA_DIR, {
+        poolSize: 1,
+        connectTimeoutMs: 300,
+        statementTimeoutMs: 5_000,
+      });
       opened.push(store);
       await store.accounts.create({ id: "acme" });
       const blocker = new pg.Client({ connectionString: url });
@@ -148,15 +179,24 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
     });
 
     it("100 charges split over two processes: the balance and the spend are exact", async () => {
-      await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: 7, at: new Date() })));
+      await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          (i % 2 ? a : b).usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: 7, at: new Date() }),
+        ),
+      );
       assert.equal((await a.accounts.get("acme"))?.balanceMicros, 1_000_000 - 700);
       assert.equal(await b.usage.spentSince("acme", new Date(0)), 700);
     });
 
     it("60 requests in one rate window: counted 1 to 60, each once", async () => {
       const now = new Date();
-      const windows = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).rateWindows.hit("acme", now, 60_000)));
-      assert.deepEqual(windows.map((w) => w.count).sort((x, y) => x - y), Array.from({ length: 60 }, (_, i) => i + 1));
+      const windows = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).rateWindows.hit("acme", now, 60_000)),
+      );
+      assert.deepEqual(
+        windows.map((w) => w.count).sort((x, y) => x - y),
+        Array.from({ length: 60 }, (_, i) => i + 1),
+      );
     });
 
     it("40 creations with 8 shared idempotency keys: 8 jobs, every answer the key's job", async () => {
@@ -177,9 +217,19 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
     });
 
     it("10 creations of one output model id at once: one job, nine ALREADY_EXISTS", async () => {
-      const outcomes = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).fineTuning.createJob(job("acme", { config: { ...job("acme").config, outputModelId: "the-one" } }))));
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? a : b).fineTuning.createJob(
+            job("acme", { config: { ...job("acme").config, outputModelId: "the-one" } }),
+          ),
+        ),
+      );
       assert.equal(outcomes.filter((o) => o.status === "fulfilled").length, 1);
-      assert.ok(outcomes.every((o) => o.status === "fulfilled" || (o.reason instanceof ApiError && o.reason.code === "ALREADY_EXISTS")));
+      assert.ok(
+        outcomes.every(
+          (o) => o.status === "fulfilled" || (o.reason instanceof ApiError && o.reason.code === "ALREADY_EXISTS"),
+        ),
+      );
     });
 
     it("12 workers claiming at once: every queued job claimed by exactly one", async () => {
@@ -191,7 +241,9 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
       }
       const queued = [];
       for (let i = 0; i < 6; i++) queued.push((await a.fineTuning.createJob(job("acme"))).job.jobId);
-      const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).fineTuning.claimJob(`worker-${i}`, new Date(), 60_000)));
+      const claims = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).fineTuning.claimJob(`worker-${i}`, new Date(), 60_000)),
+      );
       const claimed = claims.filter((c) => c !== undefined).map((c) => c.job.jobId);
       assert.deepEqual([...claimed].sort(), [...queued].sort(), "each job once, none twice");
       assert.equal(await b.fineTuning.claimJob("late", new Date(), 60_000), undefined);
@@ -208,8 +260,16 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
     });
 
     it("two uploads to one dataset at once get versions 1 and 2", async () => {
-      await a.datasets.create({ accountId: "acme", datasetId: "race", displayName: "", source: "DATASET_SOURCE_UPLOAD", now: new Date() });
-      const versions = await Promise.all([a, b].map((s, i) => s.datasets.beginUpload("acme", "race", `h:1:${i}`, new Date())));
+      await a.datasets.create({
+        accountId: "acme",
+        datasetId: "race",
+        displayName: "",
+        source: "DATASET_SOURCE_UPLOAD",
+        now: new Date(),
+      });
+      const versions = await Promise.all(
+        [a, b].map((s, i) => s.datasets.beginUpload("acme", "race", `h:1:${i}`, new Date())),
+      );
       assert.deepEqual(versions.map((v) => v.versionNo).sort(), [1, 2]);
       assert.equal((await a.datasets.get("acme", "race"))?.latestVersionNo, 2);
     });

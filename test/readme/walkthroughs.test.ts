@@ -61,7 +61,12 @@ async function bash(script: string, input = ""): Promise<string> {
 }
 
 test("Quick start: the plain and the streamed call", async () => {
-  const out = await bash(shellBlocks("## Quick start").split("\n").filter((line) => !line.startsWith("npm ")).join("\n"));
+  const out = await bash(
+    shellBlocks("## Quick start")
+      .split("\n")
+      .filter((line) => !line.startsWith("npm "))
+      .join("\n"),
+  );
   assert.match(out, /"object":"response"/);
   assert.match(out, /event: response\.completed/);
 });
@@ -75,9 +80,14 @@ test("Command-line tool: every command, in order, after the sections above", asy
   const script = shellBlocks("## Command-line tool");
   const env = script.match(/^export .*$/m)?.[0] ?? "";
   for (const line of script.split("\n").filter((l) => l.startsWith("npm run cli -- "))) {
-    const command = line.replace(/#.*$/, "").replace("npm run cli -- ", `${process.execPath} ${path.join(ROOT, "cli/main.ts")} `);
+    const command = line
+      .replace(/#.*$/, "")
+      .replace("npm run cli -- ", `${process.execPath} ${path.join(ROOT, "cli/main.ts")} `);
     // Without a terminal the create does not ask (the README's "or pass --yes"); the chat without --message reads a conversation.
     const run = command.includes("jobs create") ? `${command} --yes` : command;
-    await bash(`${env}\nexport SERVICE_BASE_URL=${server.baseUrl}\n${run}`, command.includes(" chat ") ? "/exit\n" : "");
+    await bash(
+      `${env}\nexport SERVICE_BASE_URL=${server.baseUrl}\n${run}`,
+      command.includes(" chat ") ? "/exit\n" : "",
+    );
   }
 });

@@ -39,13 +39,16 @@ beforeAll(async () => {
     routing: {
       version: "cancelled-test",
       providers: { local: { type: "local" }, endless: { type: "local" }, breaking: { type: "local" } },
-      models: { "tiny-chat": { primary: "endless" }, "tiny-reasoner": { primary: "breaking" }, "tiny-chat-community": { primary: "local" } },
+      models: {
+        "tiny-chat": { primary: "endless" },
+        "tiny-reasoner": { primary: "breaking" },
+        "tiny-chat-community": { primary: "local" },
+      },
       contentPolicy: { blockedInputTerms: [], blockedOutputTerms: [] },
     },
   });
 });
 afterAll(() => server.close());
-
 
 async function waitFor<T>(what: () => T | undefined, ms = 5_000): Promise<T> {
   const until = Date.now() + ms;
@@ -122,12 +125,17 @@ describe("a client that hangs up", () => {
 
   test("an answer that completes is its one access line, not a cancellation", async (t) => {
     const log = captureLog(t);
-    const response = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${server.keys.acme}` } });
+    const response = await fetch(`${server.baseUrl}/models`, {
+      headers: { authorization: `Bearer ${server.keys.acme}` },
+    });
     assert.equal(response.status, 200);
     await response.text();
     await new Promise((resolve) => setTimeout(resolve, 100));
     const entries = log.entries();
-    assert.deepEqual(entries.map((e) => [e.event, e.status, e.requestId]), [["request", 200, response.headers.get("x-request-id")]]);
+    assert.deepEqual(
+      entries.map((e) => [e.event, e.status, e.requestId]),
+      [["request", 200, response.headers.get("x-request-id")]],
+    );
   });
 
   test("a stream the server ends with an error event is not a cancellation", async (t) => {

@@ -15,10 +15,21 @@ afterAll(() => {
 });
 
 /** Starts the server on DATA_DIR (any free port) and resolves with its API base URL once it listens. */
-export async function startChild(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; baseUrl: string }> {
+export async function startChild(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; baseUrl: string }> {
   const child = spawn(process.execPath, [MAIN], {
     // LOG_LEVEL warn: the child's stderr is the test's; no access line per request there.
-    env: { ...process.env, ...(await storeEnvFor(dataDir)), PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", LOG_LEVEL: "warn", ...env },
+    env: {
+      ...process.env,
+      ...(await storeEnvFor(dataDir)),
+      PORT: "0",
+      HOST: "127.0.0.1",
+      NODE_ENV: "",
+      LOG_LEVEL: "warn",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   children.add(child);

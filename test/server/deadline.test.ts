@@ -18,7 +18,12 @@ afterAll(() => server.close());
 const within = (ms: string) => ({ key: server.keys.acme, headers: { "x-request-timeout-ms": ms } });
 
 test("POST /responses on the local model with x-request-timeout-ms 1 is 504 REQUEST_DEADLINE_EXCEEDED", async () => {
-  assertError(await post(server.baseUrl, "/responses", responsesBody(), within("1")), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+  assertError(
+    await post(server.baseUrl, "/responses", responsesBody(), within("1")),
+    504,
+    "REQUEST_DEADLINE_EXCEEDED",
+    "server_error",
+  );
 });
 
 test("streamed: 504 when the deadline passed before the first event, else the error event; never a completed answer", async () => {
@@ -44,12 +49,18 @@ test("every inference format keeps the deadline", async () => {
     ["/messages", { model: "tiny-chat", max_tokens: 16, messages: [{ role: "user", content: "Hi" }] }],
     ["/responses", responsesBody({ model: "tiny-reasoner", reasoning: { effort: "low" } })],
   ];
-  for (const [path, body] of calls) assertError(await post(server.baseUrl, path, body, within("1")), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+  for (const [path, body] of calls)
+    assertError(await post(server.baseUrl, path, body, within("1")), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
 });
 
 test("a generous deadline is met", async () => {
   // Room for the whole greeting at temperature 0, so the answer is complete when the deadline is not hit.
-  const result = await post(server.baseUrl, "/responses", responsesBody({ temperature: 0, max_output_tokens: 64 }), within("60000"));
+  const result = await post(
+    server.baseUrl,
+    "/responses",
+    responsesBody({ temperature: 0, max_output_tokens: 64 }),
+    within("60000"),
+  );
   assert.equal(result.status, 200, result.text);
   assert.equal(result.body.status, "completed");
 });

@@ -14,7 +14,8 @@ import { startTestServer, type TestServer } from "./harness.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_CHROMIUM === "1") throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
+if (!available && process.env.REQUIRE_CHROMIUM === "1")
+  throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
 
 let server: TestServer;
 let browser: Browser;
@@ -26,7 +27,15 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     // Flags that keep Chromium off the network this machine does not have; playwright
     // gives it a fresh temporary profile.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 afterAll(async () => {
@@ -38,23 +47,36 @@ afterAll(async () => {
 function contractOperations(): string[] {
   const paths = (contractDocument() as { paths: Record<string, Record<string, unknown>> }).paths;
   const methods = new Set(["get", "put", "post", "delete", "patch"]);
-  return Object.entries(paths).flatMap(([p, item]) => Object.keys(item).filter((m) => methods.has(m)).map((m) => `${m.toUpperCase()} ${p}`));
+  return Object.entries(paths).flatMap(([p, item]) =>
+    Object.keys(item)
+      .filter((m) => methods.has(m))
+      .map((m) => `${m.toUpperCase()} ${p}`),
+  );
 }
 
-test("the docs page renders every operation of the contract, offline", { skip: skipping(!available && `no browser at ${CHROMIUM}`) }, async () => {
-  const page = await browser.newPage();
-  const foreign: string[] = [];
-  page.on("request", (request) => {
-    if (!request.url().startsWith(server.origin)) foreign.push(request.url());
-  });
-  await page.goto(`${server.origin}/docs`);
-  const expected = contractOperations();
-  await page.waitForFunction((n) => document.querySelectorAll(".opblock").length >= n, expected.length, { timeout: 20_000 });
-  const rendered = await page.$$eval(".opblock", (blocks) =>
-    blocks.map((b) => `${b.querySelector(".opblock-summary-method")?.textContent?.trim()} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")}`),
-  );
-  assert.deepEqual([...rendered].sort(), [...expected].sort());
-  assert.match(await page.title(), /API reference/);
-  assert.deepEqual(foreign, [], "the page loads nothing from outside the server");
-  await page.close();
-});
+test(
+  "the docs page renders every operation of the contract, offline",
+  { skip: skipping(!available && `no browser at ${CHROMIUM}`) },
+  async () => {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    page.on("request", (request) => {
+      if (!request.url().startsWith(server.origin)) foreign.push(request.url());
+    });
+    await page.goto(`${server.origin}/docs`);
+    const expected = contractOperations();
+    await page.waitForFunction((n) => document.querySelectorAll(".opblock").length >= n, expected.length, {
+      timeout: 20_000,
+    });
+    const rendered = await page.$$eval(".opblock", (blocks) =>
+      blocks.map(
+        (b) =>
+          `${b.querySelector(".opblock-summary-method")?.textContent?.trim()} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")}`,
+      ),
+    );
+    assert.deepEqual([...rendered].sort(), [...expected].sort());
+    assert.match(await page.title(), /API reference/);
+    assert.deepEqual(foreign, [], "the page loads nothing from outside the server");
+    await page.close();
+  },
+);

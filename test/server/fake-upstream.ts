@@ -72,7 +72,9 @@ async function answer(behaviour: Behaviour, res: http.ServerResponse): Promise<v
   if (behaviour.kind === "hang") return;
   if (behaviour.kind === "status") {
     if (behaviour.retryAfter !== undefined) res.setHeader("retry-after", behaviour.retryAfter);
-    res.writeHead(behaviour.status, { "content-type": "application/json" }).end(behaviour.body ?? '{"error":{"message":"failing on purpose"}}');
+    res
+      .writeHead(behaviour.status, { "content-type": "application/json" })
+      .end(behaviour.body ?? '{"error":{"message":"failing on purpose"}}');
     return;
   }
   res.writeHead(200, { "content-type": "text/event-stream" });
@@ -99,6 +101,8 @@ async function answer(behaviour: Behaviour, res: http.ServerResponse): Promise<v
   }
   res.write(chunk({}, "stop"));
   const usage = { prompt_tokens: 7, completion_tokens: parts.length, total_tokens: 7 + parts.length };
-  res.write(`data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [], usage })}\n\n`);
+  res.write(
+    `data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [], usage })}\n\n`,
+  );
   res.end("data: [DONE]\n\n");
 }

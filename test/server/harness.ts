@@ -46,7 +46,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     // A short statement timeout, so that a test holding a lock sees 503 in seconds, not 15.
     const postgres = databaseUrl ? { statementTimeoutMs: 2_000 } : undefined;
     // No access line per request on the test's stderr (tests of the log ask for it: accessLog: true).
-    const server = await startServer({ dataDir, databaseUrl, postgres, port: 0, host: "127.0.0.1", validateResponses: true, devSeed: true, accessLog: false, ...serverOptions });
+    const server = await startServer({
+      dataDir,
+      databaseUrl,
+      postgres,
+      port: 0,
+      host: "127.0.0.1",
+      validateResponses: true,
+      devSeed: true,
+      accessLog: false,
+      ...serverOptions,
+    });
     return {
       ...server,
       dataDir,

@@ -22,7 +22,12 @@ export interface PostOptions {
 export async function post(baseUrl: string, path: string, body: unknown, options: PostOptions = {}): Promise<Reply> {
   const headers: Record<string, string> = { "content-type": "application/json", ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  const response = await fetch(baseUrl + path, { method: "POST", headers, body: typeof body === "string" ? body : JSON.stringify(body), signal: options.signal });
+  const response = await fetch(baseUrl + path, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    signal: options.signal,
+  });
   return reply(response);
 }
 

@@ -29,11 +29,25 @@ interface Operation {
   contentTypes: string[];
 }
 
-const operations: Operation[] = Object.entries((YAML.parse(readFileSync(OPENAPI, "utf8")) as { paths: Record<string, Record<string, { operationId?: string; requestBody?: { content: Record<string, unknown> } }>> }).paths)
+const operations: Operation[] = Object.entries(
+  (
+    YAML.parse(readFileSync(OPENAPI, "utf8")) as {
+      paths: Record<
+        string,
+        Record<string, { operationId?: string; requestBody?: { content: Record<string, unknown> } }>
+      >;
+    }
+  ).paths,
+)
   .flatMap(([path, item]) =>
     Object.entries(item)
       .filter(([, op]) => typeof op === "object" && op?.operationId)
-      .map(([method, op]) => ({ method: method.toUpperCase(), path, operationId: op.operationId as string, contentTypes: Object.keys(op.requestBody?.content ?? {}) })),
+      .map(([method, op]) => ({
+        method: method.toUpperCase(),
+        path,
+        operationId: op.operationId as string,
+        contentTypes: Object.keys(op.requestBody?.content ?? {}),
+      })),
   )
   .filter((op) => op.path.includes("{account}"));
 
@@ -52,12 +66,32 @@ beforeAll(async () => {
   acme = { server, account: "acme", key: server.keys.acme as string };
   const version = await readyDataset(globex, "secret-data", ahoyRows(12));
   // B's first job is made to succeed straight in the store (no runner here), with its model.
-  const first = await call(globex, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: version, config: { outputModelId: "secret-model" } });
+  const first = await call(globex, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: version,
+    config: { outputModelId: "secret-model" },
+  });
   assert.equal(first.status, 201, first.text);
   const claimed = await server.store.fineTuning.claimJob("test", new Date(), 60_000);
   assert.equal(claimed?.job.jobId, first.body.jobId);
-  await server.store.fineTuning.completeJob("globex", first.body.jobId, { accountId: "globex", modelId: "secret-model", baseModel: "accounts/maas/models/tiny-chat", jobName: first.body.name, adapterPath: "models/globex/secret-model.lora", createTime: new Date() }, {});
-  const second = await call(globex, "POST", "/supervisedFineTuningJobs", { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: version, config: { outputModelId: "secret-model-2" } });
+  await server.store.fineTuning.completeJob(
+    "globex",
+    first.body.jobId,
+    {
+      accountId: "globex",
+      modelId: "secret-model",
+      baseModel: "accounts/maas/models/tiny-chat",
+      jobName: first.body.name,
+      adapterPath: "models/globex/secret-model.lora",
+      createTime: new Date(),
+    },
+    {},
+  );
+  const second = await call(globex, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion: version,
+    config: { outputModelId: "secret-model-2" },
+  });
   assert.equal(second.status, 201, second.text);
   queuedJob = second.body.jobId;
   real = { account: "globex", dataset: "secret-data", job: first.body.jobId, version: "1" };
@@ -74,14 +108,20 @@ async function snapshotOfB(): Promise<unknown> {
     sft: await get("/supervisedFineTuningJobs"),
     dpo: await get("/dpoJobs"),
     metrics: await get(`/supervisedFineTuningJobs/${real.job}/metrics`),
-    models: (await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${globex.key}` } }).then((r) => r.text())),
+    models: await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${globex.key}` } }).then((r) =>
+      r.text(),
+    ),
     balance: (await server.store.accounts.get("globex"))?.balanceMicros,
   };
 }
 
 /** A valid request of the operation for the given names (valid, so it is refused for who asks, not for what). */
 function request(op: Operation, names: typeof absent): { url: string; init: RequestInit } {
-  const path = op.path.replace("{account}", names.account).replace("{dataset}", names.dataset).replace("{job}", names.job).replace("{version}", names.version);
+  const path = op.path
+    .replace("{account}", names.account)
+    .replace("{dataset}", names.dataset)
+    .replace("{job}", names.job)
+    .replace("{version}", names.version);
   const headers: Record<string, string> = { authorization: `Bearer ${acme.key}` };
   let body: string | undefined;
   const inputDatasetVersion = `accounts/${names.account}/datasets/${names.dataset}/versions/${names.version}`;
@@ -107,17 +147,27 @@ function request(op: Operation, names: typeof absent): { url: string; init: Requ
 function normalized(status: number, headers: Headers, text: string): string {
   let blanked = text;
   for (const names of [real, absent]) {
-    for (const value of [names.dataset, names.job, names.account, `versions/${names.version}`]) blanked = blanked.replaceAll(value, "<name>");
+    for (const value of [names.dataset, names.job, names.account, `versions/${names.version}`])
+      blanked = blanked.replaceAll(value, "<name>");
   }
-  const kept = [...headers].filter(([name]) => !["date", "x-request-id", "content-length", "etag"].includes(name)).sort();
+  const kept = [...headers]
+    .filter(([name]) => !["date", "x-request-id", "content-length", "etag"].includes(name))
+    .sort();
   return JSON.stringify({ status, headers: kept, body: blanked });
 }
 
-async function answer(op: Operation, names: typeof absent): Promise<{ status: number; code?: string; normalized: string }> {
+async function answer(
+  op: Operation,
+  names: typeof absent,
+): Promise<{ status: number; code?: string; normalized: string }> {
   const { url, init } = request(op, names);
   const response = await fetch(url, init);
   const text = await response.text();
-  return { status: response.status, code: (JSON.parse(text) as { error?: { code?: string } }).error?.code, normalized: normalized(response.status, response.headers, text) };
+  return {
+    status: response.status,
+    code: (JSON.parse(text) as { error?: { code?: string } }).error?.code,
+    normalized: normalized(response.status, response.headers, text),
+  };
 }
 
 describe("a key of account A aimed at account B", () => {
@@ -133,8 +183,16 @@ describe("a key of account A aimed at account B", () => {
       const onAbsentAccount = await answer(op, absent);
       assert.equal(onReal.status, 403, onReal.normalized);
       assert.equal(onReal.code, "OPERATION_NOT_ALLOWED");
-      assert.equal(onReal.normalized, onAbsentThing.normalized, "B's real thing answers differently from one B never had");
-      assert.equal(onReal.normalized, onAbsentAccount.normalized, "B answers differently from an account that does not exist");
+      assert.equal(
+        onReal.normalized,
+        onAbsentThing.normalized,
+        "B's real thing answers differently from one B never had",
+      );
+      assert.equal(
+        onReal.normalized,
+        onAbsentAccount.normalized,
+        "B answers differently from an account that does not exist",
+      );
       assert.deepEqual(await snapshotOfB(), beforeB, "B's records changed");
     });
   }
@@ -142,18 +200,35 @@ describe("a key of account A aimed at account B", () => {
   test("B's cancellable job is still QUEUED after every attempt", async () => {
     const job = await call(globex, "GET", `/supervisedFineTuningJobs/${queuedJob}`);
     assert.equal(job.body.state, "JOB_STATE_QUEUED");
-    const cancel = await fetch(`${server.baseUrl}/accounts/globex/supervisedFineTuningJobs/${queuedJob}:cancel`, { method: "POST", headers: { authorization: `Bearer ${acme.key}` } });
+    const cancel = await fetch(`${server.baseUrl}/accounts/globex/supervisedFineTuningJobs/${queuedJob}:cancel`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${acme.key}` },
+    });
     assert.equal(cancel.status, 403);
     assert.equal((await call(globex, "GET", `/supervisedFineTuningJobs/${queuedJob}`)).body.state, "JOB_STATE_QUEUED");
   });
 });
 
 describe("account A naming B's things in its own requests", () => {
-  const blank = (text: string) => text.replaceAll("secret-data", "<name>").replaceAll("absent-data", "<name>").replaceAll("secret-model", "<name>").replaceAll("absent-model", "<name>");
+  const blank = (text: string) =>
+    text
+      .replaceAll("secret-data", "<name>")
+      .replaceAll("absent-data", "<name>")
+      .replaceAll("secret-model", "<name>")
+      .replaceAll("absent-model", "<name>");
 
   test("a job or estimate on B's dataset version: the answer for a dataset that does not exist", async () => {
-    for (const path of ["/supervisedFineTuningJobs", "/supervisedFineTuningJobs:estimateCost", "/dpoJobs:estimateCost"]) {
-      const on = (dataset: string) => call(acme, "POST", path, { baseModel: "accounts/maas/models/tiny-chat", inputDatasetVersion: `accounts/globex/datasets/${dataset}/versions/1`, config: { outputModelId: `probe-${dataset}` } });
+    for (const path of [
+      "/supervisedFineTuningJobs",
+      "/supervisedFineTuningJobs:estimateCost",
+      "/dpoJobs:estimateCost",
+    ]) {
+      const on = (dataset: string) =>
+        call(acme, "POST", path, {
+          baseModel: "accounts/maas/models/tiny-chat",
+          inputDatasetVersion: `accounts/globex/datasets/${dataset}/versions/1`,
+          config: { outputModelId: `probe-${dataset}` },
+        });
       const [realOne, absentOne] = [await on("secret-data"), await on("absent-data")];
       assert.ok(realOne.status >= 400, `${path} accepted B's dataset: ${realOne.text}`);
       assert.equal(realOne.status, absentOne.status, path);
@@ -173,7 +248,11 @@ describe("account A naming B's things in its own requests", () => {
     for (const kind of ["models", "deployments"]) {
       for (const [path, body] of probes) {
         const on = async (model: string) => {
-          const response = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body(`accounts/globex/${kind}/${model}`)) });
+          const response = await fetch(`${server.baseUrl}${path}`, {
+            method: "POST",
+            headers,
+            body: JSON.stringify(body(`accounts/globex/${kind}/${model}`)),
+          });
           return { status: response.status, text: blank(await response.text()) };
         };
         const [realOne, absentOne] = [await on("secret-model"), await on("absent-model")];
@@ -181,7 +260,10 @@ describe("account A naming B's things in its own requests", () => {
         assert.deepEqual(realOne, absentOne, `${path} with B's ${kind}`);
       }
       const get = async (model: string) => {
-        const response = await fetch(`${server.baseUrl}/models/${encodeURIComponent(`accounts/globex/${kind}/${model}`)}`, { headers });
+        const response = await fetch(
+          `${server.baseUrl}/models/${encodeURIComponent(`accounts/globex/${kind}/${model}`)}`,
+          { headers },
+        );
         return { status: response.status, text: blank(await response.text()) };
       };
       assert.deepEqual(await get("secret-model"), await get("absent-model"));
@@ -189,9 +271,13 @@ describe("account A naming B's things in its own requests", () => {
   });
 
   test("A's model list names none of B's models", async () => {
-    const list = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${acme.key}` } }).then((r) => r.text());
+    const list = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${acme.key}` } }).then(
+      (r) => r.text(),
+    );
     assert.doesNotMatch(list, /globex|secret-model/);
-    const own = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${globex.key}` } }).then((r) => r.text());
+    const own = await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${globex.key}` } }).then(
+      (r) => r.text(),
+    );
     assert.match(own, /accounts\/globex\/models\/secret-model/, "B sees it: the check above can fail");
   });
 });

@@ -16,7 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const get = async (path: string, account: string) => reply(await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${server.keys[account]}` } }));
+const get = async (path: string, account: string) =>
+  reply(await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${server.keys[account]}` } }));
 const ids = async (account: string) => ((await get("/models", account)).body.data as { id: string }[]).map((m) => m.id);
 
 test("an account that has not accepted a model's licence does not see it listed", async () => {
@@ -40,7 +41,8 @@ test("GET /models/{model} of it is 403 AGREEMENT_REQUIRED, by slug and by full n
 
 test("every model listed can be read one by one; unknown ones stay 404", async () => {
   for (const account of ["acme", "globex", "hooli"]) {
-    for (const id of await ids(account)) assert.equal((await get(`/models/${encodeURIComponent(id)}`, account)).status, 200, `${account}: ${id}`);
+    for (const id of await ids(account))
+      assert.equal((await get(`/models/${encodeURIComponent(id)}`, account)).status, 200, `${account}: ${id}`);
   }
   assertError(await get("/models/no-such-model", "globex"), 404, "MODEL_NOT_FOUND", "not_found_error");
 });

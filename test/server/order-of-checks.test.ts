@@ -36,7 +36,12 @@ interface RawAnswer {
  * server then closed the connection (within a second of this client ending its side);
  * rejects after `timeoutMs`.
  */
-function declareOnly(path: string, declared: number, headers: Record<string, string>, timeoutMs = 5_000): Promise<RawAnswer> {
+function declareOnly(
+  path: string,
+  declared: number,
+  headers: Record<string, string>,
+  timeoutMs = 5_000,
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(server.origin);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname);
@@ -45,7 +50,11 @@ function declareOnly(path: string, declared: number, headers: Record<string, str
     let answer: Omit<RawAnswer, "closed"> | undefined;
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms (got ${JSON.stringify(data.toString("latin1").slice(0, 200))})`));
+      reject(
+        new Error(
+          `no complete answer within ${timeoutMs} ms (got ${JSON.stringify(data.toString("latin1").slice(0, 200))})`,
+        ),
+      );
     }, timeoutMs);
     const finish = (closed: boolean) => {
       if (!answer) return;
@@ -58,10 +67,17 @@ function declareOnly(path: string, declared: number, headers: Record<string, str
       const end = data.indexOf("\r\n\r\n");
       if (end < 0 || answer) return;
       const [statusLine, ...lines] = data.subarray(0, end).toString("latin1").split("\r\n");
-      const parsed = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      const parsed = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+      );
       const length = Number(parsed["content-length"]);
       if (data.length < end + 4 + length) return;
-      answer = { status: Number(statusLine?.split(" ")[1]), headers: parsed, body: JSON.parse(data.subarray(end + 4, end + 4 + length).toString("utf8")), ms: performance.now() - started };
+      answer = {
+        status: Number(statusLine?.split(" ")[1]),
+        headers: parsed,
+        body: JSON.parse(data.subarray(end + 4, end + 4 + length).toString("utf8")),
+        ms: performance.now() - started,
+      };
       // This client sends nothing more: once it says so, the server closes the connection
       // (it lingers for a client still sending); one still open a second later is reported.
       socket.end();
@@ -69,7 +85,13 @@ function declareOnly(path: string, declared: number, headers: Record<string, str
     });
     socket.on("close", () => finish(true));
     socket.on("error", () => undefined);
-    const head = [`POST ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, "Content-Type: application/json", `Content-Length: ${declared}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    const head = [
+      `POST ${path} HTTP/1.1`,
+      `Host: ${hostname}:${port}`,
+      "Content-Type: application/json",
+      `Content-Length: ${declared}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     socket.write(`${head.join("\r\n")}\r\n\r\n`);
   });
 }
@@ -91,8 +113,20 @@ describe("the key comes before the body", () => {
   });
 
   test("with the key, the same bodies are 400 and 413 as before", async () => {
-    assertError(await post(server.baseUrl, "/responses", '{"model": "tiny-chat",', { key: server.keys.acme }), 400, "INVALID_REQUEST", "invalid_request_error");
-    assertError(await post(server.baseUrl, "/responses", responsesBody({ input: "x".repeat(9 * MIB) }), { key: server.keys.acme }), 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+    assertError(
+      await post(server.baseUrl, "/responses", '{"model": "tiny-chat",', { key: server.keys.acme }),
+      400,
+      "INVALID_REQUEST",
+      "invalid_request_error",
+    );
+    assertError(
+      await post(server.baseUrl, "/responses", responsesBody({ input: "x".repeat(9 * MIB) }), {
+        key: server.keys.acme,
+      }),
+      413,
+      "MEDIA_TOO_LARGE",
+      "invalid_request_error",
+    );
   });
 
   test("a declared 10 MB body without a key is 401 at once, without waiting for the body", async () => {
@@ -118,13 +152,18 @@ describe("a declared Content-Length over the limit", () => {
   });
 
   test("on every JSON operation, not only /responses", async () => {
-    const answer = await declareOnly("/v1/accounts/acme/datasets", 10_000_000, { Authorization: `Bearer ${server.keys.acme}` });
+    const answer = await declareOnly("/v1/accounts/acme/datasets", 10_000_000, {
+      Authorization: `Bearer ${server.keys.acme}`,
+    });
     assert.equal(answer.status, 413);
     assert.equal(answer.body.error.code, "MEDIA_TOO_LARGE");
     assert.equal(answer.headers.connection, "close");
   });
 
   test("a declared length within the limit waits for the body (and a short one is answered once it ends)", async () => {
-    await assert.rejects(declareOnly("/v1/responses", 1_000, { Authorization: `Bearer ${server.keys.acme}` }, 500), /no complete answer/);
+    await assert.rejects(
+      declareOnly("/v1/responses", 1_000, { Authorization: `Bearer ${server.keys.acme}` }, 500),
+      /no complete answer/,
+    );
   });
 });

@@ -31,15 +31,25 @@ test("store omitted and an unknown model: param store, the reason, and the unkno
 test("store true says why too", async () => {
   const result = await call("/responses", { model: "tiny-chat", input: "Hi", store: true });
   assert.equal(result.body.error.param, "store");
-  assert.ok(result.body.error.message.includes('this service keeps no state: send "store": false'), result.body.error.message);
+  assert.ok(
+    result.body.error.message.includes('this service keeps no state: send "store": false'),
+    result.body.error.message,
+  );
 });
 
 test("the other invalid fields of the same body are named after the first", async () => {
-  const result = await call("/responses", { model: "tiny-chat", input: "Hi", temperature: 5, top_p: 3, max_output_tokens: 0 });
+  const result = await call("/responses", {
+    model: "tiny-chat",
+    input: "Hi",
+    temperature: 5,
+    top_p: 3,
+    max_output_tokens: 0,
+  });
   assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
   assert.equal(result.body.error.param, "store");
   const { message } = result.body.error;
-  for (const field of ["temperature", "top_p", "max_output_tokens"]) assert.match(message, new RegExp(`\\b${field}: must be`), message);
+  for (const field of ["temperature", "top_p", "max_output_tokens"])
+    assert.match(message, new RegExp(`\\b${field}: must be`), message);
 });
 
 test("a known model is not reported; one problem alone reads as before", async () => {
@@ -49,10 +59,17 @@ test("a known model is not reported; one problem alone reads as before", async (
 });
 
 test("on other operations too: every invalid field of a job request", async () => {
-  const result = await post(server.baseUrl, "/accounts/acme/supervisedFineTuningJobs:estimateCost", { baseModel: "tiny-chat", inputDatasetVersion: "", config: { outputModelId: "Not An Id", epochs: 0 } }, { key: server.keys.acme });
+  const result = await post(
+    server.baseUrl,
+    "/accounts/acme/supervisedFineTuningJobs:estimateCost",
+    { baseModel: "tiny-chat", inputDatasetVersion: "", config: { outputModelId: "Not An Id", epochs: 0 } },
+    { key: server.keys.acme },
+  );
   assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
   const { param, message } = result.body.error;
-  const named = ["baseModel", "inputDatasetVersion", "config.outputModelId", "config.epochs"].filter((f) => message.includes(`${f}: `));
+  const named = ["baseModel", "inputDatasetVersion", "config.outputModelId", "config.epochs"].filter((f) =>
+    message.includes(`${f}: `),
+  );
   assert.ok(named.includes(param), `${param} in ${message}`);
   assert.equal(named.length, 4, message);
 });

@@ -20,7 +20,7 @@ let server: TestServer;
 /** A provider that crashes in a way no one planned for, with a secret in the message. */
 const crashing: Provider = {
   name: "crash",
-   
+
   async *generate(): AsyncIterable<GenerationEvent> {
     throw new Error("secret internal detail /etc/passwd");
   },
@@ -34,15 +34,29 @@ beforeAll(async () => {
     routing: {
       version: "errors-test",
       providers: { local: { type: "local" }, crash: { type: "local" } },
-      models: { "tiny-chat": { primary: "local" }, "tiny-reasoner": { primary: "crash" }, "tiny-chat-community": { primary: "local" } },
+      models: {
+        "tiny-chat": { primary: "local" },
+        "tiny-reasoner": { primary: "crash" },
+        "tiny-chat-community": { primary: "local" },
+      },
       contentPolicy: { blockedInputTerms: ["blocked-demo-term"], blockedOutputTerms: [] },
     },
   });
 });
 afterAll(() => server.close());
 
-const call = (body: unknown, key = server.keys.acme, headers: Record<string, string> = {}) => post(server.baseUrl, "/responses", body, { key, headers });
-const image = (url: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text: "What is this?" }, { type: "input_image", image_url: url }] }];
+const call = (body: unknown, key = server.keys.acme, headers: Record<string, string> = {}) =>
+  post(server.baseUrl, "/responses", body, { key, headers });
+const image = (url: string) => [
+  {
+    type: "message",
+    role: "user",
+    content: [
+      { type: "input_text", text: "What is this?" },
+      { type: "input_image", image_url: url },
+    ],
+  },
+];
 
 describe("400", () => {
   test("INVALID_REQUEST: store absent, store true, previous_response_id, malformed JSON, a wrong type", async () => {
@@ -61,15 +75,30 @@ describe("400", () => {
   });
 
   test("CONTENT_BLOCKED_INPUT: the input holds a blocked term", async () => {
-    assertError(await call(responsesBody({ input: "Tell me about blocked-demo-term." })), 400, "CONTENT_BLOCKED_INPUT", "invalid_request_error");
-    assertError(await call(responsesBody({ instructions: "BLOCKED-DEMO-TERM" })), 400, "CONTENT_BLOCKED_INPUT", "invalid_request_error");
+    assertError(
+      await call(responsesBody({ input: "Tell me about blocked-demo-term." })),
+      400,
+      "CONTENT_BLOCKED_INPUT",
+      "invalid_request_error",
+    );
+    assertError(
+      await call(responsesBody({ instructions: "BLOCKED-DEMO-TERM" })),
+      400,
+      "CONTENT_BLOCKED_INPUT",
+      "invalid_request_error",
+    );
   });
 
   test("CONTEXT_LENGTH_EXCEEDED: input plus the output ceiling exceed the window", async () => {
     const result = await call(responsesBody({ max_output_tokens: 100_000 }));
     assertError(result, 400, "CONTEXT_LENGTH_EXCEEDED", "invalid_request_error");
     assert.equal(result.body.error.param, "max_output_tokens");
-    assertError(await call(responsesBody({ input: "word ".repeat(3000), max_output_tokens: undefined })), 400, "CONTEXT_LENGTH_EXCEEDED", "invalid_request_error");
+    assertError(
+      await call(responsesBody({ input: "word ".repeat(3000), max_output_tokens: undefined })),
+      400,
+      "CONTEXT_LENGTH_EXCEEDED",
+      "invalid_request_error",
+    );
   });
 
   test("MEDIA_FETCH_FAILED: an image URL off the allow-list", async () => {
@@ -79,7 +108,12 @@ describe("400", () => {
   });
 
   test("MEDIA_UNSUPPORTED: an inline image to a text-only model", async () => {
-    assertError(await call(responsesBody({ input: image("data:image/png;base64,iVBORw0KGgo=") })), 400, "MEDIA_UNSUPPORTED", "invalid_request_error");
+    assertError(
+      await call(responsesBody({ input: image("data:image/png;base64,iVBORw0KGgo=") })),
+      400,
+      "MEDIA_UNSUPPORTED",
+      "invalid_request_error",
+    );
   });
 
   test("MODEL_CAPABILITY_UNSUPPORTED: reasoning on a model that does not reason", async () => {
@@ -91,9 +125,21 @@ describe("400", () => {
 
 describe("401, 402, 403, 404", () => {
   test("INVALID_API_KEY: no key, an unknown key, a malformed header", async () => {
-    assertError(await post(server.baseUrl, "/responses", responsesBody()), 401, "INVALID_API_KEY", "authentication_error");
-    assertError(await call(responsesBody(), "sk-not-a-key-000000000000000000"), 401, "INVALID_API_KEY", "authentication_error");
-    const result = await post(server.baseUrl, "/responses", responsesBody(), { headers: { authorization: "Basic abc" } });
+    assertError(
+      await post(server.baseUrl, "/responses", responsesBody()),
+      401,
+      "INVALID_API_KEY",
+      "authentication_error",
+    );
+    assertError(
+      await call(responsesBody(), "sk-not-a-key-000000000000000000"),
+      401,
+      "INVALID_API_KEY",
+      "authentication_error",
+    );
+    const result = await post(server.baseUrl, "/responses", responsesBody(), {
+      headers: { authorization: "Basic abc" },
+    });
     assertError(result, 401, "INVALID_API_KEY", "authentication_error");
   });
 
@@ -106,12 +152,22 @@ describe("401, 402, 403, 404", () => {
   });
 
   test("AGREEMENT_REQUIRED: a model whose licence the account has not accepted", async () => {
-    assertError(await call(responsesBody({ model: "tiny-chat-community" }), server.keys.globex), 403, "AGREEMENT_REQUIRED", "permission_error");
+    assertError(
+      await call(responsesBody({ model: "tiny-chat-community" }), server.keys.globex),
+      403,
+      "AGREEMENT_REQUIRED",
+      "permission_error",
+    );
     assert.equal((await call(responsesBody({ model: "tiny-chat-community" }), server.keys.acme)).status, 200);
   });
 
   test("MODEL_NOT_ALLOWED: a model outside the account's allow-list", async () => {
-    assertError(await call(responsesBody({ model: "tiny-reasoner" }), server.keys.hooli), 403, "MODEL_NOT_ALLOWED", "permission_error");
+    assertError(
+      await call(responsesBody({ model: "tiny-reasoner" }), server.keys.hooli),
+      403,
+      "MODEL_NOT_ALLOWED",
+      "permission_error",
+    );
   });
 
   test("TENANT_SUSPENDED: a suspended account's key", async () => {
@@ -120,12 +176,20 @@ describe("401, 402, 403, 404", () => {
 
   test("MODEL_NOT_FOUND: an unknown model, and another account's model", async () => {
     assertError(await call(responsesBody({ model: "no-such-model" })), 404, "MODEL_NOT_FOUND", "not_found_error");
-    assertError(await call(responsesBody({ model: "accounts/globex/models/secret" })), 404, "MODEL_NOT_FOUND", "not_found_error");
+    assertError(
+      await call(responsesBody({ model: "accounts/globex/models/secret" })),
+      404,
+      "MODEL_NOT_FOUND",
+      "not_found_error",
+    );
   });
 
   test("rule 3: no GET or DELETE on /responses/{id}", async () => {
     for (const method of ["GET", "DELETE"]) {
-      const response = await fetch(`${server.baseUrl}/responses/resp_123`, { method, headers: { authorization: `Bearer ${server.keys.acme}` } });
+      const response = await fetch(`${server.baseUrl}/responses/resp_123`, {
+        method,
+        headers: { authorization: `Bearer ${server.keys.acme}` },
+      });
       assert.equal(response.status, 404);
       assert.equal(((await response.json()) as any).error.code, "NOT_FOUND");
     }
@@ -135,8 +199,18 @@ describe("401, 402, 403, 404", () => {
 describe("413, 429", () => {
   test("MEDIA_TOO_LARGE: an inline image over the media limit, and a body over the body limit", async () => {
     const big = Buffer.alloc(2048, 1).toString("base64");
-    assertError(await call(responsesBody({ input: image(`data:image/png;base64,${big}`) })), 413, "MEDIA_TOO_LARGE", "invalid_request_error");
-    assertError(await call(responsesBody({ input: "x".repeat(100 * 1024) })), 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+    assertError(
+      await call(responsesBody({ input: image(`data:image/png;base64,${big}`) })),
+      413,
+      "MEDIA_TOO_LARGE",
+      "invalid_request_error",
+    );
+    assertError(
+      await call(responsesBody({ input: "x".repeat(100 * 1024) })),
+      413,
+      "MEDIA_TOO_LARGE",
+      "invalid_request_error",
+    );
   });
 
   test("TENANT_BUDGET_EXCEEDED with Retry-After: an account whose budget is spent", async () => {
@@ -170,7 +244,11 @@ describe("500, 503", () => {
     } finally {
       await release();
     }
-    assert.equal((await call(responsesBody(), server.keys.globex)).status, 200, "the server recovers once the lock is gone");
+    assert.equal(
+      (await call(responsesBody(), server.keys.globex)).status,
+      200,
+      "the server recovers once the lock is gone",
+    );
   });
 });
 

@@ -13,13 +13,19 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const call = (body: Record<string, unknown>) => post(server.baseUrl, "/responses", responsesBody(body), { key: server.keys.acme });
+const call = (body: Record<string, unknown>) =>
+  post(server.baseUrl, "/responses", responsesBody(body), { key: server.keys.acme });
 
 const weather = {
   type: "function",
   name: "get_weather",
   description: "The current weather in a city.",
-  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+  parameters: {
+    type: "object",
+    properties: { city: { type: "string" } },
+    required: ["city"],
+    additionalProperties: false,
+  },
 };
 
 describe("rules", () => {
@@ -35,19 +41,32 @@ describe("rules", () => {
   });
 
   test("rule 5: non-function tools are dropped, so the model cannot call them", async () => {
-    const onlyOthers = await call({ input: "Search the web for cats.", tools: [{ type: "web_search_preview" }, { type: "file_search", vector_store_ids: ["vs_1"] }] });
+    const onlyOthers = await call({
+      input: "Search the web for cats.",
+      tools: [{ type: "web_search_preview" }, { type: "file_search", vector_store_ids: ["vs_1"] }],
+    });
     assert.equal(onlyOthers.status, 200, onlyOthers.text);
     assert.ok(onlyOthers.body.output.every((item: { type: string }) => item.type === "message"));
-    const mixed = await call({ input: "Weather please.", tools: [{ type: "web_search_preview" }, weather], tool_choice: "required" });
+    const mixed = await call({
+      input: "Weather please.",
+      tools: [{ type: "web_search_preview" }, weather],
+      tool_choice: "required",
+    });
     assert.equal(mixed.status, 200, mixed.text);
     const calls = mixed.body.output.filter((item: { type: string }) => item.type === "function_call");
-    assert.deepEqual(calls.map((c: { name: string }) => c.name), ["get_weather"]);
+    assert.deepEqual(
+      calls.map((c: { name: string }) => c.name),
+      ["get_weather"],
+    );
     assert.equal(typeof JSON.parse(calls[0].arguments).city, "string");
   });
 
   test("rule 6: the instructions count toward input_tokens", async () => {
     const plain = await call({ input: "Hello!" });
-    const instructed = await call({ input: "Hello!", instructions: "Answer in one short and friendly sentence, please." });
+    const instructed = await call({
+      input: "Hello!",
+      instructions: "Answer in one short and friendly sentence, please.",
+    });
     assert.ok(instructed.body.usage.input_tokens > plain.body.usage.input_tokens + 5);
   });
 
@@ -78,7 +97,14 @@ describe("the events of a streamed call", () => {
   });
 
   test("the seed's events come in the seed's order; no [DONE]", () => {
-    const core = events.map((e) => e.event).filter((name) => !["response.in_progress", "response.content_part.added", "response.content_part.done"].includes(name as string));
+    const core = events
+      .map((e) => e.event)
+      .filter(
+        (name) =>
+          !["response.in_progress", "response.content_part.added", "response.content_part.done"].includes(
+            name as string,
+          ),
+      );
     const deltas = core.filter((name) => name === "response.output_text.delta").length;
     assert.ok(deltas > 0);
     assert.deepEqual(core, [
@@ -119,13 +145,20 @@ describe("the events of a streamed call", () => {
   });
 
   test("text parts and text events carry an empty logprobs list", () => {
-    for (const e of events.filter((e) => ["response.output_text.delta", "response.output_text.done"].includes(e.event ?? ""))) assert.deepEqual(e.json.logprobs, []);
-    for (const e of events.filter((e) => e.event?.startsWith("response.content_part."))) assert.deepEqual(e.json.part.logprobs, []);
+    for (const e of events.filter((e) =>
+      ["response.output_text.delta", "response.output_text.done"].includes(e.event ?? ""),
+    ))
+      assert.deepEqual(e.json.logprobs, []);
+    for (const e of events.filter((e) => e.event?.startsWith("response.content_part.")))
+      assert.deepEqual(e.json.part.logprobs, []);
     assert.deepEqual(events.at(-1)?.json.response.output[0].content[0].logprobs, []);
   });
 
   test("the deltas add up to the done text, the item and the final response; equal to the call without stream", () => {
-    const text = events.filter((e) => e.event === "response.output_text.delta").map((e) => e.json.delta).join("");
+    const text = events
+      .filter((e) => e.event === "response.output_text.delta")
+      .map((e) => e.json.delta)
+      .join("");
     assert.equal(events.find((e) => e.event === "response.output_text.done")?.json.text, text);
     assert.equal(events.find((e) => e.event === "response.output_item.done")?.json.item.content[0].text, text);
     const final = events.at(-1)?.json.response;
@@ -152,15 +185,49 @@ describe("compatibility fields of the response object (Open Responses superset)"
     assert.equal(typeof r.completed_at, "number");
     assert.ok(r.completed_at >= r.created_at);
     assert.deepEqual(
-      { previous_response_id: r.previous_response_id, instructions: r.instructions, error: r.error, tools: r.tools, tool_choice: r.tool_choice, truncation: r.truncation },
-      { previous_response_id: null, instructions: null, error: null, tools: [], tool_choice: "auto", truncation: "disabled" },
+      {
+        previous_response_id: r.previous_response_id,
+        instructions: r.instructions,
+        error: r.error,
+        tools: r.tools,
+        tool_choice: r.tool_choice,
+        truncation: r.truncation,
+      },
+      {
+        previous_response_id: null,
+        instructions: null,
+        error: null,
+        tools: [],
+        tool_choice: "auto",
+        truncation: "disabled",
+      },
     );
     assert.deepEqual(
-      { parallel_tool_calls: r.parallel_tool_calls, text: r.text, temperature: r.temperature, top_p: r.top_p, presence_penalty: r.presence_penalty, frequency_penalty: r.frequency_penalty },
-      { parallel_tool_calls: true, text: { format: { type: "text" } }, temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0 },
+      {
+        parallel_tool_calls: r.parallel_tool_calls,
+        text: r.text,
+        temperature: r.temperature,
+        top_p: r.top_p,
+        presence_penalty: r.presence_penalty,
+        frequency_penalty: r.frequency_penalty,
+      },
+      {
+        parallel_tool_calls: true,
+        text: { format: { type: "text" } },
+        temperature: 1,
+        top_p: 1,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+      },
     );
     assert.deepEqual(
-      { top_logprobs: r.top_logprobs, reasoning: r.reasoning, max_output_tokens: r.max_output_tokens, max_tool_calls: r.max_tool_calls, background: r.background },
+      {
+        top_logprobs: r.top_logprobs,
+        reasoning: r.reasoning,
+        max_output_tokens: r.max_output_tokens,
+        max_tool_calls: r.max_tool_calls,
+        background: r.background,
+      },
       { top_logprobs: 0, reasoning: null, max_output_tokens: null, max_tool_calls: null, background: false },
     );
     assert.deepEqual(
@@ -190,24 +257,44 @@ describe("compatibility fields of the response object (Open Responses superset)"
     assert.equal(r.max_output_tokens, 12);
     assert.equal(r.tool_choice, "auto");
     assert.deepEqual(r.tools, [
-      { type: "function", name: "get_weather", description: weather.description, parameters: weather.parameters, strict: null },
+      {
+        type: "function",
+        name: "get_weather",
+        description: weather.description,
+        parameters: weather.parameters,
+        strict: null,
+      },
       { type: "function", name: "noop", description: null, parameters: null, strict: null },
     ]);
-    const forced = await call({ input: "Weather in Paris?", tools: [weather], tool_choice: { type: "function", name: "get_weather" } });
+    const forced = await call({
+      input: "Weather in Paris?",
+      tools: [weather],
+      tool_choice: { type: "function", name: "get_weather" },
+    });
     assert.deepEqual(forced.body.tool_choice, { type: "function", name: "get_weather" });
   });
 
   test("a reasoning model: the effort applied and its summary tokens in output_tokens_details", async () => {
-    const result = await call({ model: "tiny-reasoner", input: "What is 2 plus 2?", reasoning: { effort: "minimal" }, max_output_tokens: 200 });
+    const result = await call({
+      model: "tiny-reasoner",
+      input: "What is 2 plus 2?",
+      reasoning: { effort: "minimal" },
+      max_output_tokens: 200,
+    });
     assert.equal(result.status, 200, result.text);
     assert.deepEqual(result.body.reasoning, { effort: "low", summary: "auto" });
     const details = result.body.usage.output_tokens_details;
-    assert.ok(details.reasoning_tokens > 0 && details.reasoning_tokens <= result.body.usage.output_tokens, JSON.stringify(result.body.usage));
+    assert.ok(
+      details.reasoning_tokens > 0 && details.reasoning_tokens <= result.body.usage.output_tokens,
+      JSON.stringify(result.body.usage),
+    );
   });
 });
 
 test("streamed and stopped by max_output_tokens: response.completed with status incomplete", async () => {
-  const events = parseSse((await call({ input: "Tell me a long story about the sea.", max_output_tokens: 3, stream: true })).text);
+  const events = parseSse(
+    (await call({ input: "Tell me a long story about the sea.", max_output_tokens: 3, stream: true })).text,
+  );
   const final = events.at(-1);
   assert.equal(final?.event, "response.completed");
   assert.equal(final?.json.response.status, "incomplete");

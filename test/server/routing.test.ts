@@ -86,7 +86,11 @@ describe("primary and fallback", () => {
   });
 
   test("a content rejection is not retried on the standby: 400 UPSTREAM_CONTENT_REJECTED", async () => {
-    upstream.behaviour = { kind: "status", status: 400, body: '{"error":{"code":"content_filter","message":"blocked by content policy"}}' };
+    upstream.behaviour = {
+      kind: "status",
+      status: 400,
+      body: '{"error":{"code":"content_filter","message":"blocked by content policy"}}',
+    };
     assertError(await call({}), 400, "UPSTREAM_CONTENT_REJECTED", "invalid_request_error");
   });
 });
@@ -157,7 +161,12 @@ describe("failures part-way through a stream (errors rule 4)", () => {
 
   test("chat completions: a stall mid-stream is an error chunk and no [DONE]", async () => {
     upstream.behaviour = { kind: "stall", text: TEXT };
-    const result = await post(server.baseUrl, "/chat/completions", { model: "tiny-reasoner", stream: true, messages: [{ role: "user", content: "Hi" }] }, { key: server.keys.acme });
+    const result = await post(
+      server.baseUrl,
+      "/chat/completions",
+      { model: "tiny-reasoner", stream: true, messages: [{ role: "user", content: "Hi" }] },
+      { key: server.keys.acme },
+    );
     const events = parseSse(result.text);
     assert.equal(events.at(-1)?.json?.error?.code, "PARTIAL_RESPONSE_TIMEOUT");
     assert.ok(!events.some((e) => e.data === "[DONE]"));
@@ -167,8 +176,14 @@ describe("failures part-way through a stream (errors rule 4)", () => {
 describe("a client that disconnects", () => {
   for (const [path, body] of [
     ["/responses", responsesBody({ ...alone, stream: true, max_output_tokens: 2000 })],
-    ["/chat/completions", { model: "tiny-reasoner", stream: true, max_tokens: 2000, messages: [{ role: "user", content: "Hi" }] }],
-    ["/messages", { model: "tiny-reasoner", stream: true, max_tokens: 2000, messages: [{ role: "user", content: "Hi" }] }],
+    [
+      "/chat/completions",
+      { model: "tiny-reasoner", stream: true, max_tokens: 2000, messages: [{ role: "user", content: "Hi" }] },
+    ],
+    [
+      "/messages",
+      { model: "tiny-reasoner", stream: true, max_tokens: 2000, messages: [{ role: "user", content: "Hi" }] },
+    ],
   ] as const) {
     test(`${path}: generation stops at once (the upstream request is closed)`, async () => {
       upstream.behaviour = { kind: "endless", chunk: "word ", delayMs: 20 };

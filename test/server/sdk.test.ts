@@ -22,7 +22,12 @@ afterAll(() => server.close());
 
 describe("openai: responses", () => {
   test("responses.create returns a completed response with text and usage", async () => {
-    const response = await openai.responses.create({ model: "tiny-chat", input: "Hello!", store: false, temperature: 0 });
+    const response = await openai.responses.create({
+      model: "tiny-chat",
+      input: "Hello!",
+      store: false,
+      temperature: 0,
+    });
     assert.equal(response.status, "completed");
     // The SDK's Response type has no `store`; the interface document's response does.
     assert.equal((response as unknown as { store: boolean }).store, false);
@@ -32,13 +37,26 @@ describe("openai: responses", () => {
   });
 
   test("temperature 0 is deterministic", async () => {
-    const ask = () => openai.responses.create({ model: "tiny-chat", input: "What is an API?", store: false, temperature: 0, max_output_tokens: 40 });
+    const ask = () =>
+      openai.responses.create({
+        model: "tiny-chat",
+        input: "What is an API?",
+        store: false,
+        temperature: 0,
+        max_output_tokens: 40,
+      });
     const [a, b] = [await ask(), await ask()];
     assert.equal(a.output_text, b.output_text);
   });
 
   test("responses.stream() accumulates the final response, equal to the streamed deltas", async () => {
-    const stream = openai.responses.stream({ model: "tiny-chat", input: "Tell me about the weather.", store: false, temperature: 0, max_output_tokens: 30 });
+    const stream = openai.responses.stream({
+      model: "tiny-chat",
+      input: "Tell me about the weather.",
+      store: false,
+      temperature: 0,
+      max_output_tokens: 30,
+    });
     let deltas = "";
     const types: string[] = [];
     stream.on("response.output_text.delta", (e) => (deltas += e.delta));
@@ -51,7 +69,13 @@ describe("openai: responses", () => {
   });
 
   test("max_output_tokens stops generation: status incomplete, reason max_output_tokens", async () => {
-    const response = await openai.responses.create({ model: "tiny-chat", input: "Write a long story about a dragon.", store: false, max_output_tokens: 3, temperature: 0 });
+    const response = await openai.responses.create({
+      model: "tiny-chat",
+      input: "Write a long story about a dragon.",
+      store: false,
+      max_output_tokens: 3,
+      temperature: 0,
+    });
     assert.equal(response.status, "incomplete");
     assert.equal(response.incomplete_details?.reason, "max_output_tokens");
     assert.equal(response.usage?.output_tokens, 3);
@@ -63,7 +87,14 @@ describe("openai: responses", () => {
       input: "What is the weather in Paris?",
       store: false,
       tool_choice: "required",
-      tools: [{ type: "function", name: "get_weather", strict: false, parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }],
+      tools: [
+        {
+          type: "function",
+          name: "get_weather",
+          strict: false,
+          parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        },
+      ],
     });
     const call = response.output.find((o) => o.type === "function_call");
     assert.ok(call && call.type === "function_call");
@@ -72,7 +103,13 @@ describe("openai: responses", () => {
   });
 
   test("the reasoning model returns a reasoning item with a summary before its answer", async () => {
-    const response = await openai.responses.create({ model: "tiny-reasoner", input: "Why is the sky blue?", store: false, reasoning: { effort: "low" }, temperature: 0 });
+    const response = await openai.responses.create({
+      model: "tiny-reasoner",
+      input: "Why is the sky blue?",
+      store: false,
+      reasoning: { effort: "low" },
+      temperature: 0,
+    });
     const reasoning = response.output[0];
     assert.equal(reasoning?.type, "reasoning");
     assert.ok(reasoning?.type === "reasoning" && reasoning.summary[0] && reasoning.summary[0].text.length > 0);
@@ -80,7 +117,9 @@ describe("openai: responses", () => {
   });
 
   test("errors arrive as the SDK's APIError with the envelope's code and the request id", async () => {
-    const failure = await openai.responses.create({ model: "no-such-model", input: "hi", store: false }).catch((e: unknown) => e);
+    const failure = await openai.responses
+      .create({ model: "no-such-model", input: "hi", store: false })
+      .catch((e: unknown) => e);
     assert.ok(failure instanceof OpenAI.APIError);
     assert.equal(failure.status, 404);
     assert.equal(failure.code, "MODEL_NOT_FOUND");
@@ -91,7 +130,10 @@ describe("openai: responses", () => {
 
 describe("openai: chat completions, completions, models", () => {
   test("chat.completions.create, not streamed", async () => {
-    const completion = await openai.chat.completions.create({ model: "tiny-chat", messages: [{ role: "user", content: "Hello!" }] });
+    const completion = await openai.chat.completions.create({
+      model: "tiny-chat",
+      messages: [{ role: "user", content: "Hello!" }],
+    });
     assert.equal(completion.object, "chat.completion");
     assert.ok((completion.choices[0]?.message.content ?? "").length > 0);
     assert.equal(completion.choices[0]?.finish_reason, "stop");
@@ -100,8 +142,20 @@ describe("openai: chat completions, completions, models", () => {
 
   test("chat.completions.create streamed, with include_usage: deltas equal the non-streamed text", async () => {
     const messages = [{ role: "user" as const, content: "What is an API?" }];
-    const whole = await openai.chat.completions.create({ model: "tiny-chat", messages, temperature: 0, max_tokens: 30 });
-    const stream = await openai.chat.completions.create({ model: "tiny-chat", messages, temperature: 0, max_tokens: 30, stream: true, stream_options: { include_usage: true } });
+    const whole = await openai.chat.completions.create({
+      model: "tiny-chat",
+      messages,
+      temperature: 0,
+      max_tokens: 30,
+    });
+    const stream = await openai.chat.completions.create({
+      model: "tiny-chat",
+      messages,
+      temperature: 0,
+      max_tokens: 30,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = "";
     let usage: OpenAI.CompletionUsage | null | undefined;
     for await (const chunk of stream) {
@@ -113,9 +167,20 @@ describe("openai: chat completions, completions, models", () => {
   });
 
   test("completions.create continues a prompt, streamed and not", async () => {
-    const completion = await openai.completions.create({ model: "tiny-chat", prompt: "Once upon a time", max_tokens: 8, temperature: 0 });
+    const completion = await openai.completions.create({
+      model: "tiny-chat",
+      prompt: "Once upon a time",
+      max_tokens: 8,
+      temperature: 0,
+    });
     assert.equal(completion.object, "text_completion");
-    const stream = await openai.completions.create({ model: "tiny-chat", prompt: "Once upon a time", max_tokens: 8, temperature: 0, stream: true });
+    const stream = await openai.completions.create({
+      model: "tiny-chat",
+      prompt: "Once upon a time",
+      max_tokens: 8,
+      temperature: 0,
+      stream: true,
+    });
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
     assert.equal(text, completion.choices[0]?.text);
@@ -132,7 +197,11 @@ describe("openai: chat completions, completions, models", () => {
 
 describe("anthropic: messages", () => {
   test("messages.create with x-api-key and base URL = the origin", async () => {
-    const message = await anthropic.messages.create({ model: "tiny-chat", max_tokens: 40, messages: [{ role: "user", content: "Hello!" }] });
+    const message = await anthropic.messages.create({
+      model: "tiny-chat",
+      max_tokens: 40,
+      messages: [{ role: "user", content: "Hello!" }],
+    });
     assert.equal(message.type, "message");
     assert.equal(message.content[0]?.type, "text");
     assert.ok(message.usage.input_tokens > 0);
@@ -140,7 +209,12 @@ describe("anthropic: messages", () => {
   });
 
   test("messages.stream() yields the final message equal to its text deltas", async () => {
-    const stream = anthropic.messages.stream({ model: "tiny-chat", max_tokens: 30, messages: [{ role: "user", content: "What is an API?" }], temperature: 0 });
+    const stream = anthropic.messages.stream({
+      model: "tiny-chat",
+      max_tokens: 30,
+      messages: [{ role: "user", content: "What is an API?" }],
+      temperature: 0,
+    });
     let text = "";
     stream.on("text", (delta) => (text += delta));
     const final = await stream.finalMessage();
@@ -154,7 +228,12 @@ describe("anthropic: messages", () => {
       model: "tiny-chat",
       max_tokens: 60,
       messages: [{ role: "user", content: "Look up the weather in Oslo." }],
-      tools: [{ name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }],
+      tools: [
+        {
+          name: "get_weather",
+          input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        },
+      ],
       tool_choice: { type: "any" },
     });
     const use = message.content.find((b) => b.type === "tool_use");
@@ -164,7 +243,9 @@ describe("anthropic: messages", () => {
   });
 
   test("errors keep the envelope with top-level type error, read by the SDK", async () => {
-    const failure = await anthropic.messages.create({ model: "no-such-model", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    const failure = await anthropic.messages
+      .create({ model: "no-such-model", max_tokens: 5, messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e);
     assert.ok(failure instanceof Anthropic.NotFoundError);
     assert.equal((failure.error as { type?: string }).type, "error");
   });

@@ -21,7 +21,10 @@ beforeEach(async () => {
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function admin(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, ...storeEnv }, encoding: "utf8" });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...storeEnv },
+    encoding: "utf8",
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -56,7 +56,10 @@ async function timesUntil(baseUrls: string[], key: string, expected: number, sin
       for (;;) {
         const sent = performance.now();
         if ((await status(baseUrl, key)) === expected) return sent - since;
-        assert.ok(sent - since <= BOUND_MS, `a request sent ${(sent - since).toFixed(0)} ms after the change was still answered from the old state`);
+        assert.ok(
+          sent - since <= BOUND_MS,
+          `a request sent ${(sent - since).toFixed(0)} ms after the change was still answered from the old state`,
+        );
         await sleep(10);
       }
     }),
@@ -75,7 +78,8 @@ describe("two server processes on one store", { timeout: 120_000 }, () => {
   });
 
   it("a key revoked by another process is refused by both within 1 s", async () => {
-    for (const baseUrl of baseUrls()) assert.equal(await status(baseUrl, keys.revokee!.secret), 200, "cached as valid first");
+    for (const baseUrl of baseUrls())
+      assert.equal(await status(baseUrl, keys.revokee!.secret), 200, "cached as valid first");
     const since = performance.now();
     await store.apiKeys.revoke(keys.revokee!.id);
     const took = await timesUntil(baseUrls(), keys.revokee!.secret, 401, since);
@@ -84,7 +88,9 @@ describe("two server processes on one store", { timeout: 120_000 }, () => {
 
   it("an account suspended with the admin command is refused by both within 1 s of the command's end", async () => {
     for (const baseUrl of baseUrls()) assert.equal(await status(baseUrl, keys.suspendee!.secret), 200);
-    await promisify(execFile)(process.execPath, [ADMIN, "accounts", "suspend", "suspendee"], { env: { ...process.env, ...(await storeEnvFor(dataDir)) } });
+    await promisify(execFile)(process.execPath, [ADMIN, "accounts", "suspend", "suspendee"], {
+      env: { ...process.env, ...(await storeEnvFor(dataDir)) },
+    });
     const took = await timesUntil(baseUrls(), keys.suspendee!.secret, 403, performance.now());
     console.log(`suspension refused after ${took.map((t) => t.toFixed(0)).join(" and ")} ms`);
   });
@@ -97,7 +103,11 @@ describe("two server processes on one store", { timeout: 120_000 }, () => {
     const client = async () => {
       while (!stop) {
         try {
-          const response = await fetch(`${server.baseUrl}/responses`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${keys.payer!.secret}` }, body });
+          const response = await fetch(`${server.baseUrl}/responses`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${keys.payer!.secret}` },
+            body,
+          });
           const json = (await response.json()) as { usage?: { input_tokens: number; output_tokens: number } };
           assert.equal(response.status, 200, JSON.stringify(json));
           answered.push(costMicros("0.10", json.usage!.input_tokens + json.usage!.output_tokens));

@@ -56,7 +56,10 @@ describe("changes made by another process", () => {
     const t = await tenant();
     assert.equal((await cached.apiKeys.findBySecretHash(t.secretHash))?.revokedAt, null);
     await other.apiKeys.revoke(t.keyId);
-    const took = await within(BOUND_MS, async () => (await cached.apiKeys.findBySecretHash(t.secretHash))?.revokedAt !== null);
+    const took = await within(
+      BOUND_MS,
+      async () => (await cached.apiKeys.findBySecretHash(t.secretHash))?.revokedAt !== null,
+    );
     console.log(`revocation seen after ${took.toFixed(0)} ms`);
   });
 
@@ -71,7 +74,14 @@ describe("changes made by another process", () => {
     const t = await tenant();
     assert.deepEqual(await cached.fineTuning.listModels(t.id), []);
     const job = await other.fineTuning.createJob(jobRecord(t.id));
-    const model = { accountId: t.id, modelId: "m", baseModel: "tiny-chat", jobName: `accounts/${t.id}/trainingJobs/${job.job.jobId}`, adapterPath: "models/m.lora", createTime: new Date() };
+    const model = {
+      accountId: t.id,
+      modelId: "m",
+      baseModel: "tiny-chat",
+      jobName: `accounts/${t.id}/trainingJobs/${job.job.jobId}`,
+      adapterPath: "models/m.lora",
+      createTime: new Date(),
+    };
     assert.equal((await other.fineTuning.claimJob("runner", new Date(), 60_000))?.job.jobId, job.job.jobId);
     await other.fineTuning.completeJob(t.id, job.job.jobId, model, {}, "runner");
     await within(BOUND_MS, async () => (await cached.fineTuning.findModel(t.id, "m")) !== undefined);
@@ -114,7 +124,13 @@ describe("untrusted caches read through", () => {
   it("when the version cannot be read, nothing is answered from memory past the bound", async () => {
     let failing = false;
     const source = await openTestStore(dir);
-    const flaky = withCaches({ ...source, cacheVersion: { current: () => (failing ? Promise.reject(new Error("down")) : source.cacheVersion.current()) } }, { pollMs: 50, maxStaleMs: 200 });
+    const flaky = withCaches(
+      {
+        ...source,
+        cacheVersion: { current: () => (failing ? Promise.reject(new Error("down")) : source.cacheVersion.current()) },
+      },
+      { pollMs: 50, maxStaleMs: 200 },
+    );
     try {
       await flaky.ready;
       const t = await tenant();
@@ -134,10 +150,21 @@ describe("group commit", () => {
     const [a, b] = [await tenant(), await tenant()];
     const source = await openTestStore(dir);
     const groups: number[] = [];
-    const counted = withCaches({ ...source, usage: { ...source.usage, chargeMany: (charges) => (groups.push(charges.length), source.usage.chargeMany(charges)) } });
+    const counted = withCaches({
+      ...source,
+      usage: {
+        ...source.usage,
+        chargeMany: (charges) => (groups.push(charges.length), source.usage.chargeMany(charges)),
+      },
+    });
     try {
-      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => counted.usage.charge(charge(i % 2 ? a.id : b.id, 10))));
-      assert.equal(groups.reduce((x, y) => x + y, 0), 100);
+      const results = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => counted.usage.charge(charge(i % 2 ? a.id : b.id, 10))),
+      );
+      assert.equal(
+        groups.reduce((x, y) => x + y, 0),
+        100,
+      );
       assert.ok(groups.length <= 5, `${groups.length} transactions for 100 charges`);
       assert.equal(Math.min(...results.map((r) => r.balanceMicros)), 1_000_000 - 500);
       assert.equal((await other.accounts.get(a.id))?.balanceMicros, 1_000_000 - 500);
@@ -149,7 +176,10 @@ describe("group commit", () => {
 
   it("a charge for a missing account fails alone; the others in its group are recorded", async () => {
     const t = await tenant();
-    const [good, missing] = await Promise.allSettled([cached.usage.charge(charge(t.id, 3)), cached.usage.charge(charge("nobody", 3))]);
+    const [good, missing] = await Promise.allSettled([
+      cached.usage.charge(charge(t.id, 3)),
+      cached.usage.charge(charge("nobody", 3)),
+    ]);
     assert.equal(good.status, "fulfilled");
     assert.equal(missing.status === "rejected" && (missing.reason as { code?: string }).code, "NOT_FOUND");
     assert.equal(await other.usage.spentSince(t.id, new Date(0)), 3);
@@ -169,7 +199,18 @@ function jobRecord(accountId: string) {
     baseModel: "tiny-chat",
     inputDatasetVersion: `accounts/${accountId}/datasets/d/versions/1`,
     datasetIds: ["d"],
-    config: { outputModelId: "m", loraRank: 8, learningRate: "0.01", epochs: 1, batchSize: 8, maxContextLength: 256, earlyStop: false, evalAutoCarveoutBasisPoints: 0, lrSchedule: "constant" as const, warmupSteps: 0 },
+    config: {
+      outputModelId: "m",
+      loraRank: 8,
+      learningRate: "0.01",
+      epochs: 1,
+      batchSize: 8,
+      maxContextLength: 256,
+      earlyStop: false,
+      evalAutoCarveoutBasisPoints: 0,
+      lrSchedule: "constant" as const,
+      warmupSteps: 0,
+    },
     progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
     estimatedCostMicros: 10,
     execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },

@@ -34,8 +34,16 @@ async function newAccount(): Promise<string> {
 }
 
 /** Sends `requests` at once, spread round-robin over the counters; returns how many were admitted. */
-async function burst(counters: RateCounter[], accountId: string, limit: number, requests: number, nowMs: number): Promise<number> {
-  const answers = await Promise.all(Array.from({ length: requests }, (_, i) => counters[i % counters.length]!.admit(accountId, limit, nowMs)));
+async function burst(
+  counters: RateCounter[],
+  accountId: string,
+  limit: number,
+  requests: number,
+  nowMs: number,
+): Promise<number> {
+  const answers = await Promise.all(
+    Array.from({ length: requests }, (_, i) => counters[i % counters.length]!.admit(accountId, limit, nowMs)),
+  );
   return answers.filter((a) => a.allowed).length;
 }
 

@@ -57,7 +57,10 @@ describe("loadDevSeed", () => {
   it("leaves a store that has accounts alone", async () => {
     await store.accounts.create({ id: "mine" });
     assert.equal(await loadDevSeed(store), false);
-    assert.deepEqual((await store.accounts.list()).map((a) => a.id), ["mine"]);
+    assert.deepEqual(
+      (await store.accounts.list()).map((a) => a.id),
+      ["mine"],
+    );
   });
 
   it("loads once across restarts", async () => {
@@ -69,7 +72,10 @@ describe("loadDevSeed", () => {
 
   it("names the bad field of a broken seed", async () => {
     const file = path.join(dir, "bad-seed.json");
-    writeFileSync(file, JSON.stringify({ accounts: [{ id: "x", keys: ["sk-dev-x-0000000000000000"], balance: "lots" }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ accounts: [{ id: "x", keys: ["sk-dev-x-0000000000000000"], balance: "lots" }] }),
+    );
     await assert.rejects(loadDevSeed(store, file), /accounts\[0\]\.balance/);
     assert.deepEqual(await store.accounts.list(), []);
   });

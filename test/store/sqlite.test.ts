@@ -38,9 +38,20 @@ function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
 
 describe("persistence", () => {
   it("accounts, keys and charges survive close and reopen", async () => {
-    await store.accounts.create({ id: "acme", balanceMicros: 5_000_000, allowedModels: ["tiny-chat"], budgetMicros: 2_000_000 });
+    await store.accounts.create({
+      id: "acme",
+      balanceMicros: 5_000_000,
+      allowedModels: ["tiny-chat"],
+      budgetMicros: 2_000_000,
+    });
     const { key, secret } = await issueApiKey(store, "acme");
-    await store.usage.charge({ accountId: "acme", keyId: key.id, kind: "inference", amountMicros: 1_500_000, at: new Date() });
+    await store.usage.charge({
+      accountId: "acme",
+      keyId: key.id,
+      kind: "inference",
+      amountMicros: 1_500_000,
+      at: new Date(),
+    });
     await store.close();
 
     store = await openTestStore(dir);
@@ -80,7 +91,10 @@ describe("migrations", () => {
     store = await openTestStore(dir); // reopening applies nothing again
     const db = new DatabaseSync(path.join(dir, DATABASE_FILE));
     try {
-      assert.deepEqual(appliedVersions(db), MIGRATIONS.map((m) => m.version));
+      assert.deepEqual(
+        appliedVersions(db),
+        MIGRATIONS.map((m) => m.version),
+      );
     } finally {
       db.close();
     }
@@ -104,7 +118,11 @@ describe("accounts", () => {
 
   it("update changes only the given fields; a missing account is NOT_FOUND", async () => {
     await store.accounts.create({ id: "acme", balanceMicros: 7, requestsPerMinute: 10 });
-    const updated = await store.accounts.update("acme", { suspended: true, requestsPerMinute: null, acceptedAgreementVersion: "v1" });
+    const updated = await store.accounts.update("acme", {
+      suspended: true,
+      requestsPerMinute: null,
+      acceptedAgreementVersion: "v1",
+    });
     assert.equal(updated.suspended, true);
     assert.equal(updated.requestsPerMinute, null);
     assert.equal(updated.acceptedAgreementVersion, "v1");
@@ -129,7 +147,10 @@ describe("API keys", () => {
     store = await openTestStore(dir);
     const files = readdirSync(dir).map((f) => readFileSync(path.join(dir, f)).toString("latin1"));
     const randomPart = secret.slice(secret.lastIndexOf("-") + 1);
-    assert.ok(files.every((content) => !content.includes(randomPart)), "the raw key is in a database file");
+    assert.ok(
+      files.every((content) => !content.includes(randomPart)),
+      "the raw key is in a database file",
+    );
     // The same scan does find the hash: it really reads what the store wrote.
     assert.ok(files.some((content) => content.includes(hashApiKeySecret(secret))));
   });
@@ -153,7 +174,10 @@ describe("API keys", () => {
     assert.ok(revoked.revokedAt instanceof Date);
     assert.equal((await store.apiKeys.revoke(key.id)).revokedAt?.getTime(), revoked.revokedAt.getTime());
     assert.ok((await store.apiKeys.findBySecretHash(hashApiKeySecret(secret)))?.revokedAt);
-    assert.deepEqual((await store.apiKeys.list("acme")).map((k) => k.id), [key.id]);
+    assert.deepEqual(
+      (await store.apiKeys.list("acme")).map((k) => k.id),
+      [key.id],
+    );
     await rejectsWith(store.apiKeys.revoke("key_missing"), "NOT_FOUND");
   });
 });
@@ -161,22 +185,42 @@ describe("API keys", () => {
 describe("transactions", () => {
   it("a charge updates the balance and records the spend together", async () => {
     await store.accounts.create({ id: "acme", balanceMicros: 1_000 });
-    assert.deepEqual(await store.usage.charge({ accountId: "acme", keyId: null, kind: "inference", amountMicros: 1_500, at: new Date() }), {
-      balanceMicros: -500,
-    });
+    assert.deepEqual(
+      await store.usage.charge({
+        accountId: "acme",
+        keyId: null,
+        kind: "inference",
+        amountMicros: 1_500,
+        at: new Date(),
+      }),
+      {
+        balanceMicros: -500,
+      },
+    );
     assert.equal(await store.usage.spentSince("acme", new Date(0)), 1_500);
   });
 
   it("a charge that fails half-way leaves the balance untouched", async () => {
     await store.accounts.create({ id: "acme", balanceMicros: 1_000 });
     // The balance update succeeds, then the record fails (no such key): both roll back.
-    await assert.rejects(store.usage.charge({ accountId: "acme", keyId: "key_missing", kind: "inference", amountMicros: 400, at: new Date() }));
+    await assert.rejects(
+      store.usage.charge({
+        accountId: "acme",
+        keyId: "key_missing",
+        kind: "inference",
+        amountMicros: 400,
+        at: new Date(),
+      }),
+    );
     assert.equal((await store.accounts.get("acme"))?.balanceMicros, 1_000);
     assert.equal(await store.usage.spentSince("acme", new Date(0)), 0);
   });
 
   it("a charge to a missing account is NOT_FOUND and records nothing", async () => {
-    await rejectsWith(store.usage.charge({ accountId: "nobody", keyId: null, kind: "x", amountMicros: 1, at: new Date() }), "NOT_FOUND");
+    await rejectsWith(
+      store.usage.charge({ accountId: "nobody", keyId: null, kind: "x", amountMicros: 1, at: new Date() }),
+      "NOT_FOUND",
+    );
   });
 
   it("an import that fails on its last key creates no account", async () => {
@@ -192,14 +236,18 @@ describe("transactions", () => {
   it("an import happens only into an empty store", async () => {
     assert.equal(await store.accounts.importIfEmpty([{ account: { id: "acme" }, keys: [] }]), true);
     assert.equal(await store.accounts.importIfEmpty([{ account: { id: "globex" }, keys: [] }]), false);
-    assert.deepEqual((await store.accounts.list()).map((a) => a.id), ["acme"]);
+    assert.deepEqual(
+      (await store.accounts.list()).map((a) => a.id),
+      ["acme"],
+    );
   });
 });
 
 describe("spend", () => {
   it("counts charges at or after the given time only", async () => {
     await store.accounts.create({ id: "acme" });
-    const charge = (at: number, amountMicros: number) => store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros, at: new Date(at) });
+    const charge = (at: number, amountMicros: number) =>
+      store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros, at: new Date(at) });
     await charge(1_000, 1);
     await charge(2_000, 10);
     await charge(3_000, 100);
@@ -209,8 +257,14 @@ describe("spend", () => {
 
   it("a charge is a whole, non-negative number of micro-units", async () => {
     await store.accounts.create({ id: "acme" });
-    await assert.rejects(store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: 0.5, at: new Date() }), RangeError);
-    await assert.rejects(store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: -1, at: new Date() }), RangeError);
+    await assert.rejects(
+      store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: 0.5, at: new Date() }),
+      RangeError,
+    );
+    await assert.rejects(
+      store.usage.charge({ accountId: "acme", keyId: null, kind: "x", amountMicros: -1, at: new Date() }),
+      RangeError,
+    );
   });
 });
 
@@ -233,7 +287,11 @@ describe("storage failures", () => {
       storeCall(() => {
         throw busy;
       }),
-      (error: unknown) => error instanceof ApiError && error.code === "STORAGE_UNAVAILABLE" && error.status === 503 && error.retryAfter === 1,
+      (error: unknown) =>
+        error instanceof ApiError &&
+        error.code === "STORAGE_UNAVAILABLE" &&
+        error.status === 503 &&
+        error.retryAfter === 1,
     );
   });
 });

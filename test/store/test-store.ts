@@ -20,7 +20,9 @@ let server: Promise<string> | undefined;
 
 /** The PostgreSQL server tests use: TEST_DATABASE_URL, or a cluster started once for this process. */
 export function testServerUrl(): Promise<string> {
-  server ??= process.env.TEST_DATABASE_URL ? Promise.resolve(process.env.TEST_DATABASE_URL) : startCluster().then((cluster) => cluster.url);
+  server ??= process.env.TEST_DATABASE_URL
+    ? Promise.resolve(process.env.TEST_DATABASE_URL)
+    : startCluster().then((cluster) => cluster.url);
   return server;
 }
 

@@ -72,7 +72,11 @@ async function gitBuffer(repoRoot: string, args: string[]): Promise<Buffer> {
 }
 
 /** The files of the contract: path → content. */
-async function contractFiles(revision: Revision, repoRoot: string, label: string): Promise<{ files: Map<string, Buffer>; commit?: string }> {
+async function contractFiles(
+  revision: Revision,
+  repoRoot: string,
+  label: string,
+): Promise<{ files: Map<string, Buffer>; commit?: string }> {
   if (revision.kind === "worktree") {
     const files = new Map<string, Buffer>();
     for (const path of CONTRACT_PATHS) await collect(join(repoRoot, path), repoRoot, files);
@@ -102,7 +106,8 @@ async function collect(path: string, root: string, into: Map<string, Buffer>): P
     into.set(relative(root, path).split("\\").join("/"), await readFile(path));
     return;
   }
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) await collect(join(path, entry.name), root, into);
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name)))
+    await collect(join(path, entry.name), root, into);
 }
 
 /** What else decides the output: the generator scripts and the compiler packages' versions. */
@@ -113,7 +118,11 @@ async function toolchainFingerprint(toolchainRoot: string): Promise<string> {
     hash.update(`${name}\n`).update(await readFile(join(scripts, name)));
   }
   const modules = join(toolchainRoot, "node_modules");
-  const packages = ["yaml", "openapi-typescript", ...(await readdir(join(modules, "@typespec")).catch(() => [])).map((n) => `@typespec/${n}`)];
+  const packages = [
+    "yaml",
+    "openapi-typescript",
+    ...(await readdir(join(modules, "@typespec")).catch(() => [])).map((n) => `@typespec/${n}`),
+  ];
   for (const name of packages.sort()) {
     const manifest = await readFile(join(modules, name, "package.json"), "utf8").catch(() => "{}");
     hash.update(`${name}@${(JSON.parse(manifest) as { version?: string }).version ?? "?"}\n`);
@@ -154,19 +163,29 @@ export async function buildRevision(revision: Revision, options: BuildOptions): 
   return { ...base, documents, fromCache: false };
 }
 
-async function generateInExport(files: Map<string, Buffer>, toolchainRoot: string, label: string): Promise<BuiltContract["documents"]> {
+async function generateInExport(
+  files: Map<string, Buffer>,
+  toolchainRoot: string,
+  label: string,
+): Promise<BuiltContract["documents"]> {
   const dir = await mkdtemp(join(tmpdir(), "contract-diff-"));
   try {
     for (const [path, content] of files) {
       await mkdir(dirname(join(dir, path)), { recursive: true });
       await writeFile(join(dir, path), content);
     }
-    await cp(join(toolchainRoot, "scripts"), join(dir, "scripts"), { recursive: true, filter: (src) => !src.includes("node_modules") });
+    await cp(join(toolchainRoot, "scripts"), join(dir, "scripts"), {
+      recursive: true,
+      filter: (src) => !src.includes("node_modules"),
+    });
     await writeFile(join(dir, "package.json"), JSON.stringify({ type: "module", private: true }));
     await symlink(join(toolchainRoot, "node_modules"), join(dir, "node_modules"), "dir");
     const out = join(dir, "out");
     try {
-      await run(process.execPath, [join(dir, "scripts", "generate.ts"), "--out", out], { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
+      await run(process.execPath, [join(dir, "scripts", "generate.ts"), "--out", out], {
+        cwd: dir,
+        maxBuffer: 64 * 1024 * 1024,
+      });
     } catch (error) {
       const { stderr, stdout, message } = error as { stderr?: string; stdout?: string; message: string };
       const output = (stderr ?? "").trim() || (stdout ?? "").trim() || message;

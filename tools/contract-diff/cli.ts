@@ -122,7 +122,8 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
     // Every change the report calls breaking fails by default; ERR alone is oasdiff's policy.
     failOn: oneOf("fail-on", values["fail-on"], ["ERR", "WARN"], "WARN"),
     failFor: oneOf("fail-for", values["fail-for"], ["any", "clients", "implementations"], "any"),
-    ignoreFile: values["ignore-file"] !== undefined ? at(values["ignore-file"]) : join(repo, "contract-diff-ignore.yaml"),
+    ignoreFile:
+      values["ignore-file"] !== undefined ? at(values["ignore-file"]) : join(repo, "contract-diff-ignore.yaml"),
     document: oneOf("document", values.document, ["3.2", "3.1"], "3.2"),
     repo,
     listRules: values["list-rules"] === true,
@@ -133,23 +134,30 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   if (values["base-openapi"] !== undefined) options.baseOpenapi = at(values["base-openapi"]);
   if (values["head-openapi"] !== undefined) options.headOpenapi = at(values["head-openapi"]);
   if (values["repo-url"] !== undefined) options.repoUrl = values["repo-url"];
-  if (values["no-cache"] !== true) options.cacheDir = values["cache-dir"] !== undefined ? at(values["cache-dir"]) : defaultCacheDir(toolchainRoot);
+  if (values["no-cache"] !== true)
+    options.cacheDir = values["cache-dir"] !== undefined ? at(values["cache-dir"]) : defaultCacheDir(toolchainRoot);
   if (!options.listRules && !options.help && options.base === undefined && options.baseOpenapi === undefined) {
     throw new UsageError("--base <git ref> is required (or --base-openapi <file>)");
   }
-  if (options.head !== undefined && options.headOpenapi !== undefined) throw new UsageError("give --head or --head-openapi, not both");
-  if (options.base !== undefined && options.baseOpenapi !== undefined) throw new UsageError("give --base or --base-openapi, not both");
+  if (options.head !== undefined && options.headOpenapi !== undefined)
+    throw new UsageError("give --head or --head-openapi, not both");
+  if (options.base !== undefined && options.baseOpenapi !== undefined)
+    throw new UsageError("give --base or --base-openapi, not both");
   return options;
 }
 
 export function formatRules(format: Options["format"]): string {
   if (format === "json") return `${JSON.stringify(RULES, null, 2)}\n`;
   if (format === "markdown") {
-    const rows = RULES.map((r) => `| \`${r.id}\` | ${r.level} | ${describeBreaks(r.breaks)} | ${r.description.replace(/\|/g, "\\|")} |`);
+    const rows = RULES.map(
+      (r) => `| \`${r.id}\` | ${r.level} | ${describeBreaks(r.breaks)} | ${r.description.replace(/\|/g, "\\|")} |`,
+    );
     return `| Rule | Level | Class | Description |\n| --- | --- | --- | --- |\n${rows.join("\n")}\n\n${RULES.length} rules.\n`;
   }
   const width = Math.max(...RULES.map((r) => r.id.length));
-  const lines = RULES.map((r) => `${r.id.padEnd(width)}  ${r.level.padEnd(4)}  ${describeBreaks(r.breaks).padEnd(40)}  ${r.description}`);
+  const lines = RULES.map(
+    (r) => `${r.id.padEnd(width)}  ${r.level.padEnd(4)}  ${describeBreaks(r.breaks).padEnd(40)}  ${r.description}`,
+  );
   const byLevel = LEVELS.map((level) => `${RULES.filter((r) => r.level === level).length} ${level}`).join(", ");
   return `${lines.join("\n")}\n\n${RULES.length} rules (${byLevel}).\n`;
 }
@@ -176,7 +184,11 @@ async function loadSide(which: "base" | "head", options: Options): Promise<Side>
     toolchainRoot,
     ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
   });
-  const side: Side = { label: built.label, doc: parse(built.documents[options.document]) as Doc, sources: built.sources };
+  const side: Side = {
+    label: built.label,
+    doc: parse(built.documents[options.document]) as Doc,
+    sources: built.sources,
+  };
   if (built.commit !== undefined) side.commit = built.commit;
   return side;
 }
@@ -184,7 +196,9 @@ async function loadSide(which: "base" | "head", options: Options): Promise<Side>
 function buildFailure(options: Options, error: ContractBuildError, io: Io): number {
   io.stderr(`contract of ${error.label} does not build:\n${error.message}\n`);
   if (options.format === "markdown") {
-    io.stdout(`${COMMENT_MARKER}\n### Contract diff\n\n:x: The contract of \`${error.label}\` does not build:\n\n\`\`\`text\n${error.message}\n\`\`\`\n`);
+    io.stdout(
+      `${COMMENT_MARKER}\n### Contract diff\n\n:x: The contract of \`${error.label}\` does not build:\n\n\`\`\`text\n${error.message}\n\`\`\`\n`,
+    );
   } else if (options.format === "json") {
     io.stdout(`${JSON.stringify({ error: { revision: error.label, message: error.message } }, null, 2)}\n`);
   }

@@ -17,7 +17,12 @@ export function diffDocuments(base: Doc, head: Doc): Change[] {
   const errorCodes = new Set([...errorCodeRegistry(base), ...errorCodeRegistry(head)]);
   const ctx = diffContext(base, head, errorCodes);
   const operations = checkOperationSets(base, head);
-  const changes = [...checkServers(base, head), ...checkDocumentSecurity(base, head), ...checkErrorCodes(base, head), ...operations.changes];
+  const changes = [
+    ...checkServers(base, head),
+    ...checkDocumentSecurity(base, head),
+    ...checkErrorCodes(base, head),
+    ...operations.changes,
+  ];
   for (const [b, h] of operations.common) {
     changes.push(
       ...checkOperationMetadata(b, h),

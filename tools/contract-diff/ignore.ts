@@ -28,9 +28,12 @@ export function parseIgnoreFile(text: string, file = "ignore file"): IgnoreEntry
     const where = `${file}: entry ${index + 1}`;
     if (!isObject(entry)) throw new IgnoreFileError(`${where}: expected {rule, location, reason}`);
     const { rule, location, reason } = entry;
-    if (typeof rule !== "string" || findRule(rule) === undefined) throw new IgnoreFileError(`${where}: unknown rule ${JSON.stringify(rule)} (see --list-rules)`);
-    if (typeof location !== "string" || location.trim() === "") throw new IgnoreFileError(`${where}: \`location\` is required`);
-    if (typeof reason !== "string" || reason.trim() === "") throw new IgnoreFileError(`${where}: \`reason\` is required: say why this change is acceptable`);
+    if (typeof rule !== "string" || findRule(rule) === undefined)
+      throw new IgnoreFileError(`${where}: unknown rule ${JSON.stringify(rule)} (see --list-rules)`);
+    if (typeof location !== "string" || location.trim() === "")
+      throw new IgnoreFileError(`${where}: \`location\` is required`);
+    if (typeof reason !== "string" || reason.trim() === "")
+      throw new IgnoreFileError(`${where}: \`reason\` is required: say why this change is acceptable`);
     return { rule, location, reason: reason.trim() };
   });
 }
@@ -40,7 +43,12 @@ export function loadIgnoreFile(file: string): IgnoreEntry[] {
 }
 
 function globToRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
 }
 
 /** Matches the printed location or the location of any single occurrence. */

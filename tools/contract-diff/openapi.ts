@@ -18,7 +18,10 @@ export function isObject(value: unknown): value is Node {
 export function lookupPointer(doc: Doc, pointer: string): unknown {
   if (!pointer.startsWith("#")) throw new Error(`only local $refs are supported: ${pointer}`);
   let target: unknown = doc;
-  for (const raw of pointer.slice(1).split("/").filter((s) => s !== "")) {
+  for (const raw of pointer
+    .slice(1)
+    .split("/")
+    .filter((s) => s !== "")) {
     const key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
     target = isObject(target) || Array.isArray(target) ? (target as Node)[key] : undefined;
   }
@@ -97,7 +100,11 @@ export function canonical(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (isObject(value)) {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys(value[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys(value[k])]),
+    );
   }
   return value;
 }

@@ -3,7 +3,17 @@
  * message are one entry listing the operations they occur in (a model shared by twenty
  * operations changes once, not twenty times), ordered breaking first.
  */
-import { breaksClients, breaksImplementations, levelRank, renderPath, type Breaks, type Change, type Declared, type Level, type Rule } from "./model.ts";
+import {
+  breaksClients,
+  breaksImplementations,
+  levelRank,
+  renderPath,
+  type Breaks,
+  type Change,
+  type Declared,
+  type Level,
+  type Rule,
+} from "./model.ts";
 
 export interface Occurrence {
   operation?: string;
@@ -46,7 +56,9 @@ function occurrenceOf(change: Change): Occurrence {
 }
 
 export function occurrenceText(occurrence: Occurrence): string {
-  return [occurrence.operation, occurrence.part, occurrence.path].filter((s) => s !== undefined && s !== "").join(" › ");
+  return [occurrence.operation, occurrence.part, occurrence.path]
+    .filter((s) => s !== undefined && s !== "")
+    .join(" › ");
 }
 
 const BREAKS_ORDER: Record<Breaks, number> = { both: 0, clients: 1, implementations: 2, none: 3 };
@@ -68,7 +80,8 @@ export function groupChanges(changes: readonly Change[]): ReportedChange[] {
     const text = occurrenceText(occurrence);
     if (!group.occurrences.some((o) => occurrenceText(o) === text)) group.occurrences.push(occurrence);
   }
-  for (const group of groups.values()) group.occurrences.sort((a, b) => occurrenceText(a).localeCompare(occurrenceText(b)));
+  for (const group of groups.values())
+    group.occurrences.sort((a, b) => occurrenceText(a).localeCompare(occurrenceText(b)));
   return [...groups.values()].sort(
     (a, b) =>
       levelRank(b.rule.level) - levelRank(a.rule.level) ||

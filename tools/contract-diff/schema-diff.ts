@@ -10,7 +10,16 @@ import type { Change, Declared, Direction } from "./model.ts";
 import type { Doc, Node } from "./openapi.ts";
 import { normalize, resolveSchema, type NormalSchema, type ResolvedSchema } from "./schema.ts";
 import type { SchemaCheckContext, SchemaRuleSet } from "./rules/schema/check.ts";
-import { maximumRule, maxItemsRule, maxLengthRule, maxPropertiesRule, minimumRule, minItemsRule, minLengthRule, minPropertiesRule } from "./rules/schema/bounds.ts";
+import {
+  maximumRule,
+  maxItemsRule,
+  maxLengthRule,
+  maxPropertiesRule,
+  minimumRule,
+  minItemsRule,
+  minLengthRule,
+  minPropertiesRule,
+} from "./rules/schema/bounds.ts";
 import { defaultRule } from "./rules/schema/default.ts";
 import { enumRuleSet } from "./rules/schema/enum.ts";
 import { formatRule } from "./rules/schema/format.ts";
@@ -51,7 +60,12 @@ export interface SchemaDiffContext extends SchemaCheckContext {
   stack: [Node, Node][];
 }
 
-export function schemaDiffContext(base: Doc, head: Doc, direction: Direction, errorCodes: ReadonlySet<string>): SchemaDiffContext {
+export function schemaDiffContext(
+  base: Doc,
+  head: Doc,
+  direction: Direction,
+  errorCodes: ReadonlySet<string>,
+): SchemaDiffContext {
   return { base, head, direction, errorCodes, memo: new WeakMap(), stack: [] };
 }
 
@@ -95,12 +109,19 @@ function compareResolved(base: ResolvedSchema, head: ResolvedSchema, ctx: Schema
     if (h.properties.has(name)) changes.push(...under(name, diffSchemas(property, h.properties.get(name), ctx)));
   }
   if (b.items !== undefined && h.items !== undefined) changes.push(...under("[]", diffSchemas(b.items, h.items, ctx)));
-  if (b.openness === "map" && h.openness === "map") changes.push(...under("*", diffSchemas(b.additional, h.additional, ctx)));
+  if (b.openness === "map" && h.openness === "map")
+    changes.push(...under("*", diffSchemas(b.additional, h.additional, ctx)));
   return changes;
 }
 
 /** A union on either side: a plain schema on the other side counts as a one-variant union. */
-function compareUnions(base: ResolvedSchema, b: NormalSchema, head: ResolvedSchema, h: NormalSchema, ctx: SchemaDiffContext): Change[] {
+function compareUnions(
+  base: ResolvedSchema,
+  b: NormalSchema,
+  head: ResolvedSchema,
+  h: NormalSchema,
+  ctx: SchemaDiffContext,
+): Change[] {
   const baseVariants = (b.variants ?? [base.schema]).map((raw) => describeVariant(ctx.base, raw));
   const headVariants = (h.variants ?? [head.schema]).map((raw) => describeVariant(ctx.head, raw));
   const match = matchVariants(baseVariants, headVariants);

@@ -139,7 +139,14 @@ export interface NormalSchema {
   default?: unknown;
 }
 
-export const COUNT_KEYWORDS = ["maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"] as const;
+export const COUNT_KEYWORDS = [
+  "maxLength",
+  "minLength",
+  "maxItems",
+  "minItems",
+  "maxProperties",
+  "minProperties",
+] as const;
 export type CountKeyword = (typeof COUNT_KEYWORDS)[number];
 
 export function normalize(doc: Doc, schema: Node, depth = 0): NormalSchema {
@@ -204,7 +211,11 @@ function normalizeOwn(doc: Doc, schema: Node): NormalSchema {
 }
 
 /** `maximum` and `exclusiveMaximum` (a number in 3.1) as one effective bound. */
-function readBound(inclusive: unknown, exclusive: unknown, tighter: (a: number, b: number) => number): Bound | undefined {
+function readBound(
+  inclusive: unknown,
+  exclusive: unknown,
+  tighter: (a: number, b: number) => number,
+): Bound | undefined {
   const i = typeof inclusive === "number" ? inclusive : undefined;
   const e = typeof exclusive === "number" ? exclusive : undefined;
   if (i === undefined && e === undefined) return undefined;
@@ -216,8 +227,12 @@ function readBound(inclusive: unknown, exclusive: unknown, tighter: (a: number, 
 
 function readOpenness(schema: Node): { openness: Openness; additional?: unknown } {
   const rule = "unevaluatedProperties" in schema ? schema.unevaluatedProperties : schema.additionalProperties;
-  if (rule === undefined || rule === true || (isObject(rule) && Object.keys(rule).length === 0)) return { openness: "open" };
-  if (rule === false || (isObject(rule) && isObject(rule.not) && Object.keys(rule.not).length === 0 && Object.keys(rule).length === 1)) {
+  if (rule === undefined || rule === true || (isObject(rule) && Object.keys(rule).length === 0))
+    return { openness: "open" };
+  if (
+    rule === false ||
+    (isObject(rule) && isObject(rule.not) && Object.keys(rule.not).length === 0 && Object.keys(rule).length === 1)
+  ) {
     return { openness: "closed" };
   }
   return { openness: "map", additional: rule };
@@ -236,7 +251,9 @@ function valuesOf(doc: Doc, branch: unknown): unknown[] | undefined {
 function isBareType(doc: Doc, branch: unknown): JsonType | undefined {
   const { schema } = resolveSchema(doc, branch);
   const keys = Object.keys(schema).filter((k) => !ANNOTATIONS.has(k));
-  return keys.length === 1 && keys[0] === "type" && typeof schema.type === "string" ? (schema.type as JsonType) : undefined;
+  return keys.length === 1 && keys[0] === "type" && typeof schema.type === "string"
+    ? (schema.type as JsonType)
+    : undefined;
 }
 
 function readUnion(doc: Doc, schema: Node): { values?: unknown[]; variants?: unknown[] } {
@@ -297,12 +314,23 @@ export function jsonTypeOf(value: unknown): JsonType {
   return typeof value as JsonType;
 }
 
-function readTypes(schema: Node, values: unknown[] | undefined, properties: Map<string, unknown>, variants: unknown[] | undefined): Set<JsonType> | undefined {
+function readTypes(
+  schema: Node,
+  values: unknown[] | undefined,
+  properties: Map<string, unknown>,
+  variants: unknown[] | undefined,
+): Set<JsonType> | undefined {
   if (typeof schema.type === "string") return new Set([schema.type as JsonType]);
   if (Array.isArray(schema.type)) return new Set(schema.type as JsonType[]);
   if (values !== undefined) return new Set(values.map(jsonTypeOf).filter((t) => t !== "null"));
   if (variants !== undefined) return undefined;
-  if (properties.size > 0 || "additionalProperties" in schema || "unevaluatedProperties" in schema || "required" in schema) return new Set(["object"]);
+  if (
+    properties.size > 0 ||
+    "additionalProperties" in schema ||
+    "unevaluatedProperties" in schema ||
+    "required" in schema
+  )
+    return new Set(["object"]);
   if ("items" in schema || "prefixItems" in schema) return new Set(["array"]);
   return undefined;
 }

@@ -54,14 +54,19 @@ function findMember(sources: Sources, model: string, member: string, depth = 0):
   const declaration = findDeclaration(sources, model);
   if (declaration === undefined || depth > 4) return undefined;
   const { lines, index, file } = declaration;
-  const memberPattern = new RegExp(`^\\s*(?:@\\S+(?:\\(.*\\))?\\s+)*(?:\\w+\\.)?[\`"]?${escape(member)}[\`"]?\\s*(?:\\?\\s*:|:|,|$|=|\\(|<)`);
+  const memberPattern = new RegExp(
+    `^\\s*(?:@\\S+(?:\\(.*\\))?\\s+)*(?:\\w+\\.)?[\`"]?${escape(member)}[\`"]?\\s*(?:\\?\\s*:|:|,|$|=|\\(|<)`,
+  );
   const block = blockLines(lines, index);
   for (const { index: i, depth: d } of block) {
     if (d === 1 && memberPattern.test(lines[i]!)) return { file, line: i + 1 };
   }
   // Members from `is X<…>`, `extends X` or `...X`.
   const header = lines.slice(index, index + 3).join(" ");
-  const inherited = [...header.matchAll(/\b(?:is|extends)\s+(\w+)/g), ...block.filter((b) => b.depth === 1).flatMap((b) => [...lines[b.index]!.matchAll(/\.\.\.(\w+)/g)])];
+  const inherited = [
+    ...header.matchAll(/\b(?:is|extends)\s+(\w+)/g),
+    ...block.filter((b) => b.depth === 1).flatMap((b) => [...lines[b.index]!.matchAll(/\.\.\.(\w+)/g)]),
+  ];
   for (const match of inherited) {
     const found = findMember(sources, match[1]!, member, depth + 1);
     if (found !== undefined) return found;
@@ -108,7 +113,13 @@ const REMOVAL_RULES = new Set(["path-removed", "operation-removed"]);
 
 /** Sets `source` on each change: head's declaration, or base's for what only base has. */
 export function linkSources(changes: ReportedChange[], base: Side, head: Side): void {
-  const operationIds = (doc: Doc) => new Map([...operationsByKey(doc).values()].map((op) => [operationLabel(op), op.operation.operationId as string | undefined]));
+  const operationIds = (doc: Doc) =>
+    new Map(
+      [...operationsByKey(doc).values()].map((op) => [
+        operationLabel(op),
+        op.operation.operationId as string | undefined,
+      ]),
+    );
   const baseIds = operationIds(base.doc);
   const headIds = operationIds(head.doc);
   for (const change of changes) {
@@ -123,7 +134,8 @@ export function linkSources(changes: ReportedChange[], base: Side, head: Side): 
     if (link === undefined && operation !== undefined) {
       const removed = REMOVAL_RULES.has(change.rule.id);
       const id = (removed ? baseIds : headIds).get(operation);
-      if (id !== undefined) link = at(removed ? "base" : "head", locateOperation(removed ? base.sources : head.sources, id));
+      if (id !== undefined)
+        link = at(removed ? "base" : "head", locateOperation(removed ? base.sources : head.sources, id));
     }
     if (link !== undefined) change.source = link;
   }

@@ -24,7 +24,10 @@ export function chatInput(body: Request): GenerationInput {
     temperature: body.temperature,
     topP: body.top_p,
     stop: typeof body.stop === "string" ? [body.stop] : body.stop,
-    reasoning: body.reasoning_effort === undefined ? undefined : { effort: body.reasoning_effort === "high" ? "high" : body.reasoning_effort === "medium" ? "medium" : "low" },
+    reasoning:
+      body.reasoning_effort === undefined
+        ? undefined
+        : { effort: body.reasoning_effort === "high" ? "high" : body.reasoning_effort === "medium" ? "medium" : "low" },
   };
 }
 
@@ -41,12 +44,36 @@ function chatTurns(message: Schemas["ChatMessage"], param: string): Turn[] {
       return [{ kind: "function_output", callId: message.tool_call_id, output: partsText(message.content) }];
     case "assistant": {
       const text = partsText(message.content);
-      const calls: Turn[] = (message.tool_calls ?? []).map((c) => ({ kind: "function_call", callId: c.id, name: c.function.name, arguments: c.function.arguments }));
-      return [...(text !== "" || calls.length === 0 ? [{ kind: "message" as const, role: "assistant" as const, text, media: [] }] : []), ...calls];
+      const calls: Turn[] = (message.tool_calls ?? []).map((c) => ({
+        kind: "function_call",
+        callId: c.id,
+        name: c.function.name,
+        arguments: c.function.arguments,
+      }));
+      return [
+        ...(text !== "" || calls.length === 0
+          ? [{ kind: "message" as const, role: "assistant" as const, text, media: [] }]
+          : []),
+        ...calls,
+      ];
     }
     case "user": {
-      const media: MediaPart[] = typeof message.content === "string" ? [] : message.content.flatMap((p, i) => (p.type === "image_url" ? [{ kind: "image" as const, url: p.image_url.url, param: `${param}.content[${i}]` }] : []));
-      return [{ kind: "message", role: "user", text: partsText(message.content as { type: string; text?: string }[] | string), media }];
+      const media: MediaPart[] =
+        typeof message.content === "string"
+          ? []
+          : message.content.flatMap((p, i) =>
+              p.type === "image_url"
+                ? [{ kind: "image" as const, url: p.image_url.url, param: `${param}.content[${i}]` }]
+                : [],
+            );
+      return [
+        {
+          kind: "message",
+          role: "user",
+          text: partsText(message.content as { type: string; text?: string }[] | string),
+          media,
+        },
+      ];
     }
     default:
       return [{ kind: "message", role: message.role as Role, text: partsText(message.content), media: [] }];
@@ -55,7 +82,11 @@ function chatTurns(message: Schemas["ChatMessage"], param: string): Turn[] {
 
 /** Seed rule 5 holds here too: tools other than functions are dropped. */
 function chatTools(tools: Schemas["ChatTool"][]): FunctionTool[] {
-  return tools.flatMap((t) => (t.type === "function" && t.function ? [{ name: t.function.name, description: t.function.description, parameters: t.function.parameters }] : []));
+  return tools.flatMap((t) =>
+    t.type === "function" && t.function
+      ? [{ name: t.function.name, description: t.function.description, parameters: t.function.parameters }]
+      : [],
+  );
 }
 
 function chatToolChoice(choice: Request["tool_choice"]): ToolChoice {
@@ -64,7 +95,11 @@ function chatToolChoice(choice: Request["tool_choice"]): ToolChoice {
   return { mode: "function", name: choice.function.name };
 }
 
-const FINISH: Record<FinishReason, Schemas["ChatFinishReason"]> = { stop: "stop", length: "length", tool_calls: "tool_calls" };
+const FINISH: Record<FinishReason, Schemas["ChatFinishReason"]> = {
+  stop: "stop",
+  length: "length",
+  tool_calls: "tool_calls",
+};
 
 export class ChatBuilder {
   readonly #id = newId("chatcmpl");
@@ -99,19 +134,39 @@ export class ChatBuilder {
         this.#content += event.delta;
         return event.delta === "" ? [] : [this.#chunk({ content: event.delta }, null)];
       case "tool_call": {
-        const call = { id: event.callId, type: "function" as const, function: { name: event.name, arguments: event.arguments } };
+        const call = {
+          id: event.callId,
+          type: "function" as const,
+          function: { name: event.name, arguments: event.arguments },
+        };
         const index = this.#toolCalls.push(call) - 1;
         return [this.#chunk({ tool_calls: [{ index, ...call }] }, null)];
       }
       case "done": {
-        const usage = { prompt_tokens: event.usage.inputTokens, completion_tokens: event.usage.outputTokens, total_tokens: event.usage.inputTokens + event.usage.outputTokens };
+        const usage = {
+          prompt_tokens: event.usage.inputTokens,
+          completion_tokens: event.usage.outputTokens,
+          total_tokens: event.usage.inputTokens + event.usage.outputTokens,
+        };
         const finish = FINISH[event.finishReason];
         this.#completion = {
           id: this.#id,
           object: "chat.completion",
           created: this.#created,
           model: this.#model,
-          choices: [{ index: 0, message: { role: "assistant", content: this.#content === "" && this.#toolCalls.length > 0 ? null : this.#content, ...(this.#toolCalls.length > 0 ? { tool_calls: this.#toolCalls } : {}), refusal: null }, finish_reason: finish, logprobs: null }],
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content: this.#content === "" && this.#toolCalls.length > 0 ? null : this.#content,
+                ...(this.#toolCalls.length > 0 ? { tool_calls: this.#toolCalls } : {}),
+                refusal: null,
+              },
+              finish_reason: finish,
+              logprobs: null,
+            },
+          ],
           usage,
         };
         const last = this.#chunk({}, finish);
@@ -121,6 +176,12 @@ export class ChatBuilder {
   }
 
   #chunk(delta: Schemas["ChatDelta"], finish: Schemas["ChatFinishReason"] | null): Chunk {
-    return { id: this.#id, object: "chat.completion.chunk", created: this.#created, model: this.#model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
+    return {
+      id: this.#id,
+      object: "chat.completion.chunk",
+      created: this.#created,
+      model: this.#model,
+      choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+    };
   }
 }

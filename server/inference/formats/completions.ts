@@ -32,7 +32,12 @@ export function completionsInput(body: Request): GenerationInput {
 /** One prompt per call, because the service returns one choice (docs/decisions.md). */
 function singlePrompt(prompt: string | string[]): string {
   if (typeof prompt === "string") return prompt;
-  if (prompt.length !== 1) throw new ApiError("INVALID_REQUEST", `prompt must be a string or a list of exactly one string; got ${prompt.length}.`, { param: "prompt" });
+  if (prompt.length !== 1)
+    throw new ApiError(
+      "INVALID_REQUEST",
+      `prompt must be a string or a list of exactly one string; got ${prompt.length}.`,
+      { param: "prompt" },
+    );
   return prompt[0] as string;
 }
 
@@ -57,12 +62,21 @@ export class CompletionBuilder {
   apply(event: GenerationEvent): Completion[] {
     if (event.type === "text") {
       this.#text += event.delta;
-      return event.delta === "" ? [] : [this.#object([{ index: 0, text: event.delta, finish_reason: null, logprobs: null }])];
+      return event.delta === ""
+        ? []
+        : [this.#object([{ index: 0, text: event.delta, finish_reason: null, logprobs: null }])];
     }
     if (event.type !== "done") return [];
-    const usage = { prompt_tokens: event.usage.inputTokens, completion_tokens: event.usage.outputTokens, total_tokens: event.usage.inputTokens + event.usage.outputTokens };
+    const usage = {
+      prompt_tokens: event.usage.inputTokens,
+      completion_tokens: event.usage.outputTokens,
+      total_tokens: event.usage.inputTokens + event.usage.outputTokens,
+    };
     const finish = event.finishReason === "length" ? "length" : "stop";
-    this.#completion = { ...this.#object([{ index: 0, text: this.#text, finish_reason: finish, logprobs: null }]), usage };
+    this.#completion = {
+      ...this.#object([{ index: 0, text: this.#text, finish_reason: finish, logprobs: null }]),
+      usage,
+    };
     const last = this.#object([{ index: 0, text: "", finish_reason: finish, logprobs: null }]);
     return this.#includeUsage ? [last, { ...this.#object([]), usage }] : [last];
   }

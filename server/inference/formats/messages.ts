@@ -19,7 +19,11 @@ export function messagesInput(body: Request): GenerationInput {
     model: body.model,
     instructions: system === "" ? undefined : system,
     turns: body.messages.flatMap((m, i) => messageTurns(m, `messages[${i}]`)),
-    tools: (body.tools ?? []).map((t): FunctionTool => ({ name: t.name, description: t.description, parameters: t.input_schema })),
+    tools: (body.tools ?? []).map((t): FunctionTool => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.input_schema,
+    })),
     toolChoice: messagesToolChoice(body.tool_choice),
     maxOutputTokens: body.max_tokens,
     temperature: body.temperature,
@@ -29,18 +33,26 @@ export function messagesInput(body: Request): GenerationInput {
 }
 
 function messageTurns(message: Schemas["MessageParam"], param: string): Turn[] {
-  if (typeof message.content === "string") return [{ kind: "message", role: message.role, text: message.content, media: [] }];
+  if (typeof message.content === "string")
+    return [{ kind: "message", role: message.role, text: message.content, media: [] }];
   const turns: Turn[] = [];
   const texts: string[] = [];
   const media: MediaPart[] = [];
   message.content.forEach((block, i) => {
     if (block.type === "text") texts.push(block.text);
     else if (block.type === "image") media.push(imagePart(block.source, `${param}.content[${i}]`));
-    else if (block.type === "tool_use") turns.push({ kind: "function_call", callId: block.id, name: block.name, arguments: JSON.stringify(block.input) });
-    else turns.push({ kind: "function_output", callId: block.tool_use_id, output: typeof block.content === "string" ? block.content : (block.content ?? []).map((b) => b.text).join("\n") });
+    else if (block.type === "tool_use")
+      turns.push({ kind: "function_call", callId: block.id, name: block.name, arguments: JSON.stringify(block.input) });
+    else
+      turns.push({
+        kind: "function_output",
+        callId: block.tool_use_id,
+        output: typeof block.content === "string" ? block.content : (block.content ?? []).map((b) => b.text).join("\n"),
+      });
   });
   // Tool results answer earlier calls, so they come before the text that follows them.
-  if (texts.length > 0 || media.length > 0 || turns.length === 0) turns.push({ kind: "message", role: message.role, text: texts.join("\n"), media });
+  if (texts.length > 0 || media.length > 0 || turns.length === 0)
+    turns.push({ kind: "message", role: message.role, text: texts.join("\n"), media });
   return turns;
 }
 
@@ -90,13 +102,23 @@ export class MessageBuilder {
   apply(event: GenerationEvent): MessageStreamEvent[] {
     switch (event.type) {
       case "reasoning":
-        return this.#whole({ type: "thinking", thinking: event.summary }, { type: "thinking_delta", thinking: event.summary });
+        return this.#whole(
+          { type: "thinking", thinking: event.summary },
+          { type: "thinking_delta", thinking: event.summary },
+        );
       case "text":
         return this.#text(event.delta);
       case "tool_call": {
         const input = parseObject(event.arguments);
         const closing = this.#close();
-        return [...closing, ...this.#whole({ type: "tool_use", id: event.callId, name: event.name, input }, { type: "input_json_delta", partial_json: event.arguments }, { type: "tool_use", id: event.callId, name: event.name, input: {} })];
+        return [
+          ...closing,
+          ...this.#whole(
+            { type: "tool_use", id: event.callId, name: event.name, input },
+            { type: "input_json_delta", partial_json: event.arguments },
+            { type: "tool_use", id: event.callId, name: event.name, input: {} },
+          ),
+        ];
       }
       case "done": {
         const closing = this.#close();
@@ -106,7 +128,11 @@ export class MessageBuilder {
         this.message.usage = { input_tokens: event.usage.inputTokens, output_tokens: event.usage.outputTokens };
         return [
           ...closing,
-          { type: "message_delta", delta: { stop_reason: this.message.stop_reason, stop_sequence: stopSequence }, usage: { output_tokens: event.usage.outputTokens } },
+          {
+            type: "message_delta",
+            delta: { stop_reason: this.message.stop_reason, stop_sequence: stopSequence },
+            usage: { output_tokens: event.usage.outputTokens },
+          },
           { type: "message_stop" },
         ];
       }
@@ -122,7 +148,12 @@ export class MessageBuilder {
     }
     const block = this.message.content[this.#open.index] as Schemas["MessageResponseTextBlock"];
     block.text += delta;
-    return delta === "" ? opening : [...opening, { type: "content_block_delta", index: this.#open.index, delta: { type: "text_delta", text: delta } }];
+    return delta === ""
+      ? opening
+      : [
+          ...opening,
+          { type: "content_block_delta", index: this.#open.index, delta: { type: "text_delta", text: delta } },
+        ];
   }
 
   #close(): MessageStreamEvent[] {
@@ -148,7 +179,9 @@ export class MessageBuilder {
 function parseObject(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }

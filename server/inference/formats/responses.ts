@@ -24,7 +24,10 @@ export function responsesInput(body: Request): GenerationInput {
   return {
     model: body.model,
     instructions: body.instructions,
-    turns: typeof body.input === "string" ? [userText(body.input)] : body.input.flatMap((item, i) => inputTurn(item, `input[${i}]`)),
+    turns:
+      typeof body.input === "string"
+        ? [userText(body.input)]
+        : body.input.flatMap((item, i) => inputTurn(item, `input[${i}]`)),
     tools: functionTools(body.tools ?? []),
     toolChoice: toolChoice(body.tool_choice),
     maxOutputTokens: body.max_output_tokens,
@@ -68,14 +71,26 @@ function messageTurn(role: Role, content: Schemas["InputMessage"]["content"], pa
 
 /** Seed rule 5: only function tools reach the model; other tool types are dropped. */
 function functionTools(tools: Schemas["ToolDefinition"][]): FunctionTool[] {
-  return tools.flatMap((t) => (t.type === "function" ? [{ name: (t as Schemas["FunctionTool"]).name, description: (t as Schemas["FunctionTool"]).description, parameters: (t as Schemas["FunctionTool"]).parameters }] : []));
+  return tools.flatMap((t) =>
+    t.type === "function"
+      ? [
+          {
+            name: (t as Schemas["FunctionTool"]).name,
+            description: (t as Schemas["FunctionTool"]).description,
+            parameters: (t as Schemas["FunctionTool"]).parameters,
+          },
+        ]
+      : [],
+  );
 }
 
 /** A tool_choice of a dropped tool type counts as `auto` (decisions: its tool was dropped). */
 function toolChoice(choice: Request["tool_choice"]): ToolChoice {
   if (choice === undefined || choice === "auto") return { mode: "auto" };
   if (choice === "none" || choice === "required") return { mode: choice };
-  return choice.type === "function" ? { mode: "function", name: (choice as Schemas["ToolChoiceFunction"]).name } : { mode: "auto" };
+  return choice.type === "function"
+    ? { mode: "function", name: (choice as Schemas["ToolChoiceFunction"]).name }
+    : { mode: "auto" };
 }
 
 /** `minimal` counts as `low`; an empty reasoning object means `medium`. */
@@ -143,7 +158,13 @@ export class ResponseBuilder {
   }
 
   #reasoning(summary: string): ResponseStreamEvent[] {
-    const item: OutputItem = { id: newId("rs"), type: "reasoning", role: "assistant", status: "in_progress", summary: [] };
+    const item: OutputItem = {
+      id: newId("rs"),
+      type: "reasoning",
+      role: "assistant",
+      status: "in_progress",
+      summary: [],
+    };
     const index = this.response.output.push(item) - 1;
     const added = { type: "response.output_item.added", output_index: index, item: structuredClone(item) };
     Object.assign(item, { status: "completed", summary: [{ type: "summary_text", text: summary }] });
@@ -152,11 +173,21 @@ export class ResponseBuilder {
 
   #openMessage(): ResponseStreamEvent[] {
     if (this.#message !== undefined) return [];
-    const message = { id: newId("msg"), type: "message" as const, role: "assistant" as const, status: "in_progress" as const, content: [] as OutputTextPart[] };
+    const message = {
+      id: newId("msg"),
+      type: "message" as const,
+      role: "assistant" as const,
+      status: "in_progress" as const,
+      content: [] as OutputTextPart[],
+    };
     this.#message = message;
     this.#messageIndex = this.response.output.push(message) - 1;
     const part: OutputTextPart = { type: "output_text", text: "", annotations: [], logprobs: [] };
-    const added = { type: "response.output_item.added", output_index: this.#messageIndex, item: structuredClone(message) };
+    const added = {
+      type: "response.output_item.added",
+      output_index: this.#messageIndex,
+      item: structuredClone(message),
+    };
     message.content.push(part);
     return [added, { type: "response.content_part.added", ...this.#where(), part: structuredClone(part) }];
   }
@@ -187,7 +218,15 @@ export class ResponseBuilder {
   }
 
   #toolCall(callId: string, name: string, args: string): ResponseStreamEvent[] {
-    const item = { id: newId("fc"), type: "function_call" as const, role: "assistant" as const, status: "in_progress" as const, call_id: callId, name, arguments: "" };
+    const item = {
+      id: newId("fc"),
+      type: "function_call" as const,
+      role: "assistant" as const,
+      status: "in_progress" as const,
+      call_id: callId,
+      name,
+      arguments: "",
+    };
     const index = this.response.output.push(item) - 1;
     const added = { type: "response.output_item.added", output_index: index, item: structuredClone(item) };
     Object.assign(item, { arguments: args, status: "completed" });
@@ -205,7 +244,10 @@ export class ResponseBuilder {
 // Compatibility fields: the Open Responses / OpenAI Responses object (decisions)
 // ---------------------------------------------------------------------------
 
-type CompatibilityFields = Omit<ResponseObject, "id" | "object" | "created_at" | "status" | "model" | "output" | "usage" | "store" | "incomplete_details">;
+type CompatibilityFields = Omit<
+  ResponseObject,
+  "id" | "object" | "created_at" | "status" | "model" | "output" | "usage" | "store" | "incomplete_details"
+>;
 
 /** The sampling values the embedded model applies when a request sends none (local/provider.ts). */
 const DEFAULT_TEMPERATURE = 1;
@@ -242,13 +284,23 @@ export function compatibilityFields(request: Request): CompatibilityFields {
 function echoedTool(tool: Schemas["ToolDefinition"]): Schemas["ResponseFunctionTool"][] {
   if (tool.type !== "function") return [];
   const fn = tool as Schemas["FunctionTool"];
-  return [{ type: "function", name: fn.name, description: fn.description ?? null, parameters: fn.parameters ?? null, strict: null }];
+  return [
+    {
+      type: "function",
+      name: fn.name,
+      description: fn.description ?? null,
+      parameters: fn.parameters ?? null,
+      strict: null,
+    },
+  ];
 }
 
 /** The choice that applied: an object of a dropped tool type counts as `auto`, like toolChoice() above. */
 function echoedToolChoice(choice: Request["tool_choice"]): ResponseObject["tool_choice"] {
   if (choice === undefined || typeof choice === "string") return choice ?? "auto";
-  return choice.type === "function" ? { type: "function", name: (choice as Schemas["ToolChoiceFunction"]).name } : "auto";
+  return choice.type === "function"
+    ? { type: "function", name: (choice as Schemas["ToolChoiceFunction"]).name }
+    : "auto";
 }
 
 function usage(inputTokens: number, outputTokens: number, reasoningTokens: number): Schemas["Usage"] {

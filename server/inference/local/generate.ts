@@ -34,7 +34,13 @@ function argmax(logits: Float32Array, disallowed: ReadonlySet<number>): number {
   return best;
 }
 
-function sampleTopP(logits: Float32Array, disallowed: ReadonlySet<number>, temperature: number, topP: number, rng: () => number): number {
+function sampleTopP(
+  logits: Float32Array,
+  disallowed: ReadonlySet<number>,
+  temperature: number,
+  topP: number,
+  rng: () => number,
+): number {
   let max = -Infinity;
   for (let i = 0; i < logits.length; i++) if (!disallowed.has(i)) max = Math.max(max, logits[i]! / temperature);
   const probs = new Float64Array(logits.length);
@@ -67,7 +73,12 @@ function sampleTopP(logits: Float32Array, disallowed: ReadonlySet<number>, tempe
  * window slides: the last half of the tokens are re-encoded as a fresh prefix.
  */
 export function* generateTokens(
-  model: LocalModel, weights: Weights, prompt: readonly number[], sampler: Sampler, stopId: number, maxTokens: number,
+  model: LocalModel,
+  weights: Weights,
+  prompt: readonly number[],
+  sampler: Sampler,
+  stopId: number,
+  maxTokens: number,
 ): Generator<number, void, void> {
   const cfg = model.config;
   const tokens = [...prompt];

@@ -6,17 +6,49 @@
 export { LocalProvider, REASONING_BUDGET, type LocalProviderOptions } from "./provider.ts";
 export { DEFAULT_WEIGHTS_PATH, loadModel, modelInfo, type LocalModel } from "./local-model.ts";
 export {
-  adaptedVocabulary, adaptModel, assertAdapterFits, cloneAdapter, createAdapter, defaultLoraTargets, loadAdapter,
-  putAdapterTensors, serializeAdapter, takeAdapterTensors, withAdapter,
-  type AddedTokens, type Adapter, type AdapterMeta, type AdapterOptions, type LoraMatrix,
+  adaptedVocabulary,
+  adaptModel,
+  assertAdapterFits,
+  cloneAdapter,
+  createAdapter,
+  defaultLoraTargets,
+  loadAdapter,
+  putAdapterTensors,
+  serializeAdapter,
+  takeAdapterTensors,
+  withAdapter,
+  type AddedTokens,
+  type Adapter,
+  type AdapterMeta,
+  type AdapterOptions,
+  type LoraMatrix,
 } from "./lora.ts";
 export {
-  AdapterStep, createTrainingState, dpoPairLoss, dpoStep, encodeChatExample, encodePreference, evaluateLoss,
-  referenceLogProbs, renderChat, sequenceLogProb, trainStep,
-  type ChatExample, type ChatMessage, type EncodedExample, type EncodedPreference, type PreferencePair, type ReferenceLogProbs,
+  AdapterStep,
+  createTrainingState,
+  dpoPairLoss,
+  dpoStep,
+  encodeChatExample,
+  encodePreference,
+  evaluateLoss,
+  referenceLogProbs,
+  renderChat,
+  sequenceLogProb,
+  trainStep,
+  type ChatExample,
+  type ChatMessage,
+  type EncodedExample,
+  type EncodedPreference,
+  type PreferencePair,
+  type ReferenceLogProbs,
 } from "./train.ts";
 export { targetCount } from "./loss.ts";
 export {
-  createOptimizerState, learningRateAt, type AdamOptions, type AdamState, type LrSchedule, type ScheduleOptions,
+  createOptimizerState,
+  learningRateAt,
+  type AdamOptions,
+  type AdamState,
+  type LrSchedule,
+  type ScheduleOptions,
 } from "./optimizer.ts";
 export { corpusDialogues, DIALOGUES_PATH, rehearsalExamples } from "./rehearsal.ts";

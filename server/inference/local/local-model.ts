@@ -22,12 +22,16 @@ export const DEFAULT_WEIGHTS_PATH = fileURLToPath(new URL("./weights/tiny-chat.b
 export function serializeModel(model: LocalModel, info: Record<string, unknown> = {}): Uint8Array {
   const tensors = new Map<string, Float32Array>();
   for (const name of parameterShapes(model.config).keys()) tensors.set(name, model.weights[name]!);
-  return writeTensorFile({ kind: "model", encoding: ENCODING_NAME, config: model.config, bpeIds: model.vocab.bpeIds, info }, tensors);
+  return writeTensorFile(
+    { kind: "model", encoding: ENCODING_NAME, config: model.config, bpeIds: model.vocab.bpeIds, info },
+    tensors,
+  );
 }
 
 export function deserializeModel(bytes: Uint8Array): LocalModel {
   const { meta, tensors } = readTensorFile(bytes);
-  if (meta.kind !== "model" || meta.encoding !== ENCODING_NAME) throw new Error("not a local model file for this tokenizer");
+  if (meta.kind !== "model" || meta.encoding !== ENCODING_NAME)
+    throw new Error("not a local model file for this tokenizer");
   const config = meta.config as ModelConfig;
   const weights: Weights = {};
   for (const [name, [rows, cols]] of parameterShapes(config)) {

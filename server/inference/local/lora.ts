@@ -47,7 +47,8 @@ export interface Adapter {
 /** Every projection of every layer: the tiny model has little to spare, and attention alone cannot learn a new style. */
 export function defaultLoraTargets(model: LocalModel): string[] {
   const names: string[] = [];
-  for (let l = 0; l < model.config.nLayers; l++) for (const m of ["wq", "wk", "wv", "wo", "w1", "w2"]) names.push(layerName(l, m));
+  for (let l = 0; l < model.config.nLayers; l++)
+    for (const m of ["wq", "wk", "wv", "wo", "w1", "w2"]) names.push(layerName(l, m));
   return names;
 }
 
@@ -99,7 +100,9 @@ function initialTokenRows(model: LocalModel, bpeIds: readonly number[]): AddedTo
 
 /** The base vocabulary with the adapter's tokens appended: what the adapted model reads and writes. */
 export function adaptedVocabulary(model: LocalModel, adapter: Adapter): Vocabulary {
-  return adapter.tokens.bpeIds.length === 0 ? model.vocab : new Vocabulary([...model.vocab.bpeIds, ...adapter.tokens.bpeIds]);
+  return adapter.tokens.bpeIds.length === 0
+    ? model.vocab
+    : new Vocabulary([...model.vocab.bpeIds, ...adapter.tokens.bpeIds]);
 }
 
 /**
@@ -123,7 +126,11 @@ export function adaptModel(model: LocalModel, adapter: Adapter | null): LocalMod
   if (added === 0) return { ...model, weights };
   weights.tok_emb = concatRows(weights.tok_emb!, adapter.tokens.embeddings);
   weights.out = concatRows(weights.out!, adapter.tokens.outputs);
-  return { config: { ...model.config, vocabSize: model.config.vocabSize + added }, vocab: adaptedVocabulary(model, adapter), weights };
+  return {
+    config: { ...model.config, vocabSize: model.config.vocabSize + added },
+    vocab: adaptedVocabulary(model, adapter),
+    weights,
+  };
 }
 
 function concatRows(a: Float32Array, b: Float32Array): Float32Array {
@@ -228,7 +235,11 @@ export function putAdapterTensors(tensors: Map<string, Float32Array>, prefix: st
 }
 
 /** The adapter putAdapterTensors wrote under `prefix`. */
-export function takeAdapterTensors(tensors: ReadonlyMap<string, Float32Array>, prefix: string, meta: AdapterMeta): Adapter {
+export function takeAdapterTensors(
+  tensors: ReadonlyMap<string, Float32Array>,
+  prefix: string,
+  meta: AdapterMeta,
+): Adapter {
   const tensor = (name: string): Float32Array => {
     const t = tensors.get(`${prefix}${name}`);
     if (t === undefined) throw new Error(`adapter: missing tensor ${prefix}${name}`);
@@ -242,7 +253,11 @@ export function takeAdapterTensors(tensors: ReadonlyMap<string, Float32Array>, p
   const none = new Float32Array(0);
   return {
     matrices,
-    tokens: { bpeIds, embeddings: bpeIds.length > 0 ? tensor(EMBEDDINGS) : none, outputs: bpeIds.length > 0 ? tensor(OUTPUTS) : none },
+    tokens: {
+      bpeIds,
+      embeddings: bpeIds.length > 0 ? tensor(EMBEDDINGS) : none,
+      outputs: bpeIds.length > 0 ? tensor(OUTPUTS) : none,
+    },
   };
 }
 
@@ -264,11 +279,13 @@ export function assertAdapterFits(model: LocalModel, adapter: Adapter): void {
   for (const [name, m] of Object.entries(adapter.matrices)) {
     const shape = shapes.get(name);
     if (shape === undefined) throw new Error(`adapter targets unknown matrix ${name}`);
-    if (m.A.length !== m.rank * shape[1] || m.B.length !== shape[0] * m.rank) throw new Error(`adapter shape mismatch for ${name}`);
+    if (m.A.length !== m.rank * shape[1] || m.B.length !== shape[0] * m.rank)
+      throw new Error(`adapter shape mismatch for ${name}`);
   }
   const { bpeIds, embeddings, outputs } = adapter.tokens;
   const rows = bpeIds.length * model.config.dModel;
-  if (embeddings.length !== rows || outputs.length !== rows) throw new Error("adapter: added token rows do not match the model");
+  if (embeddings.length !== rows || outputs.length !== rows)
+    throw new Error("adapter: added token rows do not match the model");
   const known = new Set(model.vocab.bpeIds);
   if (bpeIds.some((id) => known.has(id))) throw new Error("adapter: adds a token the base vocabulary has");
 }

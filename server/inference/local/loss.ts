@@ -18,7 +18,11 @@ export function targetCount(example: EncodedExample): number {
  * scale·Σ −log p.
  */
 export function nextTokenLoss(
-  logits: Float32Array, example: EncodedExample, vocabSize: number, scale: number, dLogits: Float32Array | null,
+  logits: Float32Array,
+  example: EncodedExample,
+  vocabSize: number,
+  scale: number,
+  dLogits: Float32Array | null,
 ): number {
   const { tokens, targetMask } = example;
   let lossSum = 0;

@@ -10,13 +10,26 @@
  * Rows are processed four at a time so each weight is loaded once per four rows: this
  * doubles throughput over the naive loop for the large output projection.
  */
-export function matmulT(out: Float32Array, x: Float32Array, w: Float32Array, rows: number, inDim: number, outDim: number): void {
+export function matmulT(
+  out: Float32Array,
+  x: Float32Array,
+  w: Float32Array,
+  rows: number,
+  inDim: number,
+  outDim: number,
+): void {
   for (let o = 0; o < outDim; o++) {
     const wo = o * inDim;
     let r = 0;
     for (; r + 3 < rows; r += 4) {
-      const a = r * inDim, b = a + inDim, c = b + inDim, e = c + inDim;
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      const a = r * inDim,
+        b = a + inDim,
+        c = b + inDim,
+        e = c + inDim;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
       for (let i = 0; i < inDim; i++) {
         const wv = w[wo + i]!;
         s0 += x[a + i]! * wv;
@@ -39,7 +52,10 @@ export function matmulT(out: Float32Array, x: Float32Array, w: Float32Array, row
  * to a fraction of what the CPU can do.
  */
 function dot(x: Float32Array, xo: number, w: Float32Array, wo: number, n: number): number {
-  let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  let s0 = 0,
+    s1 = 0,
+    s2 = 0,
+    s3 = 0;
   let i = 0;
   for (; i + 3 < n; i += 4) {
     s0 += x[xo + i]! * w[wo + i]!;
@@ -57,17 +73,28 @@ function dot(x: Float32Array, xo: number, w: Float32Array, wo: number, n: number
  * blocking as the forward.
  */
 export function matmulTBackward(
-  dOut: Float32Array, x: Float32Array, w: Float32Array, dx: Float32Array, dw: Float32Array | null,
-  rows: number, inDim: number, outDim: number,
+  dOut: Float32Array,
+  x: Float32Array,
+  w: Float32Array,
+  dx: Float32Array,
+  dw: Float32Array | null,
+  rows: number,
+  inDim: number,
+  outDim: number,
 ): void {
   for (let o = 0; o < outDim; o++) {
     const wo = o * inDim;
     let r = 0;
     for (; r + 3 < rows; r += 4) {
-      const g0 = dOut[r * outDim + o]!, g1 = dOut[(r + 1) * outDim + o]!;
-      const g2 = dOut[(r + 2) * outDim + o]!, g3 = dOut[(r + 3) * outDim + o]!;
+      const g0 = dOut[r * outDim + o]!,
+        g1 = dOut[(r + 1) * outDim + o]!;
+      const g2 = dOut[(r + 2) * outDim + o]!,
+        g3 = dOut[(r + 3) * outDim + o]!;
       if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0) continue;
-      const a = r * inDim, b = a + inDim, c = b + inDim, e = c + inDim;
+      const a = r * inDim,
+        b = a + inDim,
+        c = b + inDim,
+        e = c + inDim;
       for (let i = 0; i < inDim; i++) {
         const wv = w[wo + i]!;
         dx[a + i]! += g0 * wv;
@@ -76,7 +103,8 @@ export function matmulTBackward(
         dx[e + i]! += g3 * wv;
       }
       if (dw !== null) {
-        for (let i = 0; i < inDim; i++) dw[wo + i]! += g0 * x[a + i]! + g1 * x[b + i]! + g2 * x[c + i]! + g3 * x[e + i]!;
+        for (let i = 0; i < inDim; i++)
+          dw[wo + i]! += g0 * x[a + i]! + g1 * x[b + i]! + g2 * x[c + i]! + g3 * x[e + i]!;
       }
     }
     for (; r < rows; r++) {
@@ -90,7 +118,15 @@ export function matmulTBackward(
 }
 
 /** c (m×n) = a (m×k) · b (k×n), all row-major; used for LoRA merges and their gradients. */
-export function matmul(c: Float32Array, a: Float32Array, b: Float32Array, m: number, k: number, n: number, scale = 1): void {
+export function matmul(
+  c: Float32Array,
+  a: Float32Array,
+  b: Float32Array,
+  m: number,
+  k: number,
+  n: number,
+  scale = 1,
+): void {
   c.fill(0, 0, m * n);
   for (let i = 0; i < m; i++) {
     for (let p = 0; p < k; p++) {
@@ -106,7 +142,14 @@ export function matmul(c: Float32Array, a: Float32Array, b: Float32Array, m: num
 export const RMS_EPS = 1e-5;
 
 /** y = x / rms(x) · g per row; writes each row's 1/rms into invRms (kept for backward). */
-export function rmsNorm(y: Float32Array, x: Float32Array, g: Float32Array, invRms: Float32Array, rows: number, dim: number): void {
+export function rmsNorm(
+  y: Float32Array,
+  x: Float32Array,
+  g: Float32Array,
+  invRms: Float32Array,
+  rows: number,
+  dim: number,
+): void {
   for (let r = 0; r < rows; r++) {
     const o = r * dim;
     let ss = 0;
@@ -119,8 +162,14 @@ export function rmsNorm(y: Float32Array, x: Float32Array, g: Float32Array, invRm
 
 /** Backward of rmsNorm: dx += r·(dy·g) − x·r³·mean(dy·g·x); dg += dy·x·r (dg may be null). */
 export function rmsNormBackward(
-  dy: Float32Array, x: Float32Array, g: Float32Array, invRms: Float32Array,
-  dx: Float32Array, dg: Float32Array | null, rows: number, dim: number,
+  dy: Float32Array,
+  x: Float32Array,
+  g: Float32Array,
+  invRms: Float32Array,
+  dx: Float32Array,
+  dg: Float32Array | null,
+  rows: number,
+  dim: number,
 ): void {
   for (let r = 0; r < rows; r++) {
     const o = r * dim;

@@ -129,7 +129,13 @@ export interface Trace {
  * With `lastOnly`, logits are computed for the final row only (generation); otherwise
  * for every row (training). Positions beyond contextLength are the caller's error.
  */
-export function forward(cfg: ModelConfig, w: Weights, tokens: readonly number[], cache: KvCache, lastOnly = false): Trace {
+export function forward(
+  cfg: ModelConfig,
+  w: Weights,
+  tokens: readonly number[],
+  cache: KvCache,
+  lastOnly = false,
+): Trace {
   const { dModel: d, dFF: f } = cfg;
   const rows = tokens.length;
   const p0 = cache.length;
@@ -281,7 +287,15 @@ function embedBackward(cfg: ModelConfig, tokens: readonly number[], dx: Float32A
 }
 
 /** Gradients of queries, keys and values from the gradient of the attention output (p0 = 0). */
-function attentionBackward(cfg: ModelConfig, dAtt: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, probs: Float32Array, rows: number) {
+function attentionBackward(
+  cfg: ModelConfig,
+  dAtt: Float32Array,
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  probs: Float32Array,
+  rows: number,
+) {
   const d = cfg.dModel;
   const hd = d / cfg.nHeads;
   const scale = 1 / Math.sqrt(hd);

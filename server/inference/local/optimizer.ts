@@ -81,7 +81,7 @@ export function adamUpdate(params: Weights, grads: Weights, state: AdamState, lr
       const gi = g[i]! * clip;
       m[i] = beta1 * m[i]! + (1 - beta1) * gi;
       v[i] = beta2 * v[i]! + (1 - beta2) * gi * gi;
-      p[i]! -= lr * ((m[i]! / c1) / (Math.sqrt(v[i]! / c2) + eps) + weightDecay * p[i]!);
+      p[i]! -= lr * (m[i]! / c1 / (Math.sqrt(v[i]! / c2) + eps) + weightDecay * p[i]!);
     }
   }
   return norm;

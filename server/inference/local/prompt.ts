@@ -9,7 +9,8 @@ import { wordIndex } from "./tool-args.ts";
 
 export function templateTurns(request: Pick<GenerationRequest, "instructions" | "turns">): TemplateTurn[] {
   const turns: TemplateTurn[] = [];
-  if (request.instructions !== undefined && request.instructions.length > 0) turns.push({ role: "system", text: request.instructions });
+  if (request.instructions !== undefined && request.instructions.length > 0)
+    turns.push({ role: "system", text: request.instructions });
   for (const turn of request.turns) turns.push(templateTurn(turn));
   return turns;
 }
@@ -87,13 +88,45 @@ export function subjectWords(toolName: string): string[] {
 }
 
 const TOOL_VERBS = new Set([
-  "get", "set", "list", "fetch", "find", "search", "lookup", "look", "check", "query", "read", "write",
-  "create", "update", "delete", "remove", "add", "make", "send", "run", "call", "show", "compute",
-  "calculate", "retrieve", "load", "save", "put", "post", "tool", "function", "current",
+  "get",
+  "set",
+  "list",
+  "fetch",
+  "find",
+  "search",
+  "lookup",
+  "look",
+  "check",
+  "query",
+  "read",
+  "write",
+  "create",
+  "update",
+  "delete",
+  "remove",
+  "add",
+  "make",
+  "send",
+  "run",
+  "call",
+  "show",
+  "compute",
+  "calculate",
+  "retrieve",
+  "load",
+  "save",
+  "put",
+  "post",
+  "tool",
+  "function",
+  "current",
 ]);
 
 function contentWords(text: string): string[] {
-  return text.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 2).map(singular);
+  return text
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 2)
+    .map(singular);
 }
 
 /** Enough stemming to match `flights` with `flight` and `cities` with `city`; not a lemmatiser. */

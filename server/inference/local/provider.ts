@@ -86,7 +86,10 @@ export class LocalProvider implements Provider {
   }
 
   async *generate(request: GenerationRequest): AsyncGenerator<GenerationEvent, void, void> {
-    const model = servedModel(this.model(), (request.adapter as Adapter | undefined) ?? this.options.adapterFor?.(request.model) ?? null);
+    const model = servedModel(
+      this.model(),
+      (request.adapter as Adapter | undefined) ?? this.options.adapterFor?.(request.model) ?? null,
+    );
     const run: Run = {
       model,
       weights: model.weights,
@@ -94,7 +97,8 @@ export class LocalProvider implements Provider {
       signal: request.signal,
     };
     const inputTokens = countInputTokens(request);
-    const budget = request.maxOutputTokens ?? findPlatformModel(request.model)?.defaultMaxOutputTokens ?? FALLBACK_MAX_OUTPUT;
+    const budget =
+      request.maxOutputTokens ?? findPlatformModel(request.model)?.defaultMaxOutputTokens ?? FALLBACK_MAX_OUTPUT;
     const turns = templateTurns(request);
 
     let reasoningTokens = 0;
@@ -128,7 +132,10 @@ export class LocalProvider implements Provider {
  * returns the emitted text and why it ended, or null when aborted.
  */
 async function* streamAnswer(
-  run: Run, turns: TemplateTurn[], budget: number, stop: string[] | undefined,
+  run: Run,
+  turns: TemplateTurn[],
+  budget: number,
+  stop: string[] | undefined,
 ): AsyncGenerator<GenerationEvent, { text: string; finishReason: "stop" | "length" } | null, void> {
   if (budget <= 0) return { text: "", finishReason: "length" };
   const stops = new StopMatcher(stop);
@@ -188,7 +195,11 @@ async function* modelText(run: Run, prompt: number[], maxSteps: number): AsyncGe
  * Answer deltas; the last one has `length` set when the output reached `budget` tokens
  * as counted by tokenizer.ts (the text is trimmed to exactly `budget` tokens then).
  */
-async function* answer(run: Run, prompt: number[], budget: number): AsyncGenerator<{ delta: string; length: boolean } | null, void, void> {
+async function* answer(
+  run: Run,
+  prompt: number[],
+  budget: number,
+): AsyncGenerator<{ delta: string; length: boolean } | null, void, void> {
   let produced = "";
   // Spelled-out words take several model steps per counted token, hence the slack.
   for await (const delta of modelText(run, prompt, budget * 4)) {
@@ -228,7 +239,12 @@ async function toolCall(run: Run, turns: TemplateTurn[], tool: FunctionTool, mes
   const generated = await shortModelText(run, turns);
   if (generated === null) return null;
   const args = buildArguments(tool.parameters, { message, generated });
-  return { type: "tool_call" as const, callId: `call_${randomBytes(12).toString("hex")}`, name: tool.name, arguments: JSON.stringify(args) };
+  return {
+    type: "tool_call" as const,
+    callId: `call_${randomBytes(12).toString("hex")}`,
+    name: tool.name,
+    arguments: JSON.stringify(args),
+  };
 }
 
 /** The first few words of the model's own answer, for a required string the message does not supply. */
@@ -238,6 +254,11 @@ async function shortModelText(run: Run, turns: TemplateTurn[]): Promise<string |
     if (delta === null) return null;
     text += delta;
   }
-  const words = text.replace(/[.!?].*$/s, "").trim().split(/\s+/).slice(0, 8).join(" ");
+  const words = text
+    .replace(/[.!?].*$/s, "")
+    .trim()
+    .split(/\s+/)
+    .slice(0, 8)
+    .join(" ");
   return words.length > 0 ? words : "text";
 }

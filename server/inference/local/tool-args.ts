@@ -64,9 +64,16 @@ function fillObject(schema: Schema, source: ArgumentSource, cursor: MessageCurso
 }
 
 /** A value for one property, or undefined when it is optional and the message has none. */
-function fillValue(name: string, schema: Schema, source: ArgumentSource, cursor: MessageCursor, required: boolean): unknown {
+function fillValue(
+  name: string,
+  schema: Schema,
+  source: ArgumentSource,
+  cursor: MessageCursor,
+  required: boolean,
+): unknown {
   if ("const" in schema) return schema.const;
-  if (Array.isArray(schema.enum)) return mentionedEnum(schema.enum, source.message) ?? (required ? schema.enum[0] : undefined);
+  if (Array.isArray(schema.enum))
+    return mentionedEnum(schema.enum, source.message) ?? (required ? schema.enum[0] : undefined);
   switch (typeOf(schema)) {
     case "string":
       return fillString(name, schema, source, cursor, required);
@@ -96,7 +103,13 @@ function mentionedEnum(values: unknown[], message: string): unknown {
   return best?.value;
 }
 
-function fillString(name: string, schema: Schema, source: ArgumentSource, cursor: MessageCursor, required: boolean): string | undefined {
+function fillString(
+  name: string,
+  schema: Schema,
+  source: ArgumentSource,
+  cursor: MessageCursor,
+  required: boolean,
+): string | undefined {
   let value = cursor.quoted.shift() ?? wordsAfterName(source.message, name) ?? capitalisedWord(source.message);
   if (value === undefined) {
     if (!required) return undefined;
@@ -128,7 +141,8 @@ function fillNumber(schema: Schema, cursor: MessageCursor, required: boolean): n
   const min = typeof schema.minimum === "number" ? schema.minimum : undefined;
   const max = typeof schema.maximum === "number" ? schema.maximum : undefined;
   let value = taken ?? min ?? 0;
-  if (schema.type === "integer" || (Array.isArray(schema.type) && schema.type.includes("integer"))) value = Math.round(value);
+  if (schema.type === "integer" || (Array.isArray(schema.type) && schema.type.includes("integer")))
+    value = Math.round(value);
   if (min !== undefined && value < min) value = min;
   if (max !== undefined && value > max) value = max;
   return value;
@@ -140,7 +154,13 @@ function fillBoolean(name: string, message: string, required: boolean): boolean 
   return !/\b(no|not|false|without|disable)\b/.test(lower);
 }
 
-function fillArray(name: string, schema: Schema, source: ArgumentSource, cursor: MessageCursor, required: boolean): unknown[] | undefined {
+function fillArray(
+  name: string,
+  schema: Schema,
+  source: ArgumentSource,
+  cursor: MessageCursor,
+  required: boolean,
+): unknown[] | undefined {
   const items = resolve((schema.items ?? {}) as Schema);
   const minItems = typeof schema.minItems === "number" ? schema.minItems : 0;
   const first = fillValue(name, items, source, cursor, minItems > 0);
@@ -151,7 +171,10 @@ function fillArray(name: string, schema: Schema, source: ArgumentSource, cursor:
 }
 
 function mentions(message: string, name: string): boolean {
-  return wordIndex(message.toLowerCase(), name.toLowerCase().replace(/[_-]+/g, " ")) >= 0 || wordIndex(message.toLowerCase(), name.toLowerCase()) >= 0;
+  return (
+    wordIndex(message.toLowerCase(), name.toLowerCase().replace(/[_-]+/g, " ")) >= 0 ||
+    wordIndex(message.toLowerCase(), name.toLowerCase()) >= 0
+  );
 }
 
 /** Index of `word` in `text` as a whole word (case already folded), or -1. */

@@ -55,7 +55,11 @@ export function renderChat(model: LocalModel, messages: readonly ChatMessage[]):
 }
 
 /** Tokens of a chat example in the serving template, left-truncated to maxLength (the answer is at the end). */
-export function encodeChatExample(model: LocalModel, example: ChatExample, maxLength = model.config.contextLength): EncodedExample {
+export function encodeChatExample(
+  model: LocalModel,
+  example: ChatExample,
+  maxLength = model.config.contextLength,
+): EncodedExample {
   const { tokens, targetMask } = renderChat(model, example.messages);
   const start = Math.max(0, tokens.length - Math.min(maxLength, model.config.contextLength));
   return { tokens: tokens.slice(start), targetMask: targetMask.slice(start) };
@@ -74,7 +78,11 @@ export function fullGradientBuffers(model: LocalModel): Weights {
  * The shared core of base training, LoRA training and the parallel trainer.
  */
 export function accumulateGradients(
-  model: LocalModel, weights: Weights, batch: readonly EncodedExample[], grads: Gradients, scale: number,
+  model: LocalModel,
+  weights: Weights,
+  batch: readonly EncodedExample[],
+  grads: Gradients,
+  scale: number,
 ): number {
   const v = model.config.vocabSize;
   let lossSum = 0;
@@ -93,7 +101,11 @@ export function batchTargetCount(batch: readonly EncodedExample[]): number {
 }
 
 /** Optimizer state over the parameters a step will update: all base weights, or the adapter's factors. */
-export function createTrainingState(model: LocalModel, adapter: Adapter | null, options: Partial<AdamOptions> = {}): AdamState {
+export function createTrainingState(
+  model: LocalModel,
+  adapter: Adapter | null,
+  options: Partial<AdamOptions> = {},
+): AdamState {
   return createOptimizerState(adapter === null ? model.weights : adapterParameters(adapter), options);
 }
 
@@ -101,7 +113,13 @@ export function createTrainingState(model: LocalModel, adapter: Adapter | null, 
  * One optimizer step on a batch; returns the batch's mean loss per target token
  * (before the update). With an adapter, only its A/B factors change.
  */
-export function trainStep(model: LocalModel, adapter: Adapter | null, batch: readonly EncodedExample[], state: AdamState, lr: number): number {
+export function trainStep(
+  model: LocalModel,
+  adapter: Adapter | null,
+  batch: readonly EncodedExample[],
+  state: AdamState,
+  lr: number,
+): number {
   const count = batchTargetCount(batch);
   if (count === 0) return 0;
   if (adapter === null) {
@@ -152,13 +170,24 @@ export class AdapterStep {
    * Adds the gradient of scale·(DPO loss of the pair) + chosenNll·(−log π(chosen)); returns
    * the pair's DPO loss.
    */
-  addPreference(pair: EncodedPreference, reference: ReferenceLogProbs, beta: number, scale: number, chosenNll = 0): number {
+  addPreference(
+    pair: EncodedPreference,
+    reference: ReferenceLogProbs,
+    beta: number,
+    scale: number,
+    chosenNll = 0,
+  ): number {
     return dpoPairLoss(this.adapted, this.policy, pair, reference, beta, this.grads, scale, chosenNll);
   }
 
   /** The Adam update of the adapter's factors with the summed gradient; returns the gradient's norm. */
   apply(state: AdamState, lr: number): number {
-    return adamUpdate(adapterParameters(this.adapter), adapterGradients(this.model, this.adapter, this.grads), state, lr);
+    return adamUpdate(
+      adapterParameters(this.adapter),
+      adapterGradients(this.model, this.adapter, this.grads),
+      state,
+      lr,
+    );
   }
 }
 
@@ -190,15 +219,28 @@ function encodeAnswer(model: LocalModel, prompt: ChatMessage[], answer: string, 
 }
 
 /** Prompt + answer messages, whole; the targets are exactly the answer's tokens. */
-function encodeAnswerTurns(model: LocalModel, prompt: readonly ChatMessage[], answer: readonly ChatMessage[]): EncodedExample {
-  const context = renderChat(model, prompt.map((m) => ({ ...m, weight: 0 as const })));
-  const reply = renderChat(model, answer.map((m) => ({ ...m, weight: 1 as const })));
+function encodeAnswerTurns(
+  model: LocalModel,
+  prompt: readonly ChatMessage[],
+  answer: readonly ChatMessage[],
+): EncodedExample {
+  const context = renderChat(
+    model,
+    prompt.map((m) => ({ ...m, weight: 0 as const })),
+  );
+  const reply = renderChat(
+    model,
+    answer.map((m) => ({ ...m, weight: 1 as const })),
+  );
   return { tokens: [...context.tokens, ...reply.tokens], targetMask: [...context.targetMask, ...reply.targetMask] };
 }
 
 /** A preference pair as whole token sequences (never truncated), for dpoPairLoss. */
 export function encodePreference(
-  model: LocalModel, prompt: readonly ChatMessage[], chosen: readonly ChatMessage[], rejected: readonly ChatMessage[],
+  model: LocalModel,
+  prompt: readonly ChatMessage[],
+  chosen: readonly ChatMessage[],
+  rejected: readonly ChatMessage[],
 ): EncodedPreference {
   return { chosen: encodeAnswerTurns(model, prompt, chosen), rejected: encodeAnswerTurns(model, prompt, rejected) };
 }
@@ -228,7 +270,10 @@ export interface ReferenceLogProbs {
 
 /** log π_ref of a pair under `model`'s own weights (the base, or an adapted model standing for it). */
 export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): ReferenceLogProbs {
-  return { chosen: sequenceLogProb(model, model.weights, pair.chosen), rejected: sequenceLogProb(model, model.weights, pair.rejected) };
+  return {
+    chosen: sequenceLogProb(model, model.weights, pair.chosen),
+    rejected: sequenceLogProb(model, model.weights, pair.rejected),
+  };
 }
 
 /**
@@ -239,12 +284,18 @@ export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): R
  * chosen answer's forward pass.
  */
 export function dpoPairLoss(
-  model: LocalModel, policy: Weights, pair: EncodedPreference, reference: ReferenceLogProbs, beta: number,
-  grads: Gradients | null, scale = 1, chosenNll = 0,
+  model: LocalModel,
+  policy: Weights,
+  pair: EncodedPreference,
+  reference: ReferenceLogProbs,
+  beta: number,
+  grads: Gradients | null,
+  scale = 1,
+  chosenNll = 0,
 ): number {
   const pc = answerLogProb(model, policy, pair.chosen);
   const pr = answerLogProb(model, policy, pair.rejected);
-  const z = beta * ((pc.logp - reference.chosen) - (pr.logp - reference.rejected));
+  const z = beta * (pc.logp - reference.chosen - (pr.logp - reference.rejected));
   if (grads !== null) {
     // d loss/d log π(chosen) = −β·σ(−z); the gradient of −log π is (softmax − onehot).
     const coefficient = beta * sigmoid(-z) * scale;
@@ -259,13 +310,21 @@ export function dpoPairLoss(
  * averaging dpoPairLoss over the pairs. Returns the mean loss before the update.
  */
 export function dpoStep(
-  model: LocalModel, adapter: Adapter, pairs: readonly PreferencePair[], state: AdamState, lr: number, beta: number,
+  model: LocalModel,
+  adapter: Adapter,
+  pairs: readonly PreferencePair[],
+  state: AdamState,
+  lr: number,
+  beta: number,
   maxLength = model.config.contextLength,
 ): number {
   const step = new AdapterStep(model, adapter);
   let lossSum = 0;
   for (const pair of pairs) {
-    const encoded = { chosen: encodeAnswer(model, pair.prompt, pair.chosen, maxLength), rejected: encodeAnswer(model, pair.prompt, pair.rejected, maxLength) };
+    const encoded = {
+      chosen: encodeAnswer(model, pair.prompt, pair.chosen, maxLength),
+      rejected: encodeAnswer(model, pair.prompt, pair.rejected, maxLength),
+    };
     lossSum += step.addPreference(encoded, referenceLogProbs(model, encoded), beta, 1 / pairs.length);
   }
   step.apply(state, lr);
@@ -273,7 +332,14 @@ export function dpoStep(
 }
 
 /** Adds scale·∇(−log π(example)) into grads, reusing a forward trace. */
-function backpropLogProb(model: LocalModel, weights: Weights, example: EncodedExample, trace: ReturnType<typeof forward>, scale: number, grads: Gradients): void {
+function backpropLogProb(
+  model: LocalModel,
+  weights: Weights,
+  example: EncodedExample,
+  trace: ReturnType<typeof forward>,
+  scale: number,
+  grads: Gradients,
+): void {
   const dLogits = new Float32Array(trace.logits.length);
   nextTokenLoss(trace.logits, example, model.config.vocabSize, scale, dLogits);
   backward(model.config, weights, trace, dLogits, grads);

@@ -64,7 +64,11 @@ export class OpenAiUpstreamProvider implements Provider {
     }
     if (toolCalls.size > 0) finish = "tool_calls";
     // An upstream that reports no usage is counted with our own tokenizer, so calls are never free by accident.
-    usage ??= { inputTokens: countInputTokens(req), outputTokens: countTokens(text + [...toolCalls.values()].map((c) => c.arguments).join("")), reasoningTokens: 0 };
+    usage ??= {
+      inputTokens: countInputTokens(req),
+      outputTokens: countTokens(text + [...toolCalls.values()].map((c) => c.arguments).join("")),
+      reasoningTokens: 0,
+    };
     yield { type: "done", finishReason: finish, usage };
   }
 
@@ -76,7 +80,11 @@ export class OpenAiUpstreamProvider implements Provider {
       response = await request(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
         method: "POST",
         // The caller's request id and trace context go along, so the upstream's logs name the same request.
-        headers: { "content-type": "application/json", ...forwardedHeaders(), ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        headers: {
+          "content-type": "application/json",
+          ...forwardedHeaders(),
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
         body: JSON.stringify(upstreamBody(req, model)),
         signal: req.signal,
         headersTimeout: timeoutMs,
@@ -84,10 +92,22 @@ export class OpenAiUpstreamProvider implements Provider {
       });
     } catch (error) {
       const failure = connectionFailure(error, req.signal);
-      upstreamCalled(this.name, started, req.signal.aborted ? "aborted" : failure instanceof ProviderFailure && failure.code === "UPSTREAM_TIMEOUT" ? "timeout" : "connection");
+      upstreamCalled(
+        this.name,
+        started,
+        req.signal.aborted
+          ? "aborted"
+          : failure instanceof ProviderFailure && failure.code === "UPSTREAM_TIMEOUT"
+            ? "timeout"
+            : "connection",
+      );
       throw failure;
     }
-    upstreamCalled(this.name, started, response.statusCode === 429 ? "429" : `${Math.floor(response.statusCode / 100)}xx`);
+    upstreamCalled(
+      this.name,
+      started,
+      response.statusCode === 429 ? "429" : `${Math.floor(response.statusCode / 100)}xx`,
+    );
     if (response.statusCode >= 200 && response.statusCode < 300) return response.body;
     const text = await response.body.text().catch(() => "");
     throw statusFailure(response.statusCode, text, response.headers["retry-after"]);
@@ -95,14 +115,22 @@ export class OpenAiUpstreamProvider implements Provider {
 }
 
 function upstreamBody(req: GenerationRequest, model: string): Record<string, unknown> {
-  const tools = req.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  const tools = req.tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
   const choice = req.toolChoice;
   return {
     model,
     stream: true,
     stream_options: { include_usage: true },
     messages: upstreamMessages(req.instructions, req.turns),
-    ...(tools.length > 0 ? { tools, tool_choice: choice.mode === "function" ? { type: "function", function: { name: choice.name } } : choice.mode } : {}),
+    ...(tools.length > 0
+      ? {
+          tools,
+          tool_choice: choice.mode === "function" ? { type: "function", function: { name: choice.name } } : choice.mode,
+        }
+      : {}),
     ...(req.maxOutputTokens !== undefined ? { max_tokens: req.maxOutputTokens } : {}),
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
     ...(req.topP !== undefined ? { top_p: req.topP } : {}),
@@ -131,8 +159,15 @@ export function upstreamMessages(instructions: string | undefined, turns: Turn[]
 }
 
 interface UpstreamChunk {
-  choices?: { delta?: { content?: string | null; tool_calls?: UpstreamToolCallDelta[] }; finish_reason?: string | null }[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number; completion_tokens_details?: { reasoning_tokens?: number } };
+  choices?: {
+    delta?: { content?: string | null; tool_calls?: UpstreamToolCallDelta[] };
+    finish_reason?: string | null;
+  }[];
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    completion_tokens_details?: { reasoning_tokens?: number };
+  };
 }
 
 interface UpstreamToolCallDelta {
@@ -188,7 +223,8 @@ async function* parseChunks(body: AsyncIterable<Buffer | string>, signal: AbortS
     }
     released = true;
   } catch (error) {
-    if (error instanceof SyntaxError) throw new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream sent a malformed stream", { retryable: true });
+    if (error instanceof SyntaxError)
+      throw new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream sent a malformed stream", { retryable: true });
     throw connectionFailure(error, signal);
   } finally {
     // Left before the end (the consumer stopped, a malformed chunk, a failed read): the body is destroyed.
@@ -221,10 +257,17 @@ function connectionFailure(error: unknown, signal: AbortSignal): unknown {
 function statusFailure(status: number, body: string, retryAfterHeader: string | string[] | undefined): ProviderFailure {
   const retryAfter = Number.parseInt(String(retryAfterHeader ?? ""), 10);
   const wait = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined;
-  if (status === 429) return new ProviderFailure("UPSTREAM_RATE_LIMITED", "the upstream is rate limited", { retryable: true, ...(wait !== undefined ? { retryAfter: wait } : {}) });
+  if (status === 429)
+    return new ProviderFailure("UPSTREAM_RATE_LIMITED", "the upstream is rate limited", {
+      retryable: true,
+      ...(wait !== undefined ? { retryAfter: wait } : {}),
+    });
   if ((status === 400 || status === 422) && /content[_ ]?(filter|policy)|safety|moderation/i.test(body)) {
-    return new ProviderFailure("UPSTREAM_CONTENT_REJECTED", "the upstream provider refused the content", { retryable: false });
+    return new ProviderFailure("UPSTREAM_CONTENT_REJECTED", "the upstream provider refused the content", {
+      retryable: false,
+    });
   }
-  if (status === 504 || status === 408) return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream timed out", { retryable: true });
+  if (status === 504 || status === 408)
+    return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream timed out", { retryable: true });
   return new ProviderFailure("UPSTREAM_UNAVAILABLE", `the upstream answered HTTP ${status}`, { retryable: true });
 }

@@ -12,7 +12,16 @@
  * - everything else passes straight through.
  */
 import type { AccountModel, FineTuningStore } from "../fine-tuning.ts";
-import type { Account, AccountStore, ApiKey, ApiKeyStore, Store, UsageCharge, UsageStore, VersionedStore } from "../store.ts";
+import type {
+  Account,
+  AccountStore,
+  ApiKey,
+  ApiKeyStore,
+  Store,
+  UsageCharge,
+  UsageStore,
+  VersionedStore,
+} from "../store.ts";
 import { ChangeFeed, type ChangeFeedOptions } from "./change-feed.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { RecordCache } from "./record-cache.ts";
@@ -28,7 +37,10 @@ export interface CachedStore extends Store {
 export function withCaches(store: VersionedStore, options: Partial<ChangeFeedOptions> = {}): CachedStore {
   const feed = new ChangeFeed(store.cacheVersion, options);
   const keys = new RecordCache<string, ApiKey | undefined>(feed, { maxEntries: MAX_ENTRIES });
-  const accounts = new RecordCache<string, Account | undefined>(feed, { maxEntries: MAX_ENTRIES, ttlMs: feed.maxStaleMs });
+  const accounts = new RecordCache<string, Account | undefined>(feed, {
+    maxEntries: MAX_ENTRIES,
+    ttlMs: feed.maxStaleMs,
+  });
   const models = new RecordCache<string, AccountModel[]>(feed, { maxEntries: MAX_ENTRIES });
   /** After a change made through this store: this process sees it at once. */
   const changed = <T>(result: T): T => {
@@ -65,7 +77,11 @@ export function withCaches(store: VersionedStore, options: Partial<ChangeFeedOpt
 type Changed = <T>(result: T) => T;
 const isDefined = <T>(value: T | undefined): boolean => value !== undefined;
 
-function cachedAccounts(inner: AccountStore, cache: RecordCache<string, Account | undefined>, changed: Changed): AccountStore {
+function cachedAccounts(
+  inner: AccountStore,
+  cache: RecordCache<string, Account | undefined>,
+  changed: Changed,
+): AccountStore {
   return {
     create: async (account) => changed(await inner.create(account)),
     get: (id) => cache.get(id, () => inner.get(id), isDefined),
@@ -75,7 +91,11 @@ function cachedAccounts(inner: AccountStore, cache: RecordCache<string, Account 
   };
 }
 
-function cachedApiKeys(inner: ApiKeyStore, cache: RecordCache<string, ApiKey | undefined>, changed: Changed): ApiKeyStore {
+function cachedApiKeys(
+  inner: ApiKeyStore,
+  cache: RecordCache<string, ApiKey | undefined>,
+  changed: Changed,
+): ApiKeyStore {
   return {
     create: async (key) => changed(await inner.create(key)),
     // Misses are not kept: a flood of made-up keys must not fill the cache.
@@ -85,7 +105,11 @@ function cachedApiKeys(inner: ApiKeyStore, cache: RecordCache<string, ApiKey | u
   };
 }
 
-function cachedFineTuning(inner: FineTuningStore, cache: RecordCache<string, AccountModel[]>, changed: Changed): FineTuningStore {
+function cachedFineTuning(
+  inner: FineTuningStore,
+  cache: RecordCache<string, AccountModel[]>,
+  changed: Changed,
+): FineTuningStore {
   const listModels = (accountId: string) => cache.get(accountId, () => inner.listModels(accountId));
   const overrides: Partial<FineTuningStore> = {
     listModels,
@@ -127,7 +151,8 @@ class SpendCounter {
   async spentSince(accountId: string, since: Date): Promise<number> {
     const entry = this.#entries.get(accountId);
     const sinceMs = since.getTime();
-    if (entry && entry.sinceMs === sinceMs && performance.now() - entry.readAtMs <= this.#ttlMs) return entry.spentMicros;
+    if (entry && entry.sinceMs === sinceMs && performance.now() - entry.readAtMs <= this.#ttlMs)
+      return entry.spentMicros;
     const readAtMs = performance.now();
     const spentMicros = await this.#usage.spentSince(accountId, since);
     if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();

@@ -35,7 +35,8 @@ export class ChangeFeed {
   constructor(source: CacheVersionStore, options: Partial<ChangeFeedOptions> = {}) {
     this.#source = source;
     this.#options = { ...CHANGE_FEED_DEFAULTS, ...options };
-    if (this.#options.pollMs >= this.#options.maxStaleMs) throw new RangeError("pollMs must be below maxStaleMs, or the caches are never trusted");
+    if (this.#options.pollMs >= this.#options.maxStaleMs)
+      throw new RangeError("pollMs must be below maxStaleMs, or the caches are never trusted");
   }
 
   get maxStaleMs(): number {

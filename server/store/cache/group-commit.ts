@@ -29,7 +29,9 @@ export class GroupCommit {
 
   charge(charge: UsageCharge): Promise<{ balanceMicros: number }> {
     if (!Number.isSafeInteger(charge.amountMicros) || charge.amountMicros < 0) {
-      return Promise.reject(new RangeError(`A charge is a whole, non-negative number of micro-units, not ${charge.amountMicros}`));
+      return Promise.reject(
+        new RangeError(`A charge is a whole, non-negative number of micro-units, not ${charge.amountMicros}`),
+      );
     }
     return new Promise((resolve, reject) => {
       this.#queue.push({ charge, resolve, reject });

@@ -73,7 +73,8 @@ export class RateCounter {
     this.#timer = undefined;
     const now = Date.now();
     await Promise.all([...this.#windows].filter(([, w]) => w.pending > 0).map(([id]) => this.#write(id, now, 0)));
-    for (const [id, w] of this.#windows) if (w.pending === 0 && now >= w.startMs + this.#lengthMs) this.#windows.delete(id);
+    for (const [id, w] of this.#windows)
+      if (w.pending === 0 && now >= w.startMs + this.#lengthMs) this.#windows.delete(id);
   }
 
   /** Adds this process's pending requests and `extra` more to the store; learns the window's count. */
@@ -113,7 +114,11 @@ export class RateCounter {
     if (known && known.startMs === stored.startMs) {
       known.synced = Math.max(known.synced, stored.count);
     } else {
-      const carried = { pending: known?.pending ?? 0, writing: known?.writing ?? 0, pendingFromMs: known?.pendingFromMs ?? atMs };
+      const carried = {
+        pending: known?.pending ?? 0,
+        writing: known?.writing ?? 0,
+        pendingFromMs: known?.pendingFromMs ?? atMs,
+      };
       this.#windows.set(accountId, { startMs: stored.startMs, synced: stored.count, ...carried });
     }
     return stored;

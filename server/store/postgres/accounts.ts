@@ -25,7 +25,9 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   list(): Promise<Account[]> {
-    return pgCall(async () => (await query(this.#pool, "SELECT * FROM accounts ORDER BY created_at_ms, id")).map(accountFromRow));
+    return pgCall(async () =>
+      (await query(this.#pool, "SELECT * FROM accounts ORDER BY created_at_ms, id")).map(accountFromRow),
+    );
   }
 
   update(id: string, patch: AccountPatch): Promise<Account> {
@@ -62,10 +64,19 @@ export class PostgresAccountStore implements AccountStore {
 }
 
 async function insertAccount(db: Db, account: NewAccount): Promise<Account> {
-  const row: Row = { id: account.id, ...columnsOf({ ...ACCOUNT_DEFAULTS }), ...columnsOf(account), created_at_ms: Date.now() };
+  const row: Row = {
+    id: account.id,
+    ...columnsOf({ ...ACCOUNT_DEFAULTS }),
+    ...columnsOf(account),
+    created_at_ms: Date.now(),
+  };
   const names = Object.keys(row);
   try {
-    const inserted = await queryOne(db, `INSERT INTO accounts (${names.join(", ")}) VALUES (${names.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING *`, Object.values(row));
+    const inserted = await queryOne(
+      db,
+      `INSERT INTO accounts (${names.join(", ")}) VALUES (${names.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING *`,
+      Object.values(row),
+    );
     return accountFromRow(inserted as Row);
   } catch (error) {
     if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `Account ${account.id} already exists.`);
@@ -83,7 +94,14 @@ function columnsOf(fields: AccountPatch): Row {
   set("balance_micros", fields.balanceMicros);
   set("budget_micros", fields.budgetMicros);
   set("requests_per_minute", fields.requestsPerMinute);
-  set("allowed_models", fields.allowedModels === undefined ? undefined : fields.allowedModels === null ? null : JSON.stringify(fields.allowedModels));
+  set(
+    "allowed_models",
+    fields.allowedModels === undefined
+      ? undefined
+      : fields.allowedModels === null
+        ? null
+        : JSON.stringify(fields.allowedModels),
+  );
   set("accepted_agreement_version", fields.acceptedAgreementVersion);
   set("has_payment_method", fields.hasPaymentMethod);
   set("fine_tuning_enabled", fields.fineTuningEnabled);

@@ -23,13 +23,21 @@ export class PostgresApiKeyStore implements ApiKeyStore {
   }
 
   list(accountId: string): Promise<ApiKey[]> {
-    return pgCall(async () => (await query(this.#pool, "SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at_ms, id", [accountId])).map(apiKeyFromRow));
+    return pgCall(async () =>
+      (
+        await query(this.#pool, "SELECT * FROM api_keys WHERE account_id = $1 ORDER BY created_at_ms, id", [accountId])
+      ).map(apiKeyFromRow),
+    );
   }
 
   revoke(id: string): Promise<ApiKey> {
     return pgCall(async () => {
       // One statement: revoking twice keeps the first time.
-      const row = await queryOne(this.#pool, "UPDATE api_keys SET revoked_at_ms = COALESCE(revoked_at_ms, $2) WHERE id = $1 RETURNING *", [id, Date.now()]);
+      const row = await queryOne(
+        this.#pool,
+        "UPDATE api_keys SET revoked_at_ms = COALESCE(revoked_at_ms, $2) WHERE id = $1 RETURNING *",
+        [id, Date.now()],
+      );
       if (!row) throw new ApiError("NOT_FOUND", `No API key ${id}.`);
       return apiKeyFromRow(row);
     });

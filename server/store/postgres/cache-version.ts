@@ -9,7 +9,8 @@ import type pg from "pg";
 import type { CacheVersionStore } from "../store.ts";
 import { pgCall, queryOne } from "./database.ts";
 
-const CACHED_ACCOUNT_COLUMNS = "suspended, budget_micros, requests_per_minute, allowed_models, accepted_agreement_version, has_payment_method, fine_tuning_enabled";
+const CACHED_ACCOUNT_COLUMNS =
+  "suspended, budget_micros, requests_per_minute, allowed_models, accepted_agreement_version, has_payment_method, fine_tuning_enabled";
 
 function triggers(table: string, updateOf = ""): string {
   return `CREATE TRIGGER ${table}_bump_cache_version AFTER INSERT OR UPDATE${updateOf && ` OF ${updateOf}`} OR DELETE ON ${table}
@@ -42,6 +43,8 @@ export class PostgresCacheVersionStore implements CacheVersionStore {
   }
 
   current(): Promise<number> {
-    return pgCall(async () => Number((await queryOne(this.#pool, "SELECT version FROM cache_version WHERE id = 1"))?.version));
+    return pgCall(async () =>
+      Number((await queryOne(this.#pool, "SELECT version FROM cache_version WHERE id = 1"))?.version),
+    );
   }
 }

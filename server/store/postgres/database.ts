@@ -24,7 +24,11 @@ export interface PostgresSettings {
   statementTimeoutMs: number;
 }
 
-export const POSTGRES_DEFAULTS: PostgresSettings = { poolSize: 10, connectTimeoutMs: 5_000, statementTimeoutMs: 15_000 };
+export const POSTGRES_DEFAULTS: PostgresSettings = {
+  poolSize: 10,
+  connectTimeoutMs: 5_000,
+  statementTimeoutMs: 15_000,
+};
 
 /** Seconds a client is told to wait (Retry-After) when the database does not answer. */
 const RETRY_AFTER_SECONDS = 1;
@@ -37,7 +41,9 @@ const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 const TYPES = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === INT8_OID || oid === NUMERIC_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+    oid === INT8_OID || oid === NUMERIC_OID
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
 };
 
 export function createPool(connectionString: string, settings: PostgresSettings = POSTGRES_DEFAULTS): pg.Pool {
@@ -76,7 +82,11 @@ export async function queryOne(db: Db, text: string, values: unknown[] = []): Pr
  * transaction to keep it serializable, or to break a deadlock: such a transaction changed
  * nothing, so it is run again (a few times, after a short random pause).
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (db: pg.PoolClient) => Promise<T>, options: { serializable?: boolean } = {}): Promise<T> {
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (db: pg.PoolClient) => Promise<T>,
+  options: { serializable?: boolean } = {},
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     let broken: Error | undefined;
@@ -114,7 +124,9 @@ export async function pgCall<T>(work: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof ApiError) throw error;
     if (isUnavailable(error)) {
-      throw new ApiError("STORAGE_UNAVAILABLE", "The database is not answering. Retry shortly.", { retryAfter: RETRY_AFTER_SECONDS });
+      throw new ApiError("STORAGE_UNAVAILABLE", "The database is not answering. Retry shortly.", {
+        retryAfter: RETRY_AFTER_SECONDS,
+      });
     }
     throw error;
   }
@@ -128,15 +140,27 @@ interface PgError extends Error {
 /** SQLSTATE classes and codes that say "the database cannot serve this now", not "this is wrong". */
 const UNAVAILABLE_CLASSES = ["08", "53", "57", "58"]; // connection exception, insufficient resources, operator intervention (shutdown, timeouts), system error
 const UNAVAILABLE_CODES = ["40001", "40P01", "55P03", "25P03"]; // serialization failure, deadlock (past the retries), lock timeout, idle-in-transaction timeout
-const NETWORK_CODES = ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ECONNABORTED"];
+const NETWORK_CODES = [
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "ECONNABORTED",
+];
 /** node-postgres's own messages for a connection that broke or never came. */
-const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended|not queryable/i;
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended|not queryable/i;
 
 export function isUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const { code, errors } = error as PgError;
   if (typeof code === "string") {
-    if (code.length === 5 && (UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_CODES.includes(code))) return true;
+    if (code.length === 5 && (UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) || UNAVAILABLE_CODES.includes(code)))
+      return true;
     if (NETWORK_CODES.includes(code)) return true;
   }
   // Connecting to a name with several addresses fails with all their errors at once.

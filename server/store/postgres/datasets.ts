@@ -56,7 +56,11 @@ export class PostgresDatasetStore implements DatasetStore {
         return datasetFromRow(row as Row);
       } catch (error) {
         if (isDuplicate(error)) {
-          throw new ApiError("ALREADY_EXISTS", `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`, { param: "datasetId" });
+          throw new ApiError(
+            "ALREADY_EXISTS",
+            `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`,
+            { param: "datasetId" },
+          );
         }
         throw error;
       }
@@ -71,13 +75,19 @@ export class PostgresDatasetStore implements DatasetStore {
     return pgCall(async () => {
       const where = ["account_id = $1", query_.state === undefined ? "state <> 'DATASET_STATE_DELETED'" : "state = $2"];
       const params: unknown[] = query_.state === undefined ? [accountId] : [accountId, query_.state];
-      const total = Number((await queryOne(this.#pool, `SELECT COUNT(*) AS n FROM datasets WHERE ${where.join(" AND ")}`, params))?.n ?? 0);
+      const total = Number(
+        (await queryOne(this.#pool, `SELECT COUNT(*) AS n FROM datasets WHERE ${where.join(" AND ")}`, params))?.n ?? 0,
+      );
       if (query_.beforeSeq !== undefined) {
         params.push(query_.beforeSeq);
         where.push(`seq < $${params.length}`);
       }
       params.push(query_.limit);
-      const rows = await query(this.#pool, `SELECT * FROM datasets WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $${params.length}`, params);
+      const rows = await query(
+        this.#pool,
+        `SELECT * FROM datasets WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $${params.length}`,
+        params,
+      );
       return { datasets: rows.map(datasetFromRow), total };
     });
   }
@@ -87,7 +97,11 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED") return dataset;
-        const row = await queryOne(db, "UPDATE datasets SET state = 'DATASET_STATE_DELETED', update_time_ms = $1 WHERE seq = $2 RETURNING *", [now.getTime(), dataset.seq]);
+        const row = await queryOne(
+          db,
+          "UPDATE datasets SET state = 'DATASET_STATE_DELETED', update_time_ms = $1 WHERE seq = $2 RETURNING *",
+          [now.getTime(), dataset.seq],
+        );
         return datasetFromRow(row as Row);
       }),
     );
@@ -95,7 +109,13 @@ export class PostgresDatasetStore implements DatasetStore {
 
   listVersions(accountId: string, datasetId: string): Promise<VersionRecord[]> {
     return pgCall(async () =>
-      (await query(this.#pool, `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = $1 AND d.dataset_id = $2 ORDER BY v.version_no`, [accountId, datasetId])).map(versionFromRow),
+      (
+        await query(
+          this.#pool,
+          `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = $1 AND d.dataset_id = $2 ORDER BY v.version_no`,
+          [accountId, datasetId],
+        )
+      ).map(versionFromRow),
     );
   }
 
@@ -112,7 +132,10 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED") {
-          throw new ApiError("INVALID_REQUEST", `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`);
+          throw new ApiError(
+            "INVALID_REQUEST",
+            `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`,
+          );
         }
         const versionNo = dataset.latestVersionNo + 1;
         await db.query(
@@ -131,7 +154,10 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const { seq } = await lockDataset(db, key.accountId, key.datasetId);
         requireReceiving(await requireVersion(db, key));
-        await db.query("UPDATE dataset_versions SET stored = true, owner = NULL, bytes = $1, update_time_ms = $2 WHERE dataset_seq = $3 AND version_no = $4", [bytes, now.getTime(), seq, key.versionNo]);
+        await db.query(
+          "UPDATE dataset_versions SET stored = true, owner = NULL, bytes = $1, update_time_ms = $2 WHERE dataset_seq = $3 AND version_no = $4",
+          [bytes, now.getTime(), seq, key.versionNo],
+        );
         await syncDataset(db, seq, now);
         return requireVersion(db, key);
       }),
@@ -145,7 +171,10 @@ export class PostgresDatasetStore implements DatasetStore {
         const version = dataset && (await findVersion(db, key));
         if (!dataset || !version || version.stored) return;
         if (dataset.latestVersionNo === key.versionNo) {
-          await db.query("DELETE FROM dataset_versions WHERE dataset_seq = $1 AND version_no = $2", [dataset.seq, key.versionNo]);
+          await db.query("DELETE FROM dataset_versions WHERE dataset_seq = $1 AND version_no = $2", [
+            dataset.seq,
+            key.versionNo,
+          ]);
         } else {
           await markUploadFailed(db, dataset.seq, key.versionNo, reason, now);
         }
@@ -154,13 +183,23 @@ export class PostgresDatasetStore implements DatasetStore {
     );
   }
 
-  startValidation(accountId: string, datasetId: string, owner: string, now: Date): Promise<{ dataset: DatasetRecord; version: VersionRecord }> {
+  startValidation(
+    accountId: string,
+    datasetId: string,
+    owner: string,
+    now: Date,
+  ): Promise<{ dataset: DatasetRecord; version: VersionRecord }> {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, accountId, datasetId);
         const name = datasetName(accountId, datasetId);
-        if (dataset.state === "DATASET_STATE_DELETED") throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
-        if (dataset.latestVersionNo === 0) throw new ApiError("INVALID_REQUEST", `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`);
+        if (dataset.state === "DATASET_STATE_DELETED")
+          throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
+        if (dataset.latestVersionNo === 0)
+          throw new ApiError(
+            "INVALID_REQUEST",
+            `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`,
+          );
         const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
         const version = await requireVersion(db, key);
         if (!version.stored) throw new ApiError("INVALID_REQUEST", unstoredProblem(version, name));
@@ -196,7 +235,9 @@ export class PostgresDatasetStore implements DatasetStore {
         const dataset = await lockDataset(db, key.accountId, key.datasetId, false);
         const version = dataset && (await findVersion(db, key));
         if (!dataset || version?.state !== "DATASET_VERSION_STATE_VALIDATING") return undefined;
-        const state: DatasetVersionState = result.firstInvalidLine ? "DATASET_VERSION_STATE_FAILED" : "DATASET_VERSION_STATE_READY";
+        const state: DatasetVersionState = result.firstInvalidLine
+          ? "DATASET_VERSION_STATE_FAILED"
+          : "DATASET_VERSION_STATE_READY";
         await db.query(
           `UPDATE dataset_versions SET state = $1, total_lines = $2, valid_lines = $3, example_count = $4, estimated_token_count = $5,
              first_invalid_line = $6, first_invalid_reason = $7, top_level_keys = $8, format = $9, owner = NULL, update_time_ms = $10
@@ -225,7 +266,11 @@ export class PostgresDatasetStore implements DatasetStore {
   versionsInState(state: DatasetVersionState, stored?: boolean): Promise<VersionRecord[]> {
     return pgCall(async () => {
       const storedClause = stored === undefined ? "" : ` AND v.stored = ${stored ? "true" : "false"}`;
-      const rows = await query(this.#pool, `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE v.state = $1${storedClause} ORDER BY v.create_time_ms, d.seq, v.version_no`, [state]);
+      const rows = await query(
+        this.#pool,
+        `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE v.state = $1${storedClause} ORDER BY v.create_time_ms, d.seq, v.version_no`,
+        [state],
+      );
       return rows.map(versionFromRow);
     });
   }
@@ -235,7 +280,14 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, key.accountId, key.datasetId, false);
         const version = dataset && (await findVersion(db, key));
-        if (!dataset || !version || version.stored || version.state !== "DATASET_VERSION_STATE_UPLOADING" || version.owner !== owner) return;
+        if (
+          !dataset ||
+          !version ||
+          version.stored ||
+          version.state !== "DATASET_VERSION_STATE_UPLOADING" ||
+          version.owner !== owner
+        )
+          return;
         await markUploadFailed(db, dataset.seq, key.versionNo, reason, now);
         await syncDataset(db, dataset.seq, now);
       }),
@@ -243,7 +295,13 @@ export class PostgresDatasetStore implements DatasetStore {
   }
 }
 
-async function markUploadFailed(db: Db, datasetSeq: number, versionNo: number, reason: string, now: Date): Promise<void> {
+async function markUploadFailed(
+  db: Db,
+  datasetSeq: number,
+  versionNo: number,
+  reason: string,
+  now: Date,
+): Promise<void> {
   await db.query(
     // As RESET_VALIDATION, but with the reason (PostgreSQL refuses two assignments to one column).
     `UPDATE dataset_versions SET state = 'DATASET_VERSION_STATE_FAILED', total_lines = 0, valid_lines = 0, example_count = 0, estimated_token_count = 0,
@@ -258,9 +316,19 @@ async function markUploadFailed(db: Db, datasetSeq: number, versionNo: number, r
  * number, the bytes over all versions, and the newest version's state (DELETED stays).
  */
 async function syncDataset(db: Db, seq: number, now: Date): Promise<void> {
-  const summary = await queryOne(db, "SELECT MAX(version_no) AS latest, COALESCE(SUM(bytes), 0) AS bytes FROM dataset_versions WHERE dataset_seq = $1", [seq]);
+  const summary = await queryOne(
+    db,
+    "SELECT MAX(version_no) AS latest, COALESCE(SUM(bytes), 0) AS bytes FROM dataset_versions WHERE dataset_seq = $1",
+    [seq],
+  );
   const latest = intOrNull(summary?.latest) ?? 0;
-  const newest = latest === 0 ? undefined : await queryOne(db, "SELECT state FROM dataset_versions WHERE dataset_seq = $1 AND version_no = $2", [seq, latest]);
+  const newest =
+    latest === 0
+      ? undefined
+      : await queryOne(db, "SELECT state FROM dataset_versions WHERE dataset_seq = $1 AND version_no = $2", [
+          seq,
+          latest,
+        ]);
   const state: DatasetState = newest ? datasetStateOf(newest.state as DatasetVersionState) : "DATASET_STATE_CREATING";
   await db.query(
     `UPDATE datasets SET latest_version_no = $1, total_bytes = $2, update_time_ms = $3,
@@ -271,7 +339,10 @@ async function syncDataset(db: Db, seq: number, now: Date): Promise<void> {
 }
 
 async function findDataset(db: Db, accountId: string, datasetId: string): Promise<DatasetRecord | undefined> {
-  const row = await queryOne(db, "SELECT * FROM datasets WHERE account_id = $1 AND dataset_id = $2", [accountId, datasetId]);
+  const row = await queryOne(db, "SELECT * FROM datasets WHERE account_id = $1 AND dataset_id = $2", [
+    accountId,
+    datasetId,
+  ]);
   return row && datasetFromRow(row);
 }
 
@@ -283,31 +354,55 @@ async function requireDataset(db: Db, accountId: string, datasetId: string): Pro
 
 /** The dataset, its row locked until the transaction ends; NOT_FOUND when missing (unless `required` is false). */
 async function lockDataset(db: Db, accountId: string, datasetId: string): Promise<DatasetRecord>;
-async function lockDataset(db: Db, accountId: string, datasetId: string, required: false): Promise<DatasetRecord | undefined>;
-async function lockDataset(db: Db, accountId: string, datasetId: string, required = true): Promise<DatasetRecord | undefined> {
-  const row = await queryOne(db, "SELECT * FROM datasets WHERE account_id = $1 AND dataset_id = $2 FOR UPDATE", [accountId, datasetId]);
+async function lockDataset(
+  db: Db,
+  accountId: string,
+  datasetId: string,
+  required: false,
+): Promise<DatasetRecord | undefined>;
+async function lockDataset(
+  db: Db,
+  accountId: string,
+  datasetId: string,
+  required = true,
+): Promise<DatasetRecord | undefined> {
+  const row = await queryOne(db, "SELECT * FROM datasets WHERE account_id = $1 AND dataset_id = $2 FOR UPDATE", [
+    accountId,
+    datasetId,
+  ]);
   if (!row && required) throw notFound(accountId, datasetId);
   return row && datasetFromRow(row);
 }
 
 function notFound(accountId: string, datasetId: string): ApiError {
-  return new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, { param: "dataset" });
+  return new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
+    param: "dataset",
+  });
 }
 
 async function findVersion(db: Db, key: VersionKey): Promise<VersionRecord | undefined> {
-  const row = await queryOne(db, `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = $1 AND d.dataset_id = $2 AND v.version_no = $3`, [key.accountId, key.datasetId, key.versionNo]);
+  const row = await queryOne(
+    db,
+    `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = $1 AND d.dataset_id = $2 AND v.version_no = $3`,
+    [key.accountId, key.datasetId, key.versionNo],
+  );
   return row && versionFromRow(row);
 }
 
 async function requireVersion(db: Db, key: VersionKey): Promise<VersionRecord> {
   const version = await findVersion(db, key);
-  if (!version) throw new ApiError("NOT_FOUND", `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`, { param: "version" });
+  if (!version)
+    throw new ApiError(
+      "NOT_FOUND",
+      `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`,
+      { param: "version" },
+    );
   return version;
 }
 
 /** Why a version whose file is not complete cannot be validated. */
 function unstoredProblem(version: VersionRecord, name: string): string {
-  if (version.state === "DATASET_VERSION_STATE_UPLOADING") return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
+  if (version.state === "DATASET_VERSION_STATE_UPLOADING")
+    return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
   return `Version ${version.versionNo} of ${name} was never completely uploaded; upload the file again.`;
 }
-

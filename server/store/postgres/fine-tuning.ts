@@ -75,7 +75,11 @@ export class PostgresFineTuningStore implements FineTuningStore {
 
   getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined> {
     return pgCall(async () => {
-      const row = await queryOne(this.#pool, "SELECT record FROM training_jobs WHERE account_id = $1 AND job_id = $2 AND job_type = $3", [accountId, jobId, jobType]);
+      const row = await queryOne(
+        this.#pool,
+        "SELECT record FROM training_jobs WHERE account_id = $1 AND job_id = $2 AND job_type = $3",
+        [accountId, jobId, jobType],
+      );
       return row && parseRecord(row.record as string);
     });
   }
@@ -88,19 +92,34 @@ export class PostgresFineTuningStore implements FineTuningStore {
         params.push(query_.state);
         where.push(`state = $${params.length}`);
       }
-      const total = Number((await queryOne(this.#pool, `SELECT COUNT(*) AS n FROM training_jobs WHERE ${where.join(" AND ")}`, params))?.n ?? 0);
+      const total = Number(
+        (await queryOne(this.#pool, `SELECT COUNT(*) AS n FROM training_jobs WHERE ${where.join(" AND ")}`, params))
+          ?.n ?? 0,
+      );
       if (query_.afterJob) {
         params.push(query_.afterJob.createSeq);
         where.push(`seq < $${params.length}`);
       }
       params.push(query_.limit);
-      const rows = await query(this.#pool, `SELECT seq, record FROM training_jobs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $${params.length}`, params);
+      const rows = await query(
+        this.#pool,
+        `SELECT seq, record FROM training_jobs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT $${params.length}`,
+        params,
+      );
       return { jobs: rows.map((row) => ({ ...parseRecord(row.record as string), createSeq: Number(row.seq) })), total };
     });
   }
 
-  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): Promise<JobRecord | undefined> {
-    return pgCall(() => inTransaction(this.#pool, (db) => updateLocked(db, accountId, jobId, patch, fromStates, leaseOwner)));
+  updateJob(
+    accountId: string,
+    jobId: string,
+    patch: JobPatch,
+    fromStates?: readonly JobState[],
+    leaseOwner?: string,
+  ): Promise<JobRecord | undefined> {
+    return pgCall(() =>
+      inTransaction(this.#pool, (db) => updateLocked(db, accountId, jobId, patch, fromStates, leaseOwner)),
+    );
   }
 
   claimJob(owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | undefined> {
@@ -120,14 +139,10 @@ export class PostgresFineTuningStore implements FineTuningStore {
         const current = parseRecord(row.record as string);
         const resumed = row.state !== "JOB_STATE_QUEUED";
         const job: JobRecord = { ...current, state: "JOB_STATE_RUNNING", startTime: current.startTime ?? now };
-        await db.query("UPDATE training_jobs SET state = $1, record = $2, lease_owner = $3, lease_until_ms = $4 WHERE account_id = $5 AND job_id = $6", [
-          job.state,
-          serializeRecord(job),
-          owner,
-          now.getTime() + leaseMs,
-          job.accountId,
-          job.jobId,
-        ]);
+        await db.query(
+          "UPDATE training_jobs SET state = $1, record = $2, lease_owner = $3, lease_until_ms = $4 WHERE account_id = $5 AND job_id = $6",
+          [job.state, serializeRecord(job), owner, now.getTime() + leaseMs, job.accountId, job.jobId],
+        );
         return { job, resumed };
       }),
     );
@@ -135,13 +150,10 @@ export class PostgresFineTuningStore implements FineTuningStore {
 
   renewLease(accountId: string, jobId: string, owner: string, until: Date): Promise<boolean> {
     return pgCall(async () => {
-      const result = await this.#pool.query("UPDATE training_jobs SET lease_until_ms = $1 WHERE account_id = $2 AND job_id = $3 AND lease_owner = $4 AND state = ANY($5)", [
-        until.getTime(),
-        accountId,
-        jobId,
-        owner,
-        ACTIVE_STATES,
-      ]);
+      const result = await this.#pool.query(
+        "UPDATE training_jobs SET lease_until_ms = $1 WHERE account_id = $2 AND job_id = $3 AND lease_owner = $4 AND state = ANY($5)",
+        [until.getTime(), accountId, jobId, owner, ACTIVE_STATES],
+      );
       return result.rowCount === 1;
     });
   }
@@ -150,11 +162,20 @@ export class PostgresFineTuningStore implements FineTuningStore {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
         // Every runner calls this on every poll; SKIP LOCKED keeps them from queueing on each other.
-        const rows = await query(db, "SELECT account_id, job_id FROM training_jobs WHERE state = 'JOB_STATE_QUEUED' AND create_time_ms < $1 FOR UPDATE SKIP LOCKED", [before.getTime()]);
+        const rows = await query(
+          db,
+          "SELECT account_id, job_id FROM training_jobs WHERE state = 'JOB_STATE_QUEUED' AND create_time_ms < $1 FOR UPDATE SKIP LOCKED",
+          [before.getTime()],
+        );
         let expired = 0;
         for (const row of rows) {
-          const patch: JobPatch = { state: "JOB_STATE_EXPIRED", completeTime: now, stateDetail: "The job waited in the queue longer than the queue allows." };
-          if (await updateLocked(db, String(row.account_id), String(row.job_id), patch, ["JOB_STATE_QUEUED"])) expired++;
+          const patch: JobPatch = {
+            state: "JOB_STATE_EXPIRED",
+            completeTime: now,
+            stateDetail: "The job waited in the queue longer than the queue allows.",
+          };
+          if (await updateLocked(db, String(row.account_id), String(row.job_id), patch, ["JOB_STATE_QUEUED"]))
+            expired++;
         }
         return expired;
       }),
@@ -170,7 +191,15 @@ export class PostgresFineTuningStore implements FineTuningStore {
         `INSERT INTO training_curves (job_seq, series, step, epoch, loss, learning_rate, time_ms)
          SELECT $1, $2, p.* FROM unnest($3::int[], $4::int[], $5::float8[], $6::float8[], $7::bigint[]) AS p
          ON CONFLICT (job_seq, series, step) DO UPDATE SET epoch = EXCLUDED.epoch, loss = EXCLUDED.loss, learning_rate = EXCLUDED.learning_rate, time_ms = EXCLUDED.time_ms`,
-        [seq, series, points.map((p) => p.step), points.map((p) => p.epoch), points.map((p) => p.loss), points.map((p) => p.learningRate), points.map((p) => p.time.getTime())],
+        [
+          seq,
+          series,
+          points.map((p) => p.step),
+          points.map((p) => p.epoch),
+          points.map((p) => p.loss),
+          points.map((p) => p.learningRate),
+          points.map((p) => p.time.getTime()),
+        ],
       );
     });
   }
@@ -178,29 +207,59 @@ export class PostgresFineTuningStore implements FineTuningStore {
   readCurve(accountId: string, jobId: string, series: CurveSeries): Promise<CurvePoint[]> {
     return pgCall(async () => {
       const seq = await jobSeq(this.#pool, accountId, jobId);
-      const rows = await query(this.#pool, "SELECT step, epoch, loss, learning_rate, time_ms FROM training_curves WHERE job_seq = $1 AND series = $2 ORDER BY step", [seq, series]);
-      return rows.map((r) => ({ step: Number(r.step), epoch: Number(r.epoch), loss: Number(r.loss), learningRate: Number(r.learning_rate), time: new Date(Number(r.time_ms)) }));
+      const rows = await query(
+        this.#pool,
+        "SELECT step, epoch, loss, learning_rate, time_ms FROM training_curves WHERE job_seq = $1 AND series = $2 ORDER BY step",
+        [seq, series],
+      );
+      return rows.map((r) => ({
+        step: Number(r.step),
+        epoch: Number(r.epoch),
+        loss: Number(r.loss),
+        learningRate: Number(r.learning_rate),
+        time: new Date(Number(r.time_ms)),
+      }));
     });
   }
 
   truncateCurve(accountId: string, jobId: string, series: CurveSeries, afterStep: number): Promise<void> {
     return pgCall(async () => {
-      await this.#pool.query("DELETE FROM training_curves WHERE job_seq = $1 AND series = $2 AND step > $3", [await jobSeq(this.#pool, accountId, jobId), series, afterStep]);
+      await this.#pool.query("DELETE FROM training_curves WHERE job_seq = $1 AND series = $2 AND step > $3", [
+        await jobSeq(this.#pool, accountId, jobId),
+        series,
+        afterStep,
+      ]);
     });
   }
 
-  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch, leaseOwner?: string): Promise<JobRecord> {
+  completeJob(
+    accountId: string,
+    jobId: string,
+    model: AccountModel,
+    patch: JobPatch,
+    leaseOwner?: string,
+  ): Promise<JobRecord> {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
-        await db.query("INSERT INTO account_models (account_id, model_id, base_model, job_name, adapter_path, create_time_ms) VALUES ($1, $2, $3, $4, $5, $6)", [
-          model.accountId,
-          model.modelId,
-          model.baseModel,
-          model.jobName,
-          model.adapterPath,
-          model.createTime.getTime(),
-        ]);
-        const job = await updateLocked(db, accountId, jobId, { ...patch, state: "JOB_STATE_SUCCEEDED" }, ACTIVE_STATES, leaseOwner);
+        await db.query(
+          "INSERT INTO account_models (account_id, model_id, base_model, job_name, adapter_path, create_time_ms) VALUES ($1, $2, $3, $4, $5, $6)",
+          [
+            model.accountId,
+            model.modelId,
+            model.baseModel,
+            model.jobName,
+            model.adapterPath,
+            model.createTime.getTime(),
+          ],
+        );
+        const job = await updateLocked(
+          db,
+          accountId,
+          jobId,
+          { ...patch, state: "JOB_STATE_SUCCEEDED" },
+          ACTIVE_STATES,
+          leaseOwner,
+        );
         // Thrown inside the transaction: the model row is rolled back with it.
         if (job === undefined) throw new ApiError("JOB_STATE_INVALID", `The job ${jobId} is no longer running.`);
         return job;
@@ -210,16 +269,30 @@ export class PostgresFineTuningStore implements FineTuningStore {
 
   findModel(accountId: string, modelId: string): Promise<AccountModel | undefined> {
     return pgCall(async () => {
-      const row = await queryOne(this.#pool, "SELECT * FROM account_models WHERE account_id = $1 AND model_id = $2", [accountId, modelId]);
+      const row = await queryOne(this.#pool, "SELECT * FROM account_models WHERE account_id = $1 AND model_id = $2", [
+        accountId,
+        modelId,
+      ]);
       return row && toModel(row);
     });
   }
 
   listModels(accountId: string): Promise<AccountModel[]> {
-    return pgCall(async () => (await query(this.#pool, "SELECT * FROM account_models WHERE account_id = $1 ORDER BY create_time_ms, model_id", [accountId])).map(toModel));
+    return pgCall(async () =>
+      (
+        await query(
+          this.#pool,
+          "SELECT * FROM account_models WHERE account_id = $1 ORDER BY create_time_ms, model_id",
+          [accountId],
+        )
+      ).map(toModel),
+    );
   }
 
-  jobsUsingDataset(accountId: string, datasetId: string): Promise<{ name: string; jobType: JobType; state: JobState }[]> {
+  jobsUsingDataset(
+    accountId: string,
+    datasetId: string,
+  ): Promise<{ name: string; jobType: JobType; state: JobState }[]> {
     return pgCall(async () => {
       const rows = await query(
         this.#pool,
@@ -227,12 +300,21 @@ export class PostgresFineTuningStore implements FineTuningStore {
          WHERE d.account_id = $1 AND d.dataset_id = $2 ORDER BY j.seq DESC`,
         [accountId, datasetId],
       );
-      return rows.map((r) => ({ name: jobName(accountId, String(r.job_id)), jobType: r.job_type as JobType, state: r.state as JobState }));
+      return rows.map((r) => ({
+        name: jobName(accountId, String(r.job_id)),
+        jobType: r.job_type as JobType,
+        state: r.state as JobState,
+      }));
     });
   }
 }
 
-async function findIdempotent(db: Db, accountId: string, jobType: JobType, claim: IdempotencyClaim): Promise<JobRecord | undefined> {
+async function findIdempotent(
+  db: Db,
+  accountId: string,
+  jobType: JobType,
+  claim: IdempotencyClaim,
+): Promise<JobRecord | undefined> {
   const row = await queryOne(
     db,
     `SELECT r.request_hash, j.record FROM idempotency_records r JOIN training_jobs j ON j.seq = r.job_seq
@@ -241,15 +323,24 @@ async function findIdempotent(db: Db, accountId: string, jobType: JobType, claim
   );
   if (row === undefined) return undefined;
   if (row.request_hash !== claim.requestHash) {
-    throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request body.", { param: "Idempotency-Key" });
+    throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request body.", {
+      param: "Idempotency-Key",
+    });
   }
   return parseRecord(row.record as string);
 }
 
 async function outputModelTaken(db: Db, accountId: string, modelId: string): Promise<boolean> {
   const row =
-    (await queryOne(db, "SELECT 1 FROM account_models WHERE account_id = $1 AND model_id = $2", [accountId, modelId])) ??
-    (await queryOne(db, "SELECT 1 FROM training_jobs WHERE account_id = $1 AND output_model_id = $2 AND state = ANY($3)", [accountId, modelId, HOLDS_OUTPUT_MODEL]));
+    (await queryOne(db, "SELECT 1 FROM account_models WHERE account_id = $1 AND model_id = $2", [
+      accountId,
+      modelId,
+    ])) ??
+    (await queryOne(
+      db,
+      "SELECT 1 FROM training_jobs WHERE account_id = $1 AND output_model_id = $2 AND state = ANY($3)",
+      [accountId, modelId, HOLDS_OUTPUT_MODEL],
+    ));
   return row !== undefined;
 }
 
@@ -263,7 +354,15 @@ async function insertJob(db: Db, job: JobRecord): Promise<number> {
   const row = await queryOne(
     db,
     "INSERT INTO training_jobs (account_id, job_id, job_type, state, output_model_id, record, create_time_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq",
-    [job.accountId, job.jobId, job.jobType, job.state, job.config.outputModelId, serializeRecord(job), job.createTime.getTime()],
+    [
+      job.accountId,
+      job.jobId,
+      job.jobType,
+      job.state,
+      job.config.outputModelId,
+      serializeRecord(job),
+      job.createTime.getTime(),
+    ],
   );
   const seq = Number(row?.seq);
   await linkDatasets(db, job, seq);
@@ -282,20 +381,38 @@ async function linkDatasets(db: Db, job: JobRecord, seq: number): Promise<void> 
  * Applies the patch to the job, its row locked, when it is in `fromStates` and (with
  * `leaseOwner`) still held by that runner; undefined when not.
  */
-async function updateLocked(db: Db, accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): Promise<JobRecord | undefined> {
-  const row = await queryOne(db, "SELECT seq, record, lease_owner FROM training_jobs WHERE account_id = $1 AND job_id = $2 FOR UPDATE", [accountId, jobId]);
+async function updateLocked(
+  db: Db,
+  accountId: string,
+  jobId: string,
+  patch: JobPatch,
+  fromStates?: readonly JobState[],
+  leaseOwner?: string,
+): Promise<JobRecord | undefined> {
+  const row = await queryOne(
+    db,
+    "SELECT seq, record, lease_owner FROM training_jobs WHERE account_id = $1 AND job_id = $2 FOR UPDATE",
+    [accountId, jobId],
+  );
   if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
   const current = parseRecord(row.record as string);
   if (fromStates && !fromStates.includes(current.state)) return undefined;
   if (leaseOwner !== undefined && row.lease_owner !== leaseOwner) return undefined;
   const next: JobRecord = { ...current, ...patch };
-  await db.query("UPDATE training_jobs SET state = $1, record = $2 WHERE seq = $3", [next.state, serializeRecord(next), row.seq]);
+  await db.query("UPDATE training_jobs SET state = $1, record = $2 WHERE seq = $3", [
+    next.state,
+    serializeRecord(next),
+    row.seq,
+  ]);
   if (patch.datasetIds) await linkDatasets(db, next, Number(row.seq));
   return next;
 }
 
 async function jobSeq(db: Db, accountId: string, jobId: string): Promise<number> {
-  const row = await queryOne(db, "SELECT seq FROM training_jobs WHERE account_id = $1 AND job_id = $2", [accountId, jobId]);
+  const row = await queryOne(db, "SELECT seq FROM training_jobs WHERE account_id = $1 AND job_id = $2", [
+    accountId,
+    jobId,
+  ]);
   if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
   return Number(row.seq);
 }

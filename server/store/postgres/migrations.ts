@@ -203,11 +203,17 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
         await client.query("BEGIN");
         try {
           await client.query(migration.sql);
-          await client.query("INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES ($1, $2, $3)", [migration.version, migration.name, Date.now()]);
+          await client.query("INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES ($1, $2, $3)", [
+            migration.version,
+            migration.name,
+            Date.now(),
+          ]);
           await client.query("COMMIT");
         } catch (error) {
           await client.query("ROLLBACK");
-          throw new Error(`Migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`, { cause: error });
+          throw new Error(`Migration ${migration.version} (${migration.name}) failed: ${(error as Error).message}`, {
+            cause: error,
+          });
         }
         applied.push(migration.version);
       }
@@ -224,10 +230,12 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
 }
 
 export async function appliedVersions(db: Pick<pg.Pool | pg.PoolClient, "query">): Promise<number[]> {
-  const rows = await query(db, "SELECT version FROM schema_migrations ORDER BY version").catch((error: { code?: string }) => {
-    if (error.code === "42P01") return []; // undefined_table: nothing applied yet
-    throw error;
-  });
+  const rows = await query(db, "SELECT version FROM schema_migrations ORDER BY version").catch(
+    (error: { code?: string }) => {
+      if (error.code === "42P01") return []; // undefined_table: nothing applied yet
+      throw error;
+    },
+  );
   return rows.map((row) => Number(row.version));
 }
 

@@ -33,6 +33,12 @@ export class PostgresOwnerStore implements OwnerStore {
   }
 
   alive(owner: string, now: Date): Promise<boolean> {
-    return pgCall(async () => (await queryOne(this.#pool, "SELECT 1 FROM owner_heartbeats WHERE owner = $1 AND until_ms >= $2", [owner, now.getTime()])) !== undefined);
+    return pgCall(
+      async () =>
+        (await queryOne(this.#pool, "SELECT 1 FROM owner_heartbeats WHERE owner = $1 AND until_ms >= $2", [
+          owner,
+          now.getTime(),
+        ])) !== undefined,
+    );
   }
 }

@@ -33,21 +33,24 @@ export class PostgresUsageStore implements UsageStore {
 
   charge(charge: UsageCharge): Promise<{ balanceMicros: number }> {
     if (!Number.isSafeInteger(charge.amountMicros) || charge.amountMicros < 0) {
-      return Promise.reject(new RangeError(`A charge is a whole, non-negative number of micro-units, not ${charge.amountMicros}`));
+      return Promise.reject(
+        new RangeError(`A charge is a whole, non-negative number of micro-units, not ${charge.amountMicros}`),
+      );
     }
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
         // The UPDATE locks the account row until COMMIT: concurrent charges from any number
         // of processes are applied one after the other, none lost.
-        const updated = await queryOne(db, "UPDATE accounts SET balance_micros = balance_micros - $1 WHERE id = $2 RETURNING balance_micros", [charge.amountMicros, charge.accountId]);
+        const updated = await queryOne(
+          db,
+          "UPDATE accounts SET balance_micros = balance_micros - $1 WHERE id = $2 RETURNING balance_micros",
+          [charge.amountMicros, charge.accountId],
+        );
         if (updated === undefined) throw new ApiError("NOT_FOUND", `No account ${charge.accountId}.`);
-        await db.query("INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES ($1, $2, $3, $4, $5)", [
-          charge.accountId,
-          charge.keyId,
-          charge.kind,
-          charge.amountMicros,
-          charge.at.getTime(),
-        ]);
+        await db.query(
+          "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES ($1, $2, $3, $4, $5)",
+          [charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime()],
+        );
         return { balanceMicros: Number(updated.balance_micros) };
       }),
     );
@@ -55,7 +58,10 @@ export class PostgresUsageStore implements UsageStore {
 
   chargeMany(charges: readonly UsageCharge[]): Promise<ChargeOutcome[]> {
     const bad = charges.find((c) => !Number.isSafeInteger(c.amountMicros) || c.amountMicros < 0);
-    if (bad) return Promise.reject(new RangeError(`A charge is a whole, non-negative number of micro-units, not ${bad.amountMicros}`));
+    if (bad)
+      return Promise.reject(
+        new RangeError(`A charge is a whole, non-negative number of micro-units, not ${bad.amountMicros}`),
+      );
     const accountIds = [...new Set(charges.map((c) => c.accountId))].sort();
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
@@ -72,7 +78,9 @@ export class PostgresUsageStore implements UsageStore {
         const balances = new Map(charged.map((row) => [String(row.id), Number(row.balance_micros)]));
         return charges.map((c): ChargeOutcome => {
           const balanceMicros = balances.get(c.accountId);
-          return balanceMicros === undefined ? { error: new ApiError("NOT_FOUND", `No account ${c.accountId}.`) } : { balanceMicros };
+          return balanceMicros === undefined
+            ? { error: new ApiError("NOT_FOUND", `No account ${c.accountId}.`) }
+            : { balanceMicros };
         });
       }),
     );
@@ -80,7 +88,11 @@ export class PostgresUsageStore implements UsageStore {
 
   spentSince(accountId: string, since: Date): Promise<number> {
     return pgCall(async () => {
-      const row = await queryOne(this.#pool, "SELECT COALESCE(SUM(amount_micros), 0) AS spent FROM usage_records WHERE account_id = $1 AND at_ms >= $2", [accountId, since.getTime()]);
+      const row = await queryOne(
+        this.#pool,
+        "SELECT COALESCE(SUM(amount_micros), 0) AS spent FROM usage_records WHERE account_id = $1 AND at_ms >= $2",
+        [accountId, since.getTime()],
+      );
       return Number(row?.spent ?? 0);
     });
   }

@@ -39,7 +39,9 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   revoke(id: string): Promise<ApiKey> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
-        this.#db.prepare("UPDATE api_keys SET revoked_at_ms = ? WHERE id = ? AND revoked_at_ms IS NULL").run(Date.now(), id);
+        this.#db
+          .prepare("UPDATE api_keys SET revoked_at_ms = ? WHERE id = ? AND revoked_at_ms IS NULL")
+          .run(Date.now(), id);
         return this.#require(id);
       }),
     );
@@ -55,9 +57,13 @@ export class SqliteApiKeyStore implements ApiKeyStore {
 /** Shared with the account import, which inserts keys inside its own transaction. */
 export function insertApiKey(db: DatabaseSync, key: NewApiKey): void {
   try {
-    db.prepare(
-      "INSERT INTO api_keys (id, account_id, secret_hash, hint, created_at_ms) VALUES (?, ?, ?, ?, ?)",
-    ).run(key.id, key.accountId, key.secretHash, key.hint, Date.now());
+    db.prepare("INSERT INTO api_keys (id, account_id, secret_hash, hint, created_at_ms) VALUES (?, ?, ?, ?, ?)").run(
+      key.id,
+      key.accountId,
+      key.secretHash,
+      key.hint,
+      Date.now(),
+    );
   } catch (error) {
     if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `API key ${key.id} (or its secret) already exists.`);
     if (isConstraint(error)) throw new ApiError("NOT_FOUND", `No account ${key.accountId}.`);

@@ -9,13 +9,17 @@ import type { CacheVersionStore } from "../store.ts";
 import { storeCall } from "./database.ts";
 
 /** The columns of `accounts` a cached account depends on: all but the balance and the creation time. */
-const CACHED_ACCOUNT_COLUMNS = "suspended, budget_micros, requests_per_minute, allowed_models, accepted_agreement_version, has_payment_method, fine_tuning_enabled";
+const CACHED_ACCOUNT_COLUMNS =
+  "suspended, budget_micros, requests_per_minute, allowed_models, accepted_agreement_version, has_payment_method, fine_tuning_enabled";
 
 const BUMP = "BEGIN UPDATE cache_version SET version = version + 1 WHERE id = 1; END;";
 
 function triggers(table: string, updateOf = ""): string {
   return ["INSERT", `UPDATE${updateOf && ` OF ${updateOf}`}`, "DELETE"]
-    .map((event) => `CREATE TRIGGER ${table}_${event.split(" ")[0]!.toLowerCase()}_bumps_cache_version AFTER ${event} ON ${table} ${BUMP}`)
+    .map(
+      (event) =>
+        `CREATE TRIGGER ${table}_${event.split(" ")[0]!.toLowerCase()}_bumps_cache_version AFTER ${event} ON ${table} ${BUMP}`,
+    )
     .join("\n");
 }
 

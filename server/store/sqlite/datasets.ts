@@ -44,10 +44,21 @@ export class SqliteDatasetStore implements DatasetStore {
             `INSERT INTO datasets (account_id, dataset_id, display_name, source, state, latest_version_no, total_bytes, create_time_ms, update_time_ms)
              VALUES (?, ?, ?, ?, 'DATASET_STATE_CREATING', 0, 0, ?, ?)`,
           )
-          .run(dataset.accountId, dataset.datasetId, dataset.displayName, dataset.source, dataset.now.getTime(), dataset.now.getTime());
+          .run(
+            dataset.accountId,
+            dataset.datasetId,
+            dataset.displayName,
+            dataset.source,
+            dataset.now.getTime(),
+            dataset.now.getTime(),
+          );
       } catch (error) {
         if (isDuplicate(error)) {
-          throw new ApiError("ALREADY_EXISTS", `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`, { param: "datasetId" });
+          throw new ApiError(
+            "ALREADY_EXISTS",
+            `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`,
+            { param: "datasetId" },
+          );
         }
         throw error;
       }
@@ -63,12 +74,16 @@ export class SqliteDatasetStore implements DatasetStore {
     return storeCall(() => {
       const where = ["account_id = ?", query.state === undefined ? "state != 'DATASET_STATE_DELETED'" : "state = ?"];
       const params: SQLInputValue[] = query.state === undefined ? [accountId] : [accountId, query.state];
-      const total = Number(this.#db.prepare(`SELECT COUNT(*) AS n FROM datasets WHERE ${where.join(" AND ")}`).get(...params)?.n ?? 0);
+      const total = Number(
+        this.#db.prepare(`SELECT COUNT(*) AS n FROM datasets WHERE ${where.join(" AND ")}`).get(...params)?.n ?? 0,
+      );
       if (query.beforeSeq !== undefined) {
         where.push("seq < ?");
         params.push(query.beforeSeq);
       }
-      const rows = this.#db.prepare(`SELECT * FROM datasets WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).all(...params, query.limit);
+      const rows = this.#db
+        .prepare(`SELECT * FROM datasets WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+        .all(...params, query.limit);
       return { datasets: rows.map(datasetFromRow), total };
     });
   }
@@ -78,7 +93,9 @@ export class SqliteDatasetStore implements DatasetStore {
       inTransaction(this.#db, () => {
         const dataset = this.#requireDataset(accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED") return dataset;
-        this.#db.prepare("UPDATE datasets SET state = 'DATASET_STATE_DELETED', update_time_ms = ? WHERE seq = ?").run(now.getTime(), dataset.seq);
+        this.#db
+          .prepare("UPDATE datasets SET state = 'DATASET_STATE_DELETED', update_time_ms = ? WHERE seq = ?")
+          .run(now.getTime(), dataset.seq);
         return this.#requireDataset(accountId, datasetId);
       }),
     );
@@ -87,7 +104,9 @@ export class SqliteDatasetStore implements DatasetStore {
   listVersions(accountId: string, datasetId: string): Promise<VersionRecord[]> {
     return storeCall(() =>
       this.#db
-        .prepare(`SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = ? AND d.dataset_id = ? ORDER BY v.version_no`)
+        .prepare(
+          `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = ? AND d.dataset_id = ? ORDER BY v.version_no`,
+        )
         .all(accountId, datasetId)
         .map(versionFromRow),
     );
@@ -106,7 +125,10 @@ export class SqliteDatasetStore implements DatasetStore {
       inTransaction(this.#db, () => {
         const dataset = this.#requireDataset(accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED") {
-          throw new ApiError("INVALID_REQUEST", `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`);
+          throw new ApiError(
+            "INVALID_REQUEST",
+            `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`,
+          );
         }
         const versionNo = dataset.latestVersionNo + 1;
         this.#db
@@ -127,7 +149,9 @@ export class SqliteDatasetStore implements DatasetStore {
         const seq = this.#requireDataset(key.accountId, key.datasetId).seq;
         requireReceiving(this.#requireVersion(key));
         this.#db
-          .prepare("UPDATE dataset_versions SET stored = 1, owner = NULL, bytes = ?, update_time_ms = ? WHERE dataset_seq = ? AND version_no = ?")
+          .prepare(
+            "UPDATE dataset_versions SET stored = 1, owner = NULL, bytes = ?, update_time_ms = ? WHERE dataset_seq = ? AND version_no = ?",
+          )
           .run(bytes, now.getTime(), seq, key.versionNo);
         this.#syncDataset(seq, now);
         return this.#requireVersion(key);
@@ -142,7 +166,9 @@ export class SqliteDatasetStore implements DatasetStore {
         const version = this.#findVersion(key);
         if (!dataset || !version || version.stored) return;
         if (dataset.latestVersionNo === key.versionNo) {
-          this.#db.prepare("DELETE FROM dataset_versions WHERE dataset_seq = ? AND version_no = ?").run(dataset.seq, key.versionNo);
+          this.#db
+            .prepare("DELETE FROM dataset_versions WHERE dataset_seq = ? AND version_no = ?")
+            .run(dataset.seq, key.versionNo);
         } else {
           this.#markUploadFailed(dataset.seq, key.versionNo, reason, now);
         }
@@ -151,13 +177,23 @@ export class SqliteDatasetStore implements DatasetStore {
     );
   }
 
-  startValidation(accountId: string, datasetId: string, owner: string, now: Date): Promise<{ dataset: DatasetRecord; version: VersionRecord }> {
+  startValidation(
+    accountId: string,
+    datasetId: string,
+    owner: string,
+    now: Date,
+  ): Promise<{ dataset: DatasetRecord; version: VersionRecord }> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
         const dataset = this.#requireDataset(accountId, datasetId);
         const name = datasetName(accountId, datasetId);
-        if (dataset.state === "DATASET_STATE_DELETED") throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
-        if (dataset.latestVersionNo === 0) throw new ApiError("INVALID_REQUEST", `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`);
+        if (dataset.state === "DATASET_STATE_DELETED")
+          throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
+        if (dataset.latestVersionNo === 0)
+          throw new ApiError(
+            "INVALID_REQUEST",
+            `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`,
+          );
         const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
         const version = this.#requireVersion(key);
         if (!version.stored) throw new ApiError("INVALID_REQUEST", unstoredProblem(version, name));
@@ -194,7 +230,9 @@ export class SqliteDatasetStore implements DatasetStore {
         const dataset = this.#findDataset(key.accountId, key.datasetId);
         const version = this.#findVersion(key);
         if (!dataset || version?.state !== "DATASET_VERSION_STATE_VALIDATING") return undefined;
-        const state: DatasetVersionState = result.firstInvalidLine ? "DATASET_VERSION_STATE_FAILED" : "DATASET_VERSION_STATE_READY";
+        const state: DatasetVersionState = result.firstInvalidLine
+          ? "DATASET_VERSION_STATE_FAILED"
+          : "DATASET_VERSION_STATE_READY";
         this.#db
           .prepare(
             `UPDATE dataset_versions SET state = ?, total_lines = ?, valid_lines = ?, example_count = ?, estimated_token_count = ?,
@@ -225,7 +263,9 @@ export class SqliteDatasetStore implements DatasetStore {
     return storeCall(() => {
       const storedClause = stored === undefined ? "" : ` AND v.stored = ${stored ? 1 : 0}`;
       return this.#db
-        .prepare(`SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE v.state = ?${storedClause} ORDER BY v.create_time_ms, d.seq, v.version_no`)
+        .prepare(
+          `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE v.state = ?${storedClause} ORDER BY v.create_time_ms, d.seq, v.version_no`,
+        )
         .all(state)
         .map(versionFromRow);
     });
@@ -236,7 +276,14 @@ export class SqliteDatasetStore implements DatasetStore {
       inTransaction(this.#db, () => {
         const dataset = this.#findDataset(key.accountId, key.datasetId);
         const version = this.#findVersion(key);
-        if (!dataset || !version || version.stored || version.state !== "DATASET_VERSION_STATE_UPLOADING" || version.owner !== owner) return;
+        if (
+          !dataset ||
+          !version ||
+          version.stored ||
+          version.state !== "DATASET_VERSION_STATE_UPLOADING" ||
+          version.owner !== owner
+        )
+          return;
         this.#markUploadFailed(dataset.seq, key.versionNo, reason, now);
         this.#syncDataset(dataset.seq, now);
       }),
@@ -258,10 +305,17 @@ export class SqliteDatasetStore implements DatasetStore {
    */
   #syncDataset(seq: number, now: Date): void {
     const summary = this.#db
-      .prepare("SELECT MAX(version_no) AS latest, COALESCE(SUM(bytes), 0) AS bytes FROM dataset_versions WHERE dataset_seq = ?")
+      .prepare(
+        "SELECT MAX(version_no) AS latest, COALESCE(SUM(bytes), 0) AS bytes FROM dataset_versions WHERE dataset_seq = ?",
+      )
       .get(seq) as { latest: number | bigint | null; bytes: number | bigint };
     const latest = intOrNull(summary.latest) ?? 0;
-    const newest = latest === 0 ? undefined : this.#db.prepare("SELECT state FROM dataset_versions WHERE dataset_seq = ? AND version_no = ?").get(seq, latest);
+    const newest =
+      latest === 0
+        ? undefined
+        : this.#db
+            .prepare("SELECT state FROM dataset_versions WHERE dataset_seq = ? AND version_no = ?")
+            .get(seq, latest);
     const state: DatasetState = newest ? datasetStateOf(newest.state as DatasetVersionState) : "DATASET_STATE_CREATING";
     this.#db
       .prepare(
@@ -273,26 +327,38 @@ export class SqliteDatasetStore implements DatasetStore {
   }
 
   #findDataset(accountId: string, datasetId: string): DatasetRecord | undefined {
-    const row = this.#db.prepare("SELECT * FROM datasets WHERE account_id = ? AND dataset_id = ?").get(accountId, datasetId);
+    const row = this.#db
+      .prepare("SELECT * FROM datasets WHERE account_id = ? AND dataset_id = ?")
+      .get(accountId, datasetId);
     return row && datasetFromRow(row);
   }
 
   #requireDataset(accountId: string, datasetId: string): DatasetRecord {
     const dataset = this.#findDataset(accountId, datasetId);
-    if (!dataset) throw new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, { param: "dataset" });
+    if (!dataset)
+      throw new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
+        param: "dataset",
+      });
     return dataset;
   }
 
   #findVersion(key: VersionKey): VersionRecord | undefined {
     const row = this.#db
-      .prepare(`SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = ? AND d.dataset_id = ? AND v.version_no = ?`)
+      .prepare(
+        `SELECT ${VERSION_COLUMNS} FROM ${VERSION_JOIN} WHERE d.account_id = ? AND d.dataset_id = ? AND v.version_no = ?`,
+      )
       .get(key.accountId, key.datasetId, key.versionNo);
     return row && versionFromRow(row);
   }
 
   #requireVersion(key: VersionKey): VersionRecord {
     const version = this.#findVersion(key);
-    if (!version) throw new ApiError("NOT_FOUND", `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`, { param: "version" });
+    if (!version)
+      throw new ApiError(
+        "NOT_FOUND",
+        `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`,
+        { param: "version" },
+      );
     return version;
   }
 }
@@ -303,13 +369,17 @@ export class SqliteDatasetStore implements DatasetStore {
  */
 export function requireReceiving(version: VersionRecord): void {
   if (version.state !== "DATASET_VERSION_STATE_UPLOADING" || version.stored) {
-    throw new ApiError("STORAGE_UNAVAILABLE", `The upload of version ${version.versionNo} was interrupted (its server was taken for dead); upload the file again.`);
+    throw new ApiError(
+      "STORAGE_UNAVAILABLE",
+      `The upload of version ${version.versionNo} was interrupted (its server was taken for dead); upload the file again.`,
+    );
   }
 }
 
 /** Why a version whose file is not complete cannot be validated. */
 function unstoredProblem(version: VersionRecord, name: string): string {
-  if (version.state === "DATASET_VERSION_STATE_UPLOADING") return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
+  if (version.state === "DATASET_VERSION_STATE_UPLOADING")
+    return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
   return `Version ${version.versionNo} of ${name} was never completely uploaded; upload the file again.`;
 }
 
@@ -329,4 +399,3 @@ export function versionFilePath(filesDir: string, key: VersionKey): string {
 function safeSegment(id: string): string {
   return encodeURIComponent(id).replace(/^\./, "%2E");
 }
-

@@ -46,7 +46,9 @@ export class SqliteFineTuningStore implements FineTuningStore {
         const seq = this.#insert(job);
         if (idempotency) {
           this.#db
-            .prepare("INSERT INTO idempotency_records (account_id, collection, idempotency_key, request_hash, job_seq, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)")
+            .prepare(
+              "INSERT INTO idempotency_records (account_id, collection, idempotency_key, request_hash, job_seq, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)",
+            )
             .run(job.accountId, job.jobType, idempotency.key, idempotency.requestHash, seq, Date.now());
         }
         return { job, created: true };
@@ -60,7 +62,9 @@ export class SqliteFineTuningStore implements FineTuningStore {
 
   getJob(accountId: string, jobType: JobType, jobId: string): Promise<JobRecord | undefined> {
     return storeCall(() => {
-      const row = this.#db.prepare("SELECT record FROM training_jobs WHERE account_id = ? AND job_id = ? AND job_type = ?").get(accountId, jobId, jobType);
+      const row = this.#db
+        .prepare("SELECT record FROM training_jobs WHERE account_id = ? AND job_id = ? AND job_type = ?")
+        .get(accountId, jobId, jobType);
       return row && parseRecord(row.record);
     });
   }
@@ -73,18 +77,30 @@ export class SqliteFineTuningStore implements FineTuningStore {
         where.push("state = ?");
         params.push(query.state);
       }
-      const total = Number(this.#db.prepare(`SELECT COUNT(*) AS n FROM training_jobs WHERE ${where.join(" AND ")}`).get(...params)?.n ?? 0);
+      const total = Number(
+        this.#db.prepare(`SELECT COUNT(*) AS n FROM training_jobs WHERE ${where.join(" AND ")}`).get(...params)?.n ?? 0,
+      );
       if (query.afterJob) {
         where.push("seq < ?");
         params.push(query.afterJob.createSeq);
       }
-      const rows = this.#db.prepare(`SELECT seq, record FROM training_jobs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).all(...params, query.limit);
+      const rows = this.#db
+        .prepare(`SELECT seq, record FROM training_jobs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+        .all(...params, query.limit);
       return { jobs: rows.map((row) => ({ ...parseRecord(row.record), createSeq: Number(row.seq) })), total };
     });
   }
 
-  updateJob(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): Promise<JobRecord | undefined> {
-    return storeCall(() => inTransaction(this.#db, () => this.#update(accountId, jobId, patch, fromStates, leaseOwner)));
+  updateJob(
+    accountId: string,
+    jobId: string,
+    patch: JobPatch,
+    fromStates?: readonly JobState[],
+    leaseOwner?: string,
+  ): Promise<JobRecord | undefined> {
+    return storeCall(() =>
+      inTransaction(this.#db, () => this.#update(accountId, jobId, patch, fromStates, leaseOwner)),
+    );
   }
 
   claimJob(owner: string, now: Date, leaseMs: number): Promise<ClaimedJob | undefined> {
@@ -103,8 +119,13 @@ export class SqliteFineTuningStore implements FineTuningStore {
         const jobId = String(row.job_id);
         const current = this.#require(accountId, jobId);
         const resumed = row.state !== "JOB_STATE_QUEUED";
-        const job = this.#update(accountId, jobId, { state: "JOB_STATE_RUNNING", startTime: current.startTime ?? now }) as JobRecord;
-        this.#db.prepare("UPDATE training_jobs SET lease_owner = ?, lease_until_ms = ? WHERE account_id = ? AND job_id = ?").run(owner, now.getTime() + leaseMs, accountId, jobId);
+        const job = this.#update(accountId, jobId, {
+          state: "JOB_STATE_RUNNING",
+          startTime: current.startTime ?? now,
+        }) as JobRecord;
+        this.#db
+          .prepare("UPDATE training_jobs SET lease_owner = ?, lease_until_ms = ? WHERE account_id = ? AND job_id = ?")
+          .run(owner, now.getTime() + leaseMs, accountId, jobId);
         return { job, resumed };
       }),
     );
@@ -114,7 +135,9 @@ export class SqliteFineTuningStore implements FineTuningStore {
     return storeCall(() => {
       const active = ACTIVE_STATES.map(() => "?").join(", ");
       const result = this.#db
-        .prepare(`UPDATE training_jobs SET lease_until_ms = ? WHERE account_id = ? AND job_id = ? AND lease_owner = ? AND state IN (${active})`)
+        .prepare(
+          `UPDATE training_jobs SET lease_until_ms = ? WHERE account_id = ? AND job_id = ? AND lease_owner = ? AND state IN (${active})`,
+        )
         .run(until.getTime(), accountId, jobId, owner, ...ACTIVE_STATES);
       return Number(result.changes) === 1;
     });
@@ -123,9 +146,22 @@ export class SqliteFineTuningStore implements FineTuningStore {
   expireQueued(before: Date, now: Date): Promise<number> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
-        const rows = this.#db.prepare("SELECT account_id, job_id FROM training_jobs WHERE state = 'JOB_STATE_QUEUED' AND create_time_ms < ?").all(before.getTime());
+        const rows = this.#db
+          .prepare(
+            "SELECT account_id, job_id FROM training_jobs WHERE state = 'JOB_STATE_QUEUED' AND create_time_ms < ?",
+          )
+          .all(before.getTime());
         for (const row of rows) {
-          this.#update(String(row.account_id), String(row.job_id), { state: "JOB_STATE_EXPIRED", completeTime: now, stateDetail: "The job waited in the queue longer than the queue allows." }, ["JOB_STATE_QUEUED"]);
+          this.#update(
+            String(row.account_id),
+            String(row.job_id),
+            {
+              state: "JOB_STATE_EXPIRED",
+              completeTime: now,
+              stateDetail: "The job waited in the queue longer than the queue allows.",
+            },
+            ["JOB_STATE_QUEUED"],
+          );
         }
         return rows.length;
       }),
@@ -147,24 +183,57 @@ export class SqliteFineTuningStore implements FineTuningStore {
   readCurve(accountId: string, jobId: string, series: CurveSeries): Promise<CurvePoint[]> {
     return storeCall(() => {
       const seq = this.#seq(accountId, jobId);
-      const rows = this.#db.prepare("SELECT step, epoch, loss, learning_rate, time_ms FROM training_curves WHERE job_seq = ? AND series = ? ORDER BY step").all(seq, series);
-      return rows.map((r) => ({ step: Number(r.step), epoch: Number(r.epoch), loss: Number(r.loss), learningRate: Number(r.learning_rate), time: new Date(Number(r.time_ms)) }));
+      const rows = this.#db
+        .prepare(
+          "SELECT step, epoch, loss, learning_rate, time_ms FROM training_curves WHERE job_seq = ? AND series = ? ORDER BY step",
+        )
+        .all(seq, series);
+      return rows.map((r) => ({
+        step: Number(r.step),
+        epoch: Number(r.epoch),
+        loss: Number(r.loss),
+        learningRate: Number(r.learning_rate),
+        time: new Date(Number(r.time_ms)),
+      }));
     });
   }
 
   truncateCurve(accountId: string, jobId: string, series: CurveSeries, afterStep: number): Promise<void> {
     return storeCall(() => {
-      this.#db.prepare("DELETE FROM training_curves WHERE job_seq = ? AND series = ? AND step > ?").run(this.#seq(accountId, jobId), series, afterStep);
+      this.#db
+        .prepare("DELETE FROM training_curves WHERE job_seq = ? AND series = ? AND step > ?")
+        .run(this.#seq(accountId, jobId), series, afterStep);
     });
   }
 
-  completeJob(accountId: string, jobId: string, model: AccountModel, patch: JobPatch, leaseOwner?: string): Promise<JobRecord> {
+  completeJob(
+    accountId: string,
+    jobId: string,
+    model: AccountModel,
+    patch: JobPatch,
+    leaseOwner?: string,
+  ): Promise<JobRecord> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
         this.#db
-          .prepare("INSERT INTO account_models (account_id, model_id, base_model, job_name, adapter_path, create_time_ms) VALUES (?, ?, ?, ?, ?, ?)")
-          .run(model.accountId, model.modelId, model.baseModel, model.jobName, model.adapterPath, model.createTime.getTime());
-        const job = this.#update(accountId, jobId, { ...patch, state: "JOB_STATE_SUCCEEDED" }, ACTIVE_STATES, leaseOwner);
+          .prepare(
+            "INSERT INTO account_models (account_id, model_id, base_model, job_name, adapter_path, create_time_ms) VALUES (?, ?, ?, ?, ?, ?)",
+          )
+          .run(
+            model.accountId,
+            model.modelId,
+            model.baseModel,
+            model.jobName,
+            model.adapterPath,
+            model.createTime.getTime(),
+          );
+        const job = this.#update(
+          accountId,
+          jobId,
+          { ...patch, state: "JOB_STATE_SUCCEEDED" },
+          ACTIVE_STATES,
+          leaseOwner,
+        );
         if (job === undefined) throw new ApiError("JOB_STATE_INVALID", `The job ${jobId} is no longer running.`);
         return job;
       }),
@@ -173,16 +242,26 @@ export class SqliteFineTuningStore implements FineTuningStore {
 
   findModel(accountId: string, modelId: string): Promise<AccountModel | undefined> {
     return storeCall(() => {
-      const row = this.#db.prepare("SELECT * FROM account_models WHERE account_id = ? AND model_id = ?").get(accountId, modelId);
+      const row = this.#db
+        .prepare("SELECT * FROM account_models WHERE account_id = ? AND model_id = ?")
+        .get(accountId, modelId);
       return row && toModel(row);
     });
   }
 
   listModels(accountId: string): Promise<AccountModel[]> {
-    return storeCall(() => this.#db.prepare("SELECT * FROM account_models WHERE account_id = ? ORDER BY create_time_ms, model_id").all(accountId).map(toModel));
+    return storeCall(() =>
+      this.#db
+        .prepare("SELECT * FROM account_models WHERE account_id = ? ORDER BY create_time_ms, model_id")
+        .all(accountId)
+        .map(toModel),
+    );
   }
 
-  jobsUsingDataset(accountId: string, datasetId: string): Promise<{ name: string; jobType: JobType; state: JobState }[]> {
+  jobsUsingDataset(
+    accountId: string,
+    datasetId: string,
+  ): Promise<{ name: string; jobType: JobType; state: JobState }[]> {
     return storeCall(() =>
       this.#db
         .prepare(
@@ -190,7 +269,11 @@ export class SqliteFineTuningStore implements FineTuningStore {
            WHERE d.account_id = ? AND d.dataset_id = ? ORDER BY j.seq DESC`,
         )
         .all(accountId, datasetId)
-        .map((r) => ({ name: jobName(accountId, String(r.job_id)), jobType: r.job_type as JobType, state: r.state as JobState })),
+        .map((r) => ({
+          name: jobName(accountId, String(r.job_id)),
+          jobType: r.job_type as JobType,
+          state: r.state as JobState,
+        })),
     );
   }
 
@@ -205,7 +288,9 @@ export class SqliteFineTuningStore implements FineTuningStore {
       .get(accountId, jobType, claim.key);
     if (row === undefined) return undefined;
     if (row.request_hash !== claim.requestHash) {
-      throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request body.", { param: "Idempotency-Key" });
+      throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request body.", {
+        param: "Idempotency-Key",
+      });
     }
     return parseRecord(row.record);
   }
@@ -218,7 +303,9 @@ export class SqliteFineTuningStore implements FineTuningStore {
     const states = HOLDS_OUTPUT_MODEL.map(() => "?").join(", ");
     const row =
       this.#db.prepare("SELECT 1 FROM account_models WHERE account_id = ? AND model_id = ?").get(accountId, modelId) ??
-      this.#db.prepare(`SELECT 1 FROM training_jobs WHERE account_id = ? AND output_model_id = ? AND state IN (${states})`).get(accountId, modelId, ...HOLDS_OUTPUT_MODEL);
+      this.#db
+        .prepare(`SELECT 1 FROM training_jobs WHERE account_id = ? AND output_model_id = ? AND state IN (${states})`)
+        .get(accountId, modelId, ...HOLDS_OUTPUT_MODEL);
     return row !== undefined;
   }
 
@@ -230,41 +317,67 @@ export class SqliteFineTuningStore implements FineTuningStore {
 
   #insert(job: JobRecord): number {
     const result = this.#db
-      .prepare("INSERT INTO training_jobs (account_id, job_id, job_type, state, output_model_id, record, create_time_ms) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(job.accountId, job.jobId, job.jobType, job.state, job.config.outputModelId, serializeRecord(job), job.createTime.getTime());
+      .prepare(
+        "INSERT INTO training_jobs (account_id, job_id, job_type, state, output_model_id, record, create_time_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(
+        job.accountId,
+        job.jobId,
+        job.jobType,
+        job.state,
+        job.config.outputModelId,
+        serializeRecord(job),
+        job.createTime.getTime(),
+      );
     const seq = Number(result.lastInsertRowid);
     this.#linkDatasets(job, seq);
     return seq;
   }
 
   #linkDatasets(job: JobRecord, seq: number): void {
-    const link = this.#db.prepare("INSERT OR IGNORE INTO training_job_datasets (account_id, dataset_id, job_seq) VALUES (?, ?, ?)");
+    const link = this.#db.prepare(
+      "INSERT OR IGNORE INTO training_job_datasets (account_id, dataset_id, job_seq) VALUES (?, ?, ?)",
+    );
     for (const datasetId of job.datasetIds) link.run(job.accountId, datasetId, seq);
   }
 
-  #update(accountId: string, jobId: string, patch: JobPatch, fromStates?: readonly JobState[], leaseOwner?: string): JobRecord | undefined {
+  #update(
+    accountId: string,
+    jobId: string,
+    patch: JobPatch,
+    fromStates?: readonly JobState[],
+    leaseOwner?: string,
+  ): JobRecord | undefined {
     const current = this.#require(accountId, jobId);
     if (fromStates && !fromStates.includes(current.state)) return undefined;
     if (leaseOwner !== undefined && this.#leaseOwner(accountId, jobId) !== leaseOwner) return undefined;
     const next: JobRecord = { ...current, ...patch };
-    this.#db.prepare("UPDATE training_jobs SET state = ?, record = ? WHERE account_id = ? AND job_id = ?").run(next.state, serializeRecord(next), accountId, jobId);
+    this.#db
+      .prepare("UPDATE training_jobs SET state = ?, record = ? WHERE account_id = ? AND job_id = ?")
+      .run(next.state, serializeRecord(next), accountId, jobId);
     if (patch.datasetIds) this.#linkDatasets(next, this.#seq(accountId, jobId));
     return next;
   }
 
   #leaseOwner(accountId: string, jobId: string): string | null {
-    const row = this.#db.prepare("SELECT lease_owner FROM training_jobs WHERE account_id = ? AND job_id = ?").get(accountId, jobId);
+    const row = this.#db
+      .prepare("SELECT lease_owner FROM training_jobs WHERE account_id = ? AND job_id = ?")
+      .get(accountId, jobId);
     return row?.lease_owner === null || row?.lease_owner === undefined ? null : String(row.lease_owner);
   }
 
   #require(accountId: string, jobId: string): JobRecord {
-    const row = this.#db.prepare("SELECT record FROM training_jobs WHERE account_id = ? AND job_id = ?").get(accountId, jobId);
+    const row = this.#db
+      .prepare("SELECT record FROM training_jobs WHERE account_id = ? AND job_id = ?")
+      .get(accountId, jobId);
     if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
     return parseRecord(row.record);
   }
 
   #seq(accountId: string, jobId: string): number {
-    const row = this.#db.prepare("SELECT seq FROM training_jobs WHERE account_id = ? AND job_id = ?").get(accountId, jobId);
+    const row = this.#db
+      .prepare("SELECT seq FROM training_jobs WHERE account_id = ? AND job_id = ?")
+      .get(accountId, jobId);
     if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
     return Number(row.seq);
   }
@@ -274,7 +387,9 @@ const DATE_FIELDS = ["createTime", "startTime", "completeTime"] as const;
 
 /** The record as stored: JSON with times as milliseconds (the PostgreSQL store keeps the same text). */
 export function serializeRecord(job: JobRecord): string {
-  return JSON.stringify(job, (key, value) => (DATE_FIELDS.includes(key as (typeof DATE_FIELDS)[number]) && typeof value === "string" ? Date.parse(value) : value));
+  return JSON.stringify(job, (key, value) =>
+    DATE_FIELDS.includes(key as (typeof DATE_FIELDS)[number]) && typeof value === "string" ? Date.parse(value) : value,
+  );
 }
 
 export function parseRecord(text: SQLInputValue | undefined): JobRecord {

@@ -36,6 +36,11 @@ export class SqliteOwnerStore implements OwnerStore {
   }
 
   alive(owner: string, now: Date): Promise<boolean> {
-    return storeCall(() => this.#db.prepare("SELECT 1 FROM owner_heartbeats WHERE owner = ? AND until_ms >= ?").get(owner, now.getTime()) !== undefined);
+    return storeCall(
+      () =>
+        this.#db
+          .prepare("SELECT 1 FROM owner_heartbeats WHERE owner = ? AND until_ms >= ?")
+          .get(owner, now.getTime()) !== undefined,
+    );
   }
 }

@@ -35,8 +35,14 @@ export class SqliteUsageStore implements UsageStore {
         }),
       );
       // Every charge of an account gets the balance after the whole batch.
-      const last = new Map(outcomes.flatMap((outcome, i) => ("balanceMicros" in outcome ? [[charges[i]!.accountId, outcome.balanceMicros] as const] : [])));
-      return outcomes.map((outcome, i) => ("balanceMicros" in outcome ? { balanceMicros: last.get(charges[i]!.accountId)! } : outcome));
+      const last = new Map(
+        outcomes.flatMap((outcome, i) =>
+          "balanceMicros" in outcome ? [[charges[i]!.accountId, outcome.balanceMicros] as const] : [],
+        ),
+      );
+      return outcomes.map((outcome, i) =>
+        "balanceMicros" in outcome ? { balanceMicros: last.get(charges[i]!.accountId)! } : outcome,
+      );
     });
   }
 
@@ -44,8 +50,12 @@ export class SqliteUsageStore implements UsageStore {
   #record(charge: UsageCharge): { balanceMicros: number } {
     // Prepared once: compiling the two statements cost more than running them (CPU profile).
     this.#statements ??= {
-      debit: this.#db.prepare("UPDATE accounts SET balance_micros = balance_micros - ? WHERE id = ? RETURNING balance_micros"),
-      record: this.#db.prepare("INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES (?, ?, ?, ?, ?)"),
+      debit: this.#db.prepare(
+        "UPDATE accounts SET balance_micros = balance_micros - ? WHERE id = ? RETURNING balance_micros",
+      ),
+      record: this.#db.prepare(
+        "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES (?, ?, ?, ?, ?)",
+      ),
     };
     const updated = this.#statements.debit.get(charge.amountMicros, charge.accountId);
     if (updated === undefined) throw new ApiError("NOT_FOUND", `No account ${charge.accountId}.`);
@@ -56,7 +66,9 @@ export class SqliteUsageStore implements UsageStore {
   spentSince(accountId: string, since: Date): Promise<number> {
     return storeCall(() => {
       const row = this.#db
-        .prepare("SELECT COALESCE(SUM(amount_micros), 0) AS spent FROM usage_records WHERE account_id = ? AND at_ms >= ?")
+        .prepare(
+          "SELECT COALESCE(SUM(amount_micros), 0) AS spent FROM usage_records WHERE account_id = ? AND at_ms >= ?",
+        )
         .get(accountId, since.getTime());
       return Number(row?.spent ?? 0);
     });

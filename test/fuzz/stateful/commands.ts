@@ -52,7 +52,9 @@ export const JOB_WAIT_MS = 120_000;
 type Command = fc.AsyncCommand<Model, Real>;
 
 function fail(r: Real, what: string, answer?: Answer): never {
-  throw new ModelMismatch(`${r.account}: ${what}${answer ? `\n  answer: ${answer.status} ${answer.code ?? ""} (x-request-id ${answer.requestId}) ${answer.text.slice(0, 400)}` : ""}`);
+  throw new ModelMismatch(
+    `${r.account}: ${what}${answer ? `\n  answer: ${answer.status} ${answer.code ?? ""} (x-request-id ${answer.requestId}) ${answer.text.slice(0, 400)}` : ""}`,
+  );
 }
 
 /** Checks the gate refusals; returns true when the answer was one of them (the call changed nothing). */
@@ -64,12 +66,18 @@ function refusedAtGate(m: Model, r: Real, answer: Answer, paid: boolean): boolea
 }
 
 function expectStatus(r: Real, answer: Answer, status: number, code?: string): void {
-  if (answer.status !== status || (code !== undefined && answer.code !== code)) fail(r, `expected ${status}${code ? ` ${code}` : ""}`, answer);
+  if (answer.status !== status || (code !== undefined && answer.code !== code))
+    fail(r, `expected ${status}${code ? ` ${code}` : ""}`, answer);
 }
 
 function note(r: Real, command: Command, answer: Answer | string): void {
-  if (process.env.STATEFUL_TRACE === "1") console.log(`  [${r.account}] ${command.toString()} → ${typeof answer === "string" ? answer : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`}`);
-  r.trace.push(`${command.toString()} → ${typeof answer === "string" ? answer : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`}`);
+  if (process.env.STATEFUL_TRACE === "1")
+    console.log(
+      `  [${r.account}] ${command.toString()} → ${typeof answer === "string" ? answer : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`}`,
+    );
+  r.trace.push(
+    `${command.toString()} → ${typeof answer === "string" ? answer : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`}`,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -83,7 +91,12 @@ class CreateDataset implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
-    const answer = await request(r, { method: "POST", path: `/accounts/${r.account}/datasets`, label: "datasets", json: { datasetId: this.id, dataset: { displayName: this.id } } });
+    const answer = await request(r, {
+      method: "POST",
+      path: `/accounts/${r.account}/datasets`,
+      label: "datasets",
+      json: { datasetId: this.id, dataset: { displayName: this.id } },
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     if (m.datasets.has(this.id)) return expectStatus(r, answer, 409, "ALREADY_EXISTS");
@@ -95,7 +108,12 @@ class CreateDataset implements Command {
 }
 
 function uploadText(content: Content | "huge"): string {
-  const sft = (i: number) => ({ messages: [{ role: "user", content: `Hello ${i}. Tell me about the sea.` }, { role: "assistant", content: "Ahoy, matey! The sea is calm." }] });
+  const sft = (i: number) => ({
+    messages: [
+      { role: "user", content: `Hello ${i}. Tell me about the sea.` },
+      { role: "assistant", content: "Ahoy, matey! The sea is calm." },
+    ],
+  });
   const dpo = (i: number) => ({
     input: { messages: [{ role: "user", content: `Hello ${i}. Tell me about the sea.` }] },
     preferred_output: [{ role: "assistant", content: "Ahoy, matey! The sea is calm." }],
@@ -104,7 +122,15 @@ function uploadText(content: Content | "huge"): string {
   const rows = Array.from({ length: ROWS }, (_, i) => JSON.stringify(content === "dpo" ? dpo(i) : sft(i)));
   if (content === "invalid") rows.splice(2, 0, '{"messages": [{"role": "user", "content": "no answer"');
   // About 200k tokens in one row: estimates and jobs must count it as skipped, not fail.
-  if (content === "megarow") rows.push(JSON.stringify({ messages: [{ role: "user", content: "word ".repeat(200_000) }, { role: "assistant", content: "Ahoy." }] }));
+  if (content === "megarow")
+    rows.push(
+      JSON.stringify({
+        messages: [
+          { role: "user", content: "word ".repeat(200_000) },
+          { role: "assistant", content: "Ahoy." },
+        ],
+      }),
+    );
   if (content === "huge") return `${JSON.stringify(sft(0))}\n`.repeat(Math.ceil((MAX_UPLOAD_BYTES * 1.2) / 100));
   return `${rows.join("\n")}\n`;
 }
@@ -118,7 +144,12 @@ class Upload implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
-    const answer = await request(r, { method: "POST", path: `/accounts/${r.account}/datasets/${this.id}:upload`, label: "datasets/{d}:upload", raw: { contentType: "application/jsonl", data: uploadText(this.content) } });
+    const answer = await request(r, {
+      method: "POST",
+      path: `/accounts/${r.account}/datasets/${this.id}:upload`,
+      label: "datasets/{d}:upload",
+      raw: { contentType: "application/jsonl", data: uploadText(this.content) },
+    });
     note(r, this, answer);
     // The declared size is refused before anything else in the handler, and before the body is read.
     if (this.content === "huge" && answer.code === "MEDIA_TOO_LARGE") return expectStatus(r, answer, 413);
@@ -130,7 +161,8 @@ class Upload implements Command {
     expectStatus(r, answer, 200);
     const expectedNo = (d.versions.at(-1)?.no ?? 0) + 1;
     if (answer.body.versionNo !== expectedNo) fail(r, `the upload is version ${expectedNo}`, answer);
-    if (answer.body.state !== "DATASET_VERSION_STATE_UPLOADING") fail(r, "an acknowledged upload is UPLOADING until validated", answer);
+    if (answer.body.state !== "DATASET_VERSION_STATE_UPLOADING")
+      fail(r, "an acknowledged upload is UPLOADING until validated", answer);
     d.versions.push({ no: expectedNo, content: this.content, validation: "none" });
   }
   toString = () => `upload(${this.id}, ${this.content})`;
@@ -143,7 +175,12 @@ class Validate implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
-    const answer = await request(r, { method: "POST", path: `/accounts/${r.account}/datasets/${this.id}:validateUpload`, label: "datasets/{d}:validateUpload", json: {} });
+    const answer = await request(r, {
+      method: "POST",
+      path: `/accounts/${r.account}/datasets/${this.id}:validateUpload`,
+      label: "datasets/{d}:validateUpload",
+      json: {},
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
@@ -153,7 +190,8 @@ class Validate implements Command {
     expectStatus(r, answer, 200);
     latest.validation = "pending";
     const allowed = datasetStates(d);
-    if (!allowed.includes(answer.body.state)) fail(r, `validateUpload answers a dataset in ${allowed.join(" or ")}`, answer);
+    if (!allowed.includes(answer.body.state))
+      fail(r, `validateUpload answers a dataset in ${allowed.join(" or ")}`, answer);
     learnVersionState(latest, answer.body.state.replace("DATASET_STATE_", "DATASET_VERSION_STATE_"));
   }
   toString = () => `validate(${this.id})`;
@@ -166,7 +204,11 @@ class GetDataset implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
-    const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/datasets/${this.id}?view=DATASET_VIEW_FULL`, label: "datasets/{d}" });
+    const answer = await request(r, {
+      method: "GET",
+      path: `/accounts/${r.account}/datasets/${this.id}?view=DATASET_VIEW_FULL`,
+      label: "datasets/{d}",
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
@@ -178,16 +220,28 @@ class GetDataset implements Command {
 }
 
 /** A full-view dataset answer against the model: its state, and exactly the acknowledged versions in legal states. */
-export function checkDatasetAnswer(r: Real, d: NonNullable<ReturnType<Model["datasets"]["get"]>>, answer: Answer): void {
+export function checkDatasetAnswer(
+  r: Real,
+  d: NonNullable<ReturnType<Model["datasets"]["get"]>>,
+  answer: Answer,
+): void {
   const allowed = datasetStates(d);
-  const versions = (answer.body.versions ?? []) as { versionNo: number; state: string; exampleCount: string; validation: { firstInvalidLine?: unknown } }[];
-  if (versions.map((v) => v.versionNo).join(",") !== d.versions.map((v) => v.no).join(",")) fail(r, `the versions are the acknowledged uploads ${d.versions.map((v) => v.no).join(",") || "(none)"}`, answer);
+  const versions = (answer.body.versions ?? []) as {
+    versionNo: number;
+    state: string;
+    exampleCount: string;
+    validation: { firstInvalidLine?: unknown };
+  }[];
+  if (versions.map((v) => v.versionNo).join(",") !== d.versions.map((v) => v.no).join(","))
+    fail(r, `the versions are the acknowledged uploads ${d.versions.map((v) => v.no).join(",") || "(none)"}`, answer);
   for (const [i, v] of d.versions.entries()) {
     const shown = versions[i] as (typeof versions)[number];
     if (!versionStates(v).includes(shown.state)) fail(r, `version ${v.no} is ${versionStates(v).join(" or ")}`, answer);
     learnVersionState(v, shown.state);
-    if (shown.state === "DATASET_VERSION_STATE_FAILED" && shown.validation.firstInvalidLine === undefined) fail(r, `FAILED version ${v.no} names its first bad line`, answer);
-    if (shown.state === "DATASET_VERSION_STATE_READY" && Number(shown.exampleCount) !== rowCount(v.content)) fail(r, `READY version ${v.no} counts ${rowCount(v.content)} examples`, answer);
+    if (shown.state === "DATASET_VERSION_STATE_FAILED" && shown.validation.firstInvalidLine === undefined)
+      fail(r, `FAILED version ${v.no} names its first bad line`, answer);
+    if (shown.state === "DATASET_VERSION_STATE_READY" && Number(shown.exampleCount) !== rowCount(v.content))
+      fail(r, `READY version ${v.no} counts ${rowCount(v.content)} examples`, answer);
   }
   // The dataset's own state was read with its versions: it must fit the model as it was before this answer taught it anything.
   if (!allowed.includes(answer.body.state)) fail(r, `the dataset is ${allowed.join(" or ")}`, answer);
@@ -200,7 +254,11 @@ class DeleteDataset implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
-    const answer = await request(r, { method: "DELETE", path: `/accounts/${r.account}/datasets/${this.id}`, label: "datasets/{d}" });
+    const answer = await request(r, {
+      method: "DELETE",
+      path: `/accounts/${r.account}/datasets/${this.id}`,
+      label: "datasets/{d}",
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
@@ -217,7 +275,11 @@ class DeleteDataset implements Command {
 // ---------------------------------------------------------------------------
 
 function jobBody(r: Real, datasetId: string, outputModelId: string) {
-  return { baseModel: BASE, inputDatasetVersion: `accounts/${r.account}/datasets/${datasetId}`, config: { outputModelId, epochs: 1 } };
+  return {
+    baseModel: BASE,
+    inputDatasetVersion: `accounts/${r.account}/datasets/${datasetId}`,
+    config: { outputModelId, epochs: 1 },
+  };
 }
 
 /**
@@ -228,7 +290,8 @@ function resolveDataset(m: Model, type: JobType, datasetId: string): { type: Job
   if (datasetId !== "*") return { type, datasetId };
   for (const [id, d] of m.datasets) {
     const latest = d.versions.at(-1);
-    if (!d.deleted && latest?.validation === "DATASET_VERSION_STATE_READY") return { type: latest.content === "dpo" ? "dpo" : "sft", datasetId: id };
+    if (!d.deleted && latest?.validation === "DATASET_VERSION_STATE_READY")
+      return { type: latest.content === "dpo" ? "dpo" : "sft", datasetId: id };
   }
   return { type, datasetId: DATASET_IDS[0] as string };
 }
@@ -251,21 +314,37 @@ class Estimate implements Command {
   check = () => true;
   async run(m: Model, r: Real) {
     const { type, datasetId } = resolveDataset(m, this.type, this.datasetId);
-    const answer = await request(r, { method: "POST", path: `/accounts/${r.account}/${COLLECTION[type]}:estimateCost`, label: `${COLLECTION[type]}:estimateCost`, json: jobBody(r, datasetId, this.outputModelId) });
+    const answer = await request(r, {
+      method: "POST",
+      path: `/accounts/${r.account}/${COLLECTION[type]}:estimateCost`,
+      label: `${COLLECTION[type]}:estimateCost`,
+      json: jobBody(r, datasetId, this.outputModelId),
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     const can = trainable(m, datasetId, type);
-    if (can.verdict === "no" || (can.verdict === "maybe" && answer.status !== 200)) return expectStatus(r, answer, can.code === "NOT_FOUND" ? 404 : 400, can.code);
+    if (can.verdict === "no" || (can.verdict === "maybe" && answer.status !== 200))
+      return expectStatus(r, answer, can.code === "NOT_FOUND" ? 404 : 400, can.code);
     expectStatus(r, answer, 200);
     learnReady(m, datasetId);
     const latest = m.datasets.get(datasetId)?.versions.at(-1);
-    if (latest && Number(answer.body.estimate.exampleCount) !== rowCount(latest.content)) fail(r, `the estimate counts ${rowCount(latest.content)} examples`, answer);
+    if (latest && Number(answer.body.estimate.exampleCount) !== rowCount(latest.content))
+      fail(r, `the estimate counts ${rowCount(latest.content)} examples`, answer);
     // egress says whether the create would be allowed now: the balance, the budget (as a paid call's gate, within
     // the caches' bound) and then the output model id (server/finetune/plan.ts createRefusal).
     const taken = outputModelTaken(m, this.outputModelId);
-    const refusals = new Set([...gateOutcomes({ ...m, suspended: { value: false, previous: false, changedAt: 0 } }, true)].map((g) => (g === "PASS" ? (taken ? "ALREADY_EXISTS" : "") : g)));
+    const refusals = new Set(
+      [...gateOutcomes({ ...m, suspended: { value: false, previous: false, changedAt: 0 } }, true)].map((g) =>
+        g === "PASS" ? (taken ? "ALREADY_EXISTS" : "") : g,
+      ),
+    );
     const shown = answer.body.egress.allowed ? "" : (answer.body.egress.reason?.code ?? "?");
-    if (!refusals.has(shown)) fail(r, `egress is ${[...refusals].map((c) => (c === "" ? "allowed" : `refused with ${c}`)).join(" or ")}`, answer);
+    if (!refusals.has(shown))
+      fail(
+        r,
+        `egress is ${[...refusals].map((c) => (c === "" ? "allowed" : `refused with ${c}`)).join(" or ")}`,
+        answer,
+      );
   }
   toString = () => `estimate(${this.type}, ${this.datasetId}, ${this.outputModelId})`;
 }
@@ -277,7 +356,13 @@ class CreateJob implements Command {
   readonly idempotencyKey: string | undefined;
   /** Send the same create to every server at once (a client retrying on another server). */
   readonly together: boolean;
-  constructor(type: JobType, datasetId: string, outputModelId: string, idempotencyKey: string | undefined, together: boolean) {
+  constructor(
+    type: JobType,
+    datasetId: string,
+    outputModelId: string,
+    idempotencyKey: string | undefined,
+    together: boolean,
+  ) {
     this.type = type;
     this.datasetId = datasetId;
     this.outputModelId = outputModelId;
@@ -289,8 +374,19 @@ class CreateJob implements Command {
     const { type, datasetId } = resolveDataset(m, this.type, this.datasetId);
     const body = jobBody(r, datasetId, this.outputModelId);
     const headers: Record<string, string> = this.idempotencyKey ? { "idempotency-key": this.idempotencyKey } : {};
-    const send = (server?: number) => request(r, { method: "POST", path: `/accounts/${r.account}/${COLLECTION[type]}`, label: COLLECTION[type], json: body, headers, server });
-    const answers = this.together && this.idempotencyKey ? await Promise.all(r.deployment.baseUrls().map((_, i) => send(i))) : [await send()];
+    const send = (server?: number) =>
+      request(r, {
+        method: "POST",
+        path: `/accounts/${r.account}/${COLLECTION[type]}`,
+        label: COLLECTION[type],
+        json: body,
+        headers,
+        server,
+      });
+    const answers =
+      this.together && this.idempotencyKey
+        ? await Promise.all(r.deployment.baseUrls().map((_, i) => send(i)))
+        : [await send()];
     const answer = answers[0] as Answer;
     note(r, this, answers.map((a) => `${a.status}${a.code ? ` ${a.code}` : ""}`).join(" | "));
     if (answers.length > 1) {
@@ -298,7 +394,12 @@ class CreateJob implements Command {
       const gates = gateOutcomes(m, true);
       const decided = answers.filter((a) => a.code === undefined || !gates.has(a.code));
       const names = new Set(decided.map((a) => (a.status === 201 ? a.body.name : `${a.status} ${a.code}`)));
-      if (names.size > 1) fail(r, `the same create with one Idempotency-Key sent to ${answers.length} servers at once got different answers: ${[...names].join(" / ")}`, answer);
+      if (names.size > 1)
+        fail(
+          r,
+          `the same create with one Idempotency-Key sent to ${answers.length} servers at once got different answers: ${[...names].join(" / ")}`,
+          answer,
+        );
     }
     if (refusedAtGate(m, r, answer, true)) return;
     const fingerprint = JSON.stringify(body);
@@ -313,10 +414,12 @@ class CreateJob implements Command {
     if (slot) {
       // Another body under a used key: a conflict, unless the new body is refused first for what it names.
       const allowed = ["IDEMPOTENCY_CONFLICT", ...(can.verdict === "yes" ? [] : [can.code])];
-      if (!allowed.includes(answer.code ?? "")) fail(r, `a used Idempotency-Key with another body is ${allowed.join(" or ")}`, answer);
+      if (!allowed.includes(answer.code ?? ""))
+        fail(r, `a used Idempotency-Key with another body is ${allowed.join(" or ")}`, answer);
       return;
     }
-    if (can.verdict === "no" || (can.verdict === "maybe" && answer.status !== 201)) return expectStatus(r, answer, can.code === "NOT_FOUND" ? 404 : 400, can.code);
+    if (can.verdict === "no" || (can.verdict === "maybe" && answer.status !== 201))
+      return expectStatus(r, answer, can.code === "NOT_FOUND" ? 404 : 400, can.code);
     learnReady(m, datasetId);
     if (outputModelTaken(m, this.outputModelId)) {
       // A job that holds the name may have failed unseen (it should not: the data is valid).
@@ -326,15 +429,24 @@ class CreateJob implements Command {
     // Sent to every server at once, only one answer created the job; the others returned it as it was by then
     // (a worker may have started it already). The creating answer shows it QUEUED.
     if (answers.length === 1 && answer.body.state !== "JOB_STATE_QUEUED") fail(r, "a new job is QUEUED", answer);
-    if (answers.length > 1 && !answers.some((a) => a.body.state === "JOB_STATE_QUEUED")) fail(r, "one of the answers, the one that created the job, shows it QUEUED", answer);
+    if (answers.length > 1 && !answers.some((a) => a.body.state === "JOB_STATE_QUEUED"))
+      fail(r, "one of the answers, the one that created the job, shows it QUEUED", answer);
     const jobId = answer.body.jobId as string;
     if (m.jobs.has(jobId)) fail(r, `a new job, not ${jobId} again`, answer);
-    const job: JobModel = { jobId, type, outputModelId: this.outputModelId, seen: ["JOB_STATE_QUEUED"], mustHaveEnded: false, processedTokens: 0 };
+    const job: JobModel = {
+      jobId,
+      type,
+      outputModelId: this.outputModelId,
+      seen: ["JOB_STATE_QUEUED"],
+      mustHaveEnded: false,
+      processedTokens: 0,
+    };
     m.jobs.set(jobId, job);
     observeJob(r, job, answer);
     if (this.idempotencyKey) m.idempotency.set(`${type} ${this.idempotencyKey}`, { body: fingerprint, jobId });
   }
-  toString = () => `createJob(${this.type}, ${this.datasetId}, ${this.outputModelId}${this.idempotencyKey ? `, key ${this.idempotencyKey}` : ""}${this.together ? ", to every server at once" : ""})`;
+  toString = () =>
+    `createJob(${this.type}, ${this.datasetId}, ${this.outputModelId}${this.idempotencyKey ? `, key ${this.idempotencyKey}` : ""}${this.together ? ", to every server at once" : ""})`;
 }
 
 /** The job at `index` among the model's jobs (in creation order), or one that never existed. */
@@ -352,7 +464,11 @@ export function observeJob(r: Real, job: JobModel, answer: Answer): void {
   if (problem) fail(r, `job ${job.jobId}: ${problem} (seen ${job.seen.join(" → ")})`, answer);
   if (job.seen.at(-1) !== state) job.seen.push(state);
   job.processedTokens = Number(answer.body.progress?.processedTokens ?? 0);
-  if (state === "JOB_STATE_SUCCEEDED" && answer.body.outputModel !== `accounts/${r.account}/models/${job.outputModelId}`) fail(r, "a SUCCEEDED job names its output model", answer);
+  if (
+    state === "JOB_STATE_SUCCEEDED" &&
+    answer.body.outputModel !== `accounts/${r.account}/models/${job.outputModelId}`
+  )
+    fail(r, "a SUCCEEDED job names its output model", answer);
   if (TERMINAL.has(state) && !answer.body.completeTime) fail(r, `a ${state} job has its completeTime`, answer);
 }
 
@@ -367,7 +483,11 @@ class GetJob implements Command {
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index);
     const type = job === undefined ? "sft" : this.wrongCollection ? (job.type === "sft" ? "dpo" : "sft") : job.type;
-    const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}`, label: `${COLLECTION[type]}/{job}` });
+    const answer = await request(r, {
+      method: "GET",
+      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}`,
+      label: `${COLLECTION[type]}/{job}`,
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined || this.wrongCollection) return expectStatus(r, answer, 404, "NOT_FOUND");
@@ -386,7 +506,11 @@ class CancelJob implements Command {
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index);
     const type = job?.type ?? "dpo";
-    const answer = await request(r, { method: "POST", path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}:cancel`, label: `${COLLECTION[type]}/{job}:cancel` });
+    const answer = await request(r, {
+      method: "POST",
+      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}:cancel`,
+      label: `${COLLECTION[type]}/{job}:cancel`,
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
@@ -413,13 +537,18 @@ class Metrics implements Command {
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index);
     const type = job?.type ?? "sft";
-    const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}/metrics?maxPoints=10000`, label: `${COLLECTION[type]}/{job}/metrics` });
+    const answer = await request(r, {
+      method: "GET",
+      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}/metrics?maxPoints=10000`,
+      label: `${COLLECTION[type]}/{job}/metrics`,
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
     expectStatus(r, answer, 200);
     const steps = (answer.body.points as { step: string }[]).map((p) => Number(p.step));
-    if (steps.some((s, i) => s !== i + 1)) fail(r, `job ${job.jobId}'s curve has every step once, in order: ${steps.join(",")}`, answer);
+    if (steps.some((s, i) => s !== i + 1))
+      fail(r, `job ${job.jobId}'s curve has every step once, in order: ${steps.join(",")}`, answer);
   }
   toString = () => `metrics(#${this.index})`;
 }
@@ -439,8 +568,18 @@ class Infer implements Command {
     const trained = [...m.jobs.values()].find((j) => j.seen.at(-1) === "JOB_STATE_SUCCEEDED")?.outputModelId;
     const model = this.model === "*" ? (trained ?? "base") : this.model;
     const foreign = model.startsWith("foreign:");
-    const name = model === "base" ? "tiny-chat" : foreign ? `accounts/${r.others[0]}/models/${model.slice(8)}` : `accounts/${r.account}/models/${model}`;
-    const answer = await request(r, { method: "POST", path: "/responses", label: model === "base" ? "responses (base)" : foreign ? "responses (another's model)" : "responses (fine-tuned)", json: { model: name, input: "Hello! Tell me about the sea.", store: false, max_output_tokens: 8, temperature: 0 } });
+    const name =
+      model === "base"
+        ? "tiny-chat"
+        : foreign
+          ? `accounts/${r.others[0]}/models/${model.slice(8)}`
+          : `accounts/${r.account}/models/${model}`;
+    const answer = await request(r, {
+      method: "POST",
+      path: "/responses",
+      label: model === "base" ? "responses (base)" : foreign ? "responses (another's model)" : "responses (fine-tuned)",
+      json: { model: name, input: "Hello! Tell me about the sea.", store: false, max_output_tokens: 8, temperature: 0 },
+    });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, true)) return;
     if (model !== "base") {
@@ -462,7 +601,12 @@ class Infer implements Command {
 // Admin (server/admin/commands.ts over the shared store, as `npm run admin` runs it) and isolation
 // ---------------------------------------------------------------------------
 
-async function admin(r: Real, command: string, positionals: string[], options: Record<string, string | boolean> = {}): Promise<string> {
+async function admin(
+  r: Real,
+  command: string,
+  positionals: string[],
+  options: Record<string, string | boolean> = {},
+): Promise<string> {
   const run = COMMANDS[command];
   if (!run) throw new Error(`no admin command ${command}`);
   return run.run(r.deployment.store, { positionals, options });
@@ -530,10 +674,16 @@ class UseRevokedKey implements Command {
   check = (m: Readonly<Model>) => m.revokedKeys.length > 0;
   async run(m: Model, r: Real) {
     const revoked = m.revokedKeys.at(-1) as { key: string; at: number };
-    const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/datasets`, label: "datasets (revoked key)", key: revoked.key });
+    const answer = await request(r, {
+      method: "GET",
+      path: `/accounts/${r.account}/datasets`,
+      label: "datasets (revoked key)",
+      key: revoked.key,
+    });
     note(r, this, answer);
     if (answer.code === "INVALID_API_KEY") return expectStatus(r, answer, 401);
-    if (Date.now() - revoked.at >= STALE_MS) fail(r, "a key revoked more than the staleness bound ago is 401 INVALID_API_KEY", answer);
+    if (Date.now() - revoked.at >= STALE_MS)
+      fail(r, "a key revoked more than the staleness bound ago is 401 INVALID_API_KEY", answer);
   }
   toString = () => "list datasets with the revoked key";
 }
@@ -549,9 +699,15 @@ class PeekAtOther implements Command {
   async run(m: Model, r: Real) {
     const other = r.others[this.index % r.others.length] as string;
     // Another account's path with our key: refused whatever exists there.
-    const answer = await request(r, { method: "GET", path: `/accounts/${other}/datasets/${this.datasetId}`, label: "another account's dataset" });
+    const answer = await request(r, {
+      method: "GET",
+      path: `/accounts/${other}/datasets/${this.datasetId}`,
+      label: "another account's dataset",
+    });
     note(r, this, answer);
-    const allowed = new Set<string>([...possible(m.suspended)].map((s) => (s ? "TENANT_SUSPENDED" : "OPERATION_NOT_ALLOWED")));
+    const allowed = new Set<string>(
+      [...possible(m.suspended)].map((s) => (s ? "TENANT_SUSPENDED" : "OPERATION_NOT_ALLOWED")),
+    );
     if (!allowed.has(answer.code ?? "")) fail(r, `another account's path is ${[...allowed].join(" or ")}`, answer);
   }
   toString = () => `getDataset(another account #${this.index}, ${this.datasetId})`;
@@ -570,13 +726,21 @@ class Crash implements Command {
     await r.gate.alone(() => r.deployment.crashAndRestart(target));
     note(r, this, `killed and restarted ${target === "worker" ? "the worker" : `server ${target}`}`);
     for (const [id, d] of m.datasets) {
-      const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/datasets/${id}?view=DATASET_VIEW_FULL`, label: "datasets/{d} (after a crash)" });
+      const answer = await request(r, {
+        method: "GET",
+        path: `/accounts/${r.account}/datasets/${id}?view=DATASET_VIEW_FULL`,
+        label: "datasets/{d} (after a crash)",
+      });
       if (answer.code !== undefined && gateOutcomes(m, false).has(answer.code)) continue;
       if (answer.status !== 200) fail(r, `dataset ${id}, acknowledged, is there after a kill -9`, answer);
       checkDatasetAnswer(r, d, answer);
     }
     for (const job of m.jobs.values()) {
-      const answer = await request(r, { method: "GET", path: `/accounts/${r.account}/${COLLECTION[job.type]}/${job.jobId}`, label: `${COLLECTION[job.type]}/{job} (after a crash)` });
+      const answer = await request(r, {
+        method: "GET",
+        path: `/accounts/${r.account}/${COLLECTION[job.type]}/${job.jobId}`,
+        label: `${COLLECTION[job.type]}/{job} (after a crash)`,
+      });
       if (answer.code !== undefined && gateOutcomes(m, false).has(answer.code)) continue;
       if (answer.status !== 200) fail(r, `job ${job.jobId}, acknowledged, is there after a kill -9`, answer);
       observeJob(r, job, answer);
@@ -626,7 +790,8 @@ class WaitForJob implements Command {
     // Generous: one SQLite server trains every client's jobs one at a time, on its event loop, and a kill -9 costs a restart.
     const deadline = Date.now() + JOB_WAIT_MS;
     while (!TERMINAL.has(job.seen.at(-1) as string) && gateOutcomes(m, false).has("PASS")) {
-      if (Date.now() > deadline) fail(r, `job ${job.jobId} did not end within ${JOB_WAIT_MS / 1000} s (seen ${job.seen.join(" → ")})`);
+      if (Date.now() > deadline)
+        fail(r, `job ${job.jobId} did not end within ${JOB_WAIT_MS / 1000} s (seen ${job.seen.join(" → ")})`);
       await look.run(m, r);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -647,11 +812,26 @@ export function commandArbitraries(options: { crashes: boolean }): fc.Arbitrary<
   const key = fc.constantFrom(...IDEMPOTENCY_KEYS);
   const content = fc.constantFrom<Content | "huge">("sft", "sft", "dpo", "invalid", "megarow", "huge");
   const weighted: [number, fc.Arbitrary<Command>][] = [
-    [4, fc.tuple(dataset, fc.constantFrom<Content>("sft", "sft", "sft", "dpo", "dpo", "megarow", "invalid")).map(([id, c]) => new PrepareDataset(id, c))],
+    [
+      4,
+      fc
+        .tuple(dataset, fc.constantFrom<Content>("sft", "sft", "sft", "dpo", "dpo", "megarow", "invalid"))
+        .map(([id, c]) => new PrepareDataset(id, c)),
+    ],
     [5, fc.tuple(type, output, key, fc.boolean()).map(([t, o, k, together]) => new CreateJob(t, "*", o, k, together))],
-    [1, fc.tuple(type, dataset, output, key, fc.boolean()).map(([t, d, o, k, together]) => new CreateJob(t, d, o, k, together))],
+    [
+      1,
+      fc
+        .tuple(type, dataset, output, key, fc.boolean())
+        .map(([t, d, o, k, together]) => new CreateJob(t, d, o, k, together)),
+    ],
     [3, index.map((i) => new WaitForJob(i))],
-    [2, fc.constantFrom("*", "*", "base", ...OUTPUT_MODELS, ...OUTPUT_MODELS.map((o) => `foreign:${o}`)).map((model) => new Infer(model))],
+    [
+      2,
+      fc
+        .constantFrom("*", "*", "base", ...OUTPUT_MODELS, ...OUTPUT_MODELS.map((o) => `foreign:${o}`))
+        .map((model) => new Infer(model)),
+    ],
     [2, index.map((i) => new CancelJob(i))],
     [1, fc.tuple(index, fc.boolean()).map(([i, wrong]) => new GetJob(i, wrong))],
     [1, index.map((i) => new Metrics(i))],
@@ -671,4 +851,3 @@ export function commandArbitraries(options: { crashes: boolean }): fc.Arbitrary<
   if (options.crashes) weighted.push([1, fc.nat({ max: 2 }).map((i) => new Crash(i))]);
   return weighted.flatMap(([weight, arbitrary]) => Array.from({ length: weight }, () => arbitrary));
 }
-

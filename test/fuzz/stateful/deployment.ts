@@ -72,7 +72,12 @@ export async function startDeployment(kind: StoreKind): Promise<Deployment> {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const baseEnv: Record<string, string> = { DATA_DIR: dataDir, JOB_LEASE_MS: LEASE_MS, JOB_POLL_MS: "100", MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) };
+    const baseEnv: Record<string, string> = {
+      DATA_DIR: dataDir,
+      JOB_LEASE_MS: LEASE_MS,
+      JOB_POLL_MS: "100",
+      MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES),
+    };
     if (kind === "postgres") {
       cluster = await startCluster();
       baseEnv.DATABASE_URL = await freshSchemaUrl(cluster.url);
@@ -90,7 +95,12 @@ export async function startDeployment(kind: StoreKind): Promise<Deployment> {
       const pool = pgPool;
       query = async (sql, values = []) => {
         let n = 0;
-        return (await pool.query(sql.replace(/\?/g, () => `$${++n}`), values)).rows as Record<string, unknown>[];
+        return (
+          await pool.query(
+            sql.replace(/\?/g, () => `$${++n}`),
+            values,
+          )
+        ).rows as Record<string, unknown>[];
       };
     } else {
       const db = new DatabaseSync(path.join(dataDir, "service.db"), { readOnly: true });
@@ -106,13 +116,22 @@ export async function startDeployment(kind: StoreKind): Promise<Deployment> {
       query,
       baseUrls: () => children.filter((c) => c.role === "server").map((c) => c.baseUrl as string),
       async crashAndRestart(which) {
-        const index = which === "worker" ? children.findIndex((c) => c.role === "worker") : children.findIndex((c, i) => c.role === "server" && children.slice(0, i).filter((s) => s.role === "server").length === which);
+        const index =
+          which === "worker"
+            ? children.findIndex((c) => c.role === "worker")
+            : children.findIndex(
+                (c, i) =>
+                  c.role === "server" && children.slice(0, i).filter((s) => s.role === "server").length === which,
+              );
         const child = children[index];
         if (child === undefined) throw new Error(`no process ${which} to crash`);
         await killChild(child);
         children[index] = await startChild(child.role, env(child.role));
       },
-      failureLog: () => children.flatMap((c) => c.output.split("\n").filter((line) => /"level":"error"|Error:|uncaught|FATAL/i.test(line))),
+      failureLog: () =>
+        children.flatMap((c) =>
+          c.output.split("\n").filter((line) => /"level":"error"|Error:|uncaught|FATAL/i.test(line)),
+        ),
       close: closeAll,
     };
   } catch (error) {
@@ -142,7 +161,9 @@ async function startChild(role: Child["role"], env: Record<string, string>): Pro
     child.stderr!.on("data", (chunk) => {
       record.output = (record.output + String(chunk)).slice(-200_000);
     });
-    child.once("exit", (code) => reject(new Error(`the ${role} exited (${code}) before it was ready: ${record.output}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`the ${role} exited (${code}) before it was ready: ${record.output}`)),
+    );
   });
   const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
   try {

@@ -62,10 +62,18 @@ export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
   let response: Response;
   let text: string;
   try {
-    response = await fetch(spec.url, { method: spec.method, headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    response = await fetch(spec.url, {
+      method: spec.method,
+      headers,
+      body,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     text = await response.text();
   } catch (error) {
-    const reason = (error as Error).name === "TimeoutError" ? `no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)` : `the connection failed: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? "")}`;
+    const reason =
+      (error as Error).name === "TimeoutError"
+        ? `no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)`
+        : `the connection failed: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? "")}`;
     throw new ServerFault(`${spec.method} ${spec.url}: ${reason} after ${Math.round(performance.now() - started)} ms`);
   }
   tally.count(`${spec.method} ${spec.label}`, response.status);
@@ -78,11 +86,15 @@ export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
   }
   const where = `${spec.method} ${spec.url} → ${response.status} (x-request-id ${requestId || "missing"}): ${text.slice(0, 500)}`;
   // The one 5xx the contract lets a healthy service send: a fine-tuned model's deployment still loading, to retry (Retry-After).
-  const loading = response.status === 503 && parsed?.error?.code === "DEPLOYMENT_SCALING_UP" && response.headers.has("retry-after");
+  const loading =
+    response.status === 503 && parsed?.error?.code === "DEPLOYMENT_SCALING_UP" && response.headers.has("retry-after");
   if (response.status >= 500 && !loading) throw new ServerFault(`a ${response.status}: ${where}`);
   if (requestId === "") throw new ServerFault(`no x-request-id: ${where}`);
   const code = parsed?.error?.code as string | undefined;
-  if (response.status >= 400 && (typeof code !== "string" || typeof parsed?.error?.message !== "string" || typeof parsed?.error?.type !== "string")) {
+  if (
+    response.status >= 400 &&
+    (typeof code !== "string" || typeof parsed?.error?.message !== "string" || typeof parsed?.error?.type !== "string")
+  ) {
     throw new ServerFault(`an error without the envelope: ${where}`);
   }
   return { status: response.status, requestId, body: parsed, text, ...(response.status >= 400 ? { code } : {}) };

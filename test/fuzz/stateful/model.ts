@@ -38,7 +38,12 @@ export interface DatasetModel {
 
 export type JobType = "sft" | "dpo";
 export const COLLECTION: Record<JobType, string> = { sft: "supervisedFineTuningJobs", dpo: "dpoJobs" };
-export const TERMINAL = new Set(["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"]);
+export const TERMINAL = new Set([
+  "JOB_STATE_SUCCEEDED",
+  "JOB_STATE_FAILED",
+  "JOB_STATE_CANCELLED",
+  "JOB_STATE_EXPIRED",
+]);
 
 export interface JobModel {
   jobId: string;
@@ -107,7 +112,9 @@ export function newModel(now: number): Model {
 
 /** The values a setting may show now: the new one, and the old one within STALE_MS of the change. */
 export function possible<T>(setting: Setting<T>, now = Date.now()): T[] {
-  return now - setting.changedAt < STALE_MS && setting.previous !== setting.value ? [setting.value, setting.previous] : [setting.value];
+  return now - setting.changedAt < STALE_MS && setting.previous !== setting.value
+    ? [setting.value, setting.previous]
+    : [setting.value];
 }
 
 export function change<T>(setting: Setting<T>, value: T): void {
@@ -164,16 +171,23 @@ export function learnVersionState(v: VersionModel, state: string): void {
  * Whether a job may be used to train the job type, as far as the model knows:
  * "yes", "no" with the error code, or "maybe" while validation may still be running.
  */
-export function trainable(m: Model, datasetId: string, type: JobType): { verdict: "yes" } | { verdict: "no"; code: string } | { verdict: "maybe"; code: string } {
+export function trainable(
+  m: Model,
+  datasetId: string,
+  type: JobType,
+): { verdict: "yes" } | { verdict: "no"; code: string } | { verdict: "maybe"; code: string } {
   const d = m.datasets.get(datasetId);
   // A deleted dataset is as good as none for training (server/datasets/training-data.ts).
   if (d === undefined || d.deleted) return { verdict: "no", code: "NOT_FOUND" };
   const latest = d.versions.at(-1);
   if (latest === undefined) return { verdict: "no", code: "INVALID_REQUEST" };
-  const format: JobType | undefined = latest.content === "dpo" ? "dpo" : latest.content === "invalid" ? undefined : "sft";
+  const format: JobType | undefined =
+    latest.content === "dpo" ? "dpo" : latest.content === "invalid" ? undefined : "sft";
   const fits = format === type;
-  if (latest.validation === "DATASET_VERSION_STATE_READY") return fits ? { verdict: "yes" } : { verdict: "no", code: "INVALID_REQUEST" };
-  if (latest.validation === "pending" && EXPECTED_OUTCOME[latest.content] === "DATASET_VERSION_STATE_READY") return fits ? { verdict: "maybe", code: "INVALID_REQUEST" } : { verdict: "no", code: "INVALID_REQUEST" };
+  if (latest.validation === "DATASET_VERSION_STATE_READY")
+    return fits ? { verdict: "yes" } : { verdict: "no", code: "INVALID_REQUEST" };
+  if (latest.validation === "pending" && EXPECTED_OUTCOME[latest.content] === "DATASET_VERSION_STATE_READY")
+    return fits ? { verdict: "maybe", code: "INVALID_REQUEST" } : { verdict: "no", code: "INVALID_REQUEST" };
   return { verdict: "no", code: "INVALID_REQUEST" };
 }
 
@@ -186,7 +200,11 @@ export function rowCount(content: Content): number {
 export function outputModelTaken(m: Model, outputModelId: string): boolean {
   for (const job of m.jobs.values()) {
     const last = job.seen.at(-1) ?? "";
-    if (job.outputModelId === outputModelId && !["JOB_STATE_CANCELLED", "JOB_STATE_FAILED", "JOB_STATE_EXPIRED"].includes(last)) return true;
+    if (
+      job.outputModelId === outputModelId &&
+      !["JOB_STATE_CANCELLED", "JOB_STATE_FAILED", "JOB_STATE_EXPIRED"].includes(last)
+    )
+      return true;
   }
   return false;
 }
@@ -204,7 +222,10 @@ export function rank(state: string): number {
 export function transitionProblem(job: JobModel, state: string): string | undefined {
   const last = job.seen.at(-1);
   if (rank(state) < 0) return `unknown state ${state}`;
-  if (last === undefined || last === state) return job.mustHaveEnded && !TERMINAL.has(state) ? `${state} after a cancel was refused because the job had ended` : undefined;
+  if (last === undefined || last === state)
+    return job.mustHaveEnded && !TERMINAL.has(state)
+      ? `${state} after a cancel was refused because the job had ended`
+      : undefined;
   if (TERMINAL.has(last)) return `${last} → ${state}: a finished job changed state`;
   if (rank(state) < rank(last)) return `${last} → ${state}: backwards`;
   if (job.mustHaveEnded && !TERMINAL.has(state)) return `${state} after a cancel was refused because the job had ended`;
@@ -212,7 +233,10 @@ export function transitionProblem(job: JobModel, state: string): string | undefi
 }
 
 /** A request from this account's client through the gate, to the next server in turn. */
-export async function request(r: Real, spec: Omit<RequestSpec, "url" | "key"> & { path: string; key?: string; server?: number }): Promise<Answer> {
+export async function request(
+  r: Real,
+  spec: Omit<RequestSpec, "url" | "key"> & { path: string; key?: string; server?: number },
+): Promise<Answer> {
   await r.gate.enter();
   try {
     // Read after the gate: a crash in between restarts a server on another port.

@@ -74,18 +74,48 @@ let accountSerial = 0;
 export async function fuzzStateful(options: StatefulOptions): Promise<StatefulReport> {
   const started = performance.now();
   const clients = options.clients ?? 3;
-  const report: StatefulReport = { store: options.store, clients, maxCommands: options.maxCommands ?? 25, seed: options.seed, runs: 0, sequences: 0, commands: 0, perCommand: new Map(), crashes: 0, tally: new Tally(), durationMs: 0, processLog: [] };
+  const report: StatefulReport = {
+    store: options.store,
+    clients,
+    maxCommands: options.maxCommands ?? 25,
+    seed: options.seed,
+    runs: 0,
+    sequences: 0,
+    commands: 0,
+    perCommand: new Map(),
+    crashes: 0,
+    tally: new Tally(),
+    durationMs: 0,
+    processLog: [],
+  };
   const deployment = await startDeployment(options.store);
   try {
-    const sequence = (crashes: boolean, i: number) => fc.commands(commandArbitraries({ crashes }), { maxCommands: options.maxCommands ?? 25, size: "max", replayPath: options.replayPaths?.[i] });
-    const runs = fc.tuple(sequence(options.crashes ?? true, 0), ...Array.from({ length: clients - 1 }, (_, i) => sequence(false, i + 1)));
+    const sequence = (crashes: boolean, i: number) =>
+      fc.commands(commandArbitraries({ crashes }), {
+        maxCommands: options.maxCommands ?? 25,
+        size: "max",
+        replayPath: options.replayPaths?.[i],
+      });
+    const runs = fc.tuple(
+      sequence(options.crashes ?? true, 0),
+      ...Array.from({ length: clients - 1 }, (_, i) => sequence(false, i + 1)),
+    );
     let shrinkUntil = Infinity;
     const property = fc.asyncProperty(runs, async (sequences) => {
       // Past the shrinking budget every further try is skipped, which ends shrinking at the smallest failure so far.
       fc.pre(Date.now() < shrinkUntil);
       const gate = new Gate();
       const accounts = await Promise.all(sequences.map(() => newAccount(deployment)));
-      const reals: Real[] = accounts.map(({ id, key }) => ({ account: id, key, deployment, tally: report.tally, gate, others: [...accounts.filter((a) => a.id !== id).map((a) => a.id), "acme"], trace: [], turn: 0 }));
+      const reals: Real[] = accounts.map(({ id, key }) => ({
+        account: id,
+        key,
+        deployment,
+        tally: report.tally,
+        gate,
+        others: [...accounts.filter((a) => a.id !== id).map((a) => a.id), "acme"],
+        trace: [],
+        turn: 0,
+      }));
       const models: Model[] = [];
       try {
         // Settled, not all: a failing sequence must not leave the others running into the next run.
@@ -105,7 +135,9 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
           report.firstFailure = (error as Error).message;
           shrinkUntil = Date.now() + (options.shrinkMs ?? 300_000);
         }
-        const failure = new Error(`${(error as Error).name}: ${(error as Error).message}\nwhat each client did, in its order:\n${traces}`);
+        const failure = new Error(
+          `${(error as Error).name}: ${(error as Error).message}\nwhat each client did, in its order:\n${traces}`,
+        );
         failure.stack = failure.message;
         throw failure;
       }
@@ -121,11 +153,20 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
       options.onProgress?.(report);
     });
     try {
-      await fc.assert(property, { seed: options.seed, numRuns: options.runs, path: options.path, verbose: 0, includeErrorInReport: true, ...(options.timeLimitMs ? { interruptAfterTimeLimit: options.timeLimitMs } : {}) });
+      await fc.assert(property, {
+        seed: options.seed,
+        numRuns: options.runs,
+        path: options.path,
+        verbose: 0,
+        includeErrorInReport: true,
+        ...(options.timeLimitMs ? { interruptAfterTimeLimit: options.timeLimitMs } : {}),
+      });
     } catch (error) {
       report.failure = (error as Error).message;
       report.path = /path: "([^"]*)"/.exec(report.failure)?.[1];
-      report.replayPaths = [...(/Counterexample: (.*)/.exec(report.failure)?.[1] ?? "").matchAll(/replayPath="([^"]*)"/g)].map((m) => m[1] as string);
+      report.replayPaths = [
+        ...(/Counterexample: (.*)/.exec(report.failure)?.[1] ?? "").matchAll(/replayPath="([^"]*)"/g),
+      ].map((m) => m[1] as string);
     }
   } finally {
     report.processLog = deployment.failureLog().slice(0, 30);
@@ -139,7 +180,10 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
 async function newAccount(deployment: Deployment): Promise<{ id: string; key: string }> {
   const id = `sf-${process.pid}-${++accountSerial}`;
   const store = deployment.store;
-  await COMMANDS["accounts create"]!.run(store, { positionals: [id], options: { balance: formatMoney(INITIAL_BALANCE_MICROS), "payment-method": true } });
+  await COMMANDS["accounts create"]!.run(store, {
+    positionals: [id],
+    options: { balance: formatMoney(INITIAL_BALANCE_MICROS), "payment-method": true },
+  });
   await COMMANDS["limits set"]!.run(store, { positionals: [id], options: { rpm: "none" } });
   const printed = await COMMANDS["keys create"]!.run(store, { positionals: [], options: { account: id } });
   return { id, key: printed.trim().split("\n").at(-1) as string };
@@ -147,19 +191,32 @@ async function newAccount(deployment: Deployment): Promise<{ id: string; key: st
 
 /** The replay command of a report's failure. */
 export function replayCommand(report: StatefulReport): string {
-  const sequences = report.replayPaths && report.replayPaths.length > 0 ? ` --replay-paths '${report.replayPaths.join(",")}'` : "";
+  const sequences =
+    report.replayPaths && report.replayPaths.length > 0 ? ` --replay-paths '${report.replayPaths.join(",")}'` : "";
   return `npm run fuzz:stateful -- --store ${report.store} --seed ${report.seed} --clients ${report.clients} --max-commands ${report.maxCommands} --path ${report.path ?? "<path>"}${sequences}`;
 }
 
 export function formatReport(report: StatefulReport): string {
   const out: string[] = [];
-  out.push(`${report.store}, seed ${report.seed}: ${report.runs} runs, ${report.sequences} command sequences, ${report.commands} commands (${report.crashes} kill -9), ${report.tally.total} requests in ${(report.durationMs / 1000).toFixed(1)} s`);
-  out.push(`  commands: ${[...report.perCommand].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ×${v}`).join(", ")}`);
+  out.push(
+    `${report.store}, seed ${report.seed}: ${report.runs} runs, ${report.sequences} command sequences, ${report.commands} commands (${report.crashes} kill -9), ${report.tally.total} requests in ${(report.durationMs / 1000).toFixed(1)} s`,
+  );
+  out.push(
+    `  commands: ${[...report.perCommand]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ×${v}`)
+      .join(", ")}`,
+  );
   const width = Math.max(0, ...[...report.tally.calls.keys()].map((k) => k.length));
   for (const [label, byStatus] of [...report.tally.calls].sort(([a], [b]) => a.localeCompare(b))) {
-    const statuses = [...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(" ");
+    const statuses = [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(" ");
     out.push(`  ${label.padEnd(width)}  ${statuses}`);
   }
-  out.push(`  processes logged: ${report.processLog.length === 0 ? "no failure" : `\n    ${report.processLog.join("\n    ")}`}`);
+  out.push(
+    `  processes logged: ${report.processLog.length === 0 ? "no failure" : `\n    ${report.processLog.join("\n    ")}`}`,
+  );
   return out.join("\n");
 }

@@ -14,13 +14,19 @@ import { STATEFUL_CI } from "./settings.ts";
 
 for (const store of ["sqlite", "postgres"] as const) {
   describe(`stateful fuzzing on ${store}`, { skip: skipping(store === "postgres" ? POSTGRES_SKIP : false) }, () => {
-    test(`${STATEFUL_CI.runs} runs of ${STATEFUL_CI.clients} concurrent command sequences agree with the model, and money, states, idempotency and isolation hold after each (seed ${STATEFUL_CI.seed})`, { timeout: 300_000 }, async () => {
-      const report = await fuzzStateful({ store, ...STATEFUL_CI });
-      console.log(formatReport(report));
-      assert.equal(report.failure, undefined, `${report.failure}\n\nreplay: ${replayCommand(report)}`);
-      assert.equal(report.runs, STATEFUL_CI.runs);
-      const created = (report.tally.calls.get("POST supervisedFineTuningJobs")?.get(201) ?? 0) + (report.tally.calls.get("POST dpoJobs")?.get(201) ?? 0);
-      assert.ok(created > 0, "the run reached job creation");
-    });
+    test(
+      `${STATEFUL_CI.runs} runs of ${STATEFUL_CI.clients} concurrent command sequences agree with the model, and money, states, idempotency and isolation hold after each (seed ${STATEFUL_CI.seed})`,
+      { timeout: 300_000 },
+      async () => {
+        const report = await fuzzStateful({ store, ...STATEFUL_CI });
+        console.log(formatReport(report));
+        assert.equal(report.failure, undefined, `${report.failure}\n\nreplay: ${replayCommand(report)}`);
+        assert.equal(report.runs, STATEFUL_CI.runs);
+        const created =
+          (report.tally.calls.get("POST supervisedFineTuningJobs")?.get(201) ?? 0) +
+          (report.tally.calls.get("POST dpoJobs")?.get(201) ?? 0);
+        assert.ok(created > 0, "the run reached job creation");
+      },
+    );
   });
 }

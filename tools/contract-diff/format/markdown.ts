@@ -32,9 +32,16 @@ function contract(report: Report, change: ReportedChange): string {
 function table(report: Report, changes: ReportedChange[]): string[] {
   const rows = ["| Level | Breaks | Rule | Where | Change | Contract |", "| --- | --- | --- | --- | --- | --- |"];
   for (const change of changes) {
-    const breaks = change.rule.breaks === "none" ? "—" : change.rule.breaks === "both" ? "clients, implementations" : change.rule.breaks;
+    const breaks =
+      change.rule.breaks === "none"
+        ? "—"
+        : change.rule.breaks === "both"
+          ? "clients, implementations"
+          : change.rule.breaks;
     const ignored = change.ignored !== undefined ? `<br>*ignored: ${cell(change.ignored.reason)}*` : "";
-    rows.push(`| ${change.rule.level} | ${breaks} | ${code(change.rule.id)} | ${code(change.where)}${operations(change)} | ${cell(change.message)}${ignored} | ${contract(report, change)} |`);
+    rows.push(
+      `| ${change.rule.level} | ${breaks} | ${code(change.rule.id)} | ${code(change.where)}${operations(change)} | ${cell(change.message)}${ignored} | ${contract(report, change)} |`,
+    );
   }
   return rows;
 }
@@ -46,16 +53,37 @@ export function formatMarkdown(report: Report): string {
   const compatible = active.filter((c) => !isBreaking(c));
   const ignored = report.changes.filter((c) => c.ignored !== undefined);
   const out = [COMMENT_MARKER, `### Contract diff: ${code(report.base.label)} → ${code(report.head.label)}`, ""];
-  const verdict = report.failed ? `:x: **${summary.failing} breaking change(s) at or above ${report.failOn}.**` : breaking.length > 0 ? ":warning: Breaking changes below the failing level." : ":white_check_mark: No breaking changes.";
+  const verdict = report.failed
+    ? `:x: **${summary.failing} breaking change(s) at or above ${report.failOn}.**`
+    : breaking.length > 0
+      ? ":warning: Breaking changes below the failing level."
+      : ":white_check_mark: No breaking changes.";
   out.push(
     `${verdict} ${summary.breakingForClients} breaking for clients, ${summary.breakingForImplementations} breaking for implementations, ${summary.compatible} compatible, ${summary.ignored} ignored.`,
     "",
   );
   if (breaking.length > 0) out.push("#### Breaking changes", "", ...table(report, breaking), "");
-  if (compatible.length > 0) out.push(`<details><summary>Compatible changes (${compatible.length})</summary>`, "", ...table(report, compatible), "", "</details>", "");
-  if (ignored.length > 0) out.push(`<details><summary>Ignored after review (${ignored.length})</summary>`, "", ...table(report, ignored), "", "</details>", "");
+  if (compatible.length > 0)
+    out.push(
+      `<details><summary>Compatible changes (${compatible.length})</summary>`,
+      "",
+      ...table(report, compatible),
+      "",
+      "</details>",
+      "",
+    );
+  if (ignored.length > 0)
+    out.push(
+      `<details><summary>Ignored after review (${ignored.length})</summary>`,
+      "",
+      ...table(report, ignored),
+      "",
+      "</details>",
+      "",
+    );
   if (report.changes.length === 0) out.push("No contract changes.", "");
-  for (const unused of report.unusedIgnores) out.push(`- Stale ignore entry (matches nothing): ${code(unused.rule)} at ${code(unused.location)}`);
+  for (const unused of report.unusedIgnores)
+    out.push(`- Stale ignore entry (matches nothing): ${code(unused.rule)} at ${code(unused.location)}`);
   out.push(
     `<sub>Compared the generated OpenAPI ${report.document} documents with ${report.ruleCount} rules (\`npm run contract:diff -- --list-rules\`). ` +
       "ERR: definite break, WARN: may break. *Clients* are callers built on the base contract, *implementations* servers built on it. " +

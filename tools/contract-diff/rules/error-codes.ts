@@ -19,10 +19,32 @@ import { normalize, resolveSchema } from "../schema.ts";
 
 export const ERROR_CODE_SCHEMA = "ErrorCode";
 
-export const errorCodeRemoved = defineRule({ id: "error-code-removed", level: "ERR", breaks: "both", description: "An error code was removed or renamed; codes are append-only and clients branch on them." });
-export const errorCodeAdded = defineRule({ id: "error-code-added", level: "INFO", breaks: "none", description: "A new error code (codes are append-only; adding is allowed)." });
-export const errorCodeStatusAdded = defineRule({ id: "error-code-status-added", level: "ERR", breaks: "clients", description: "An error code that already came with some HTTP status now also comes with another; clients branching on (status, code) miss it." });
-export const errorCodeStatusRemoved = defineRule({ id: "error-code-status-removed", level: "ERR", breaks: "both", description: "An error code no longer comes with an HTTP status (moved or dropped); clients branching on (status, code) never match, and implementations built on the base still send it there." });
+export const errorCodeRemoved = defineRule({
+  id: "error-code-removed",
+  level: "ERR",
+  breaks: "both",
+  description: "An error code was removed or renamed; codes are append-only and clients branch on them.",
+});
+export const errorCodeAdded = defineRule({
+  id: "error-code-added",
+  level: "INFO",
+  breaks: "none",
+  description: "A new error code (codes are append-only; adding is allowed).",
+});
+export const errorCodeStatusAdded = defineRule({
+  id: "error-code-status-added",
+  level: "ERR",
+  breaks: "clients",
+  description:
+    "An error code that already came with some HTTP status now also comes with another; clients branching on (status, code) miss it.",
+});
+export const errorCodeStatusRemoved = defineRule({
+  id: "error-code-status-removed",
+  level: "ERR",
+  breaks: "both",
+  description:
+    "An error code no longer comes with an HTTP status (moved or dropped); clients branching on (status, code) never match, and implementations built on the base still send it there.",
+});
 
 export const errorCodeRules = [errorCodeRemoved, errorCodeAdded, errorCodeStatusAdded, errorCodeStatusRemoved];
 
@@ -44,7 +66,9 @@ interface Pairing {
 export function errorCodesByStatus(doc: Doc, known: ReadonlySet<string>): Map<string, Pairing> {
   const result = new Map<string, Pairing>();
   for (const op of operationsByKey(doc).values()) {
-    for (const [status, rawResponse] of Object.entries(isObject(op.operation.responses) ? op.operation.responses : {})) {
+    for (const [status, rawResponse] of Object.entries(
+      isObject(op.operation.responses) ? op.operation.responses : {},
+    )) {
       if (!/^[45]/.test(status)) continue;
       const response = derefObject(doc, rawResponse).node ?? {};
       for (const media of Object.values(isObject(response.content) ? response.content : {})) {
@@ -61,7 +85,14 @@ export function errorCodesByStatus(doc: Doc, known: ReadonlySet<string>): Map<st
 // error.code sits two levels down; a little more covers other envelopes.
 const MAX_DEPTH = 4;
 
-function collectCodes(doc: Doc, raw: unknown, known: ReadonlySet<string>, into: Pairing, depth: number, seen: Set<object>): void {
+function collectCodes(
+  doc: Doc,
+  raw: unknown,
+  known: ReadonlySet<string>,
+  into: Pairing,
+  depth: number,
+  seen: Set<object>,
+): void {
   const resolved = resolveSchema(doc, raw);
   if (depth > MAX_DEPTH || seen.has(resolved.identity)) return;
   seen.add(resolved.identity);
@@ -79,7 +110,10 @@ function collectCodes(doc: Doc, raw: unknown, known: ReadonlySet<string>, into: 
 }
 
 function statusesOf(code: string, byStatus: Map<string, Pairing>): string[] {
-  return [...byStatus].filter(([, p]) => p.codes.has(code)).map(([s]) => s).sort();
+  return [...byStatus]
+    .filter(([, p]) => p.codes.has(code))
+    .map(([s]) => s)
+    .sort();
 }
 
 export function checkErrorCodes(base: Doc, head: Doc): Change[] {
@@ -94,12 +128,26 @@ export function checkErrorCodes(base: Doc, head: Doc): Change[] {
   const withStatuses = (statuses: string[]) => (statuses.length > 0 ? ` (status ${statuses.join(", ")})` : "");
   for (const code of before) {
     if (!afterSet.has(code)) {
-      changes.push({ rule: errorCodeRemoved, message: `error code \`${code}\` removed${withStatuses(statusesOf(code, pairedBefore))}`, part: ERROR_CODE_SCHEMA, path: [], before: code, declared: { base: [ERROR_CODE_SCHEMA, code] } });
+      changes.push({
+        rule: errorCodeRemoved,
+        message: `error code \`${code}\` removed${withStatuses(statusesOf(code, pairedBefore))}`,
+        part: ERROR_CODE_SCHEMA,
+        path: [],
+        before: code,
+        declared: { base: [ERROR_CODE_SCHEMA, code] },
+      });
     }
   }
   for (const code of after) {
     if (!beforeSet.has(code)) {
-      changes.push({ rule: errorCodeAdded, message: `error code \`${code}\` added${withStatuses(statusesOf(code, pairedAfter))}`, part: ERROR_CODE_SCHEMA, path: [], after: code, declared: { head: [ERROR_CODE_SCHEMA, code] } });
+      changes.push({
+        rule: errorCodeAdded,
+        message: `error code \`${code}\` added${withStatuses(statusesOf(code, pairedAfter))}`,
+        part: ERROR_CODE_SCHEMA,
+        path: [],
+        after: code,
+        declared: { head: [ERROR_CODE_SCHEMA, code] },
+      });
     }
   }
   const statuses = [...new Set([...pairedBefore.keys(), ...pairedAfter.keys()])].sort();

@@ -4,14 +4,51 @@ import { derefObject, isObject, type Doc, type Node } from "../openapi.ts";
 import { diffSchemas } from "../schema-diff.ts";
 import { declaredBy, inPart, type DiffContext } from "./context.ts";
 
-export const requiredHeaderRemoved = defineRule({ id: "response-required-header-removed", level: "ERR", breaks: "clients", description: "A required response header was removed; clients reading it break." });
-export const optionalHeaderRemoved = defineRule({ id: "response-optional-header-removed", level: "WARN", breaks: "clients", description: "An optional response header was removed; clients using it when present lose it." });
-export const headerBecameOptional = defineRule({ id: "response-header-became-optional", level: "ERR", breaks: "clients", description: "A required response header became optional; clients relying on it find it missing." });
-export const headerBecameRequired = defineRule({ id: "response-header-became-required", level: "WARN", breaks: "implementations", description: "An optional response header became required; implementations built on the base may omit it." });
-export const requiredHeaderAdded = defineRule({ id: "response-required-header-added", level: "ERR", breaks: "implementations", description: "A new required response header; implementations built on the base never send it." });
-export const optionalHeaderAdded = defineRule({ id: "response-optional-header-added", level: "INFO", breaks: "none", description: "A new optional response header." });
+export const requiredHeaderRemoved = defineRule({
+  id: "response-required-header-removed",
+  level: "ERR",
+  breaks: "clients",
+  description: "A required response header was removed; clients reading it break.",
+});
+export const optionalHeaderRemoved = defineRule({
+  id: "response-optional-header-removed",
+  level: "WARN",
+  breaks: "clients",
+  description: "An optional response header was removed; clients using it when present lose it.",
+});
+export const headerBecameOptional = defineRule({
+  id: "response-header-became-optional",
+  level: "ERR",
+  breaks: "clients",
+  description: "A required response header became optional; clients relying on it find it missing.",
+});
+export const headerBecameRequired = defineRule({
+  id: "response-header-became-required",
+  level: "WARN",
+  breaks: "implementations",
+  description: "An optional response header became required; implementations built on the base may omit it.",
+});
+export const requiredHeaderAdded = defineRule({
+  id: "response-required-header-added",
+  level: "ERR",
+  breaks: "implementations",
+  description: "A new required response header; implementations built on the base never send it.",
+});
+export const optionalHeaderAdded = defineRule({
+  id: "response-optional-header-added",
+  level: "INFO",
+  breaks: "none",
+  description: "A new optional response header.",
+});
 
-export const headerRules = [requiredHeaderRemoved, optionalHeaderRemoved, headerBecameOptional, headerBecameRequired, requiredHeaderAdded, optionalHeaderAdded];
+export const headerRules = [
+  requiredHeaderRemoved,
+  optionalHeaderRemoved,
+  headerBecameOptional,
+  headerBecameRequired,
+  requiredHeaderAdded,
+  optionalHeaderAdded,
+];
 
 interface Header {
   name: string;
@@ -43,18 +80,38 @@ export function checkResponseHeaders(base: Node, head: Node, responsePart: strin
     const other = after.get(key);
     const wasRequired = header.node.required === true;
     if (other === undefined) {
-      changes.push(headerChange(wasRequired ? requiredHeaderRemoved : optionalHeaderRemoved, part, `header \`${header.name}\` removed (was ${wasRequired ? "required" : "optional"})`));
+      changes.push(
+        headerChange(
+          wasRequired ? requiredHeaderRemoved : optionalHeaderRemoved,
+          part,
+          `header \`${header.name}\` removed (was ${wasRequired ? "required" : "optional"})`,
+        ),
+      );
       continue;
     }
     const isRequired = other.node.required === true;
-    if (wasRequired && !isRequired) changes.push(headerChange(headerBecameOptional, part, `header \`${header.name}\` is now optional`));
-    if (!wasRequired && isRequired) changes.push(headerChange(headerBecameRequired, part, `header \`${header.name}\` is now required`));
-    changes.push(...declaredBy(header.component, other.component, inPart(part, diffSchemas(header.node.schema, other.node.schema, ctx.response))));
+    if (wasRequired && !isRequired)
+      changes.push(headerChange(headerBecameOptional, part, `header \`${header.name}\` is now optional`));
+    if (!wasRequired && isRequired)
+      changes.push(headerChange(headerBecameRequired, part, `header \`${header.name}\` is now required`));
+    changes.push(
+      ...declaredBy(
+        header.component,
+        other.component,
+        inPart(part, diffSchemas(header.node.schema, other.node.schema, ctx.response)),
+      ),
+    );
   }
   for (const [key, header] of after) {
     if (before.has(key)) continue;
     const required = header.node.required === true;
-    changes.push(headerChange(required ? requiredHeaderAdded : optionalHeaderAdded, `${responsePart} header ${header.name}`, `${required ? "required" : "optional"} header \`${header.name}\` added`));
+    changes.push(
+      headerChange(
+        required ? requiredHeaderAdded : optionalHeaderAdded,
+        `${responsePart} header ${header.name}`,
+        `${required ? "required" : "optional"} header \`${header.name}\` added`,
+      ),
+    );
   }
   return changes;
 }

@@ -4,22 +4,95 @@
  * names case-insensitively. Their schemas are compared as request schemas.
  */
 import { defineRule, type Change, type Rule } from "../model.ts";
-import { derefObject, isObject, operationLabel, pathParameterNames, type Doc, type Node, type OperationRef } from "../openapi.ts";
+import {
+  derefObject,
+  isObject,
+  operationLabel,
+  pathParameterNames,
+  type Doc,
+  type Node,
+  type OperationRef,
+} from "../openapi.ts";
 import { diffSchemas } from "../schema-diff.ts";
 import { declaredBy, inPart, type DiffContext } from "./context.ts";
 
-export const parameterRemoved = defineRule({ id: "request-parameter-removed", level: "ERR", breaks: "clients", description: "A path, query or cookie parameter was removed; clients sending it are rejected (unknown query parameters fail validation) or silently lose what it did." });
-export const headerParameterRemoved = defineRule({ id: "request-header-parameter-removed", level: "WARN", breaks: "clients", description: "A header parameter was removed; unknown headers are ignored, so clients sending it silently lose what it did." });
-export const requiredParameterAdded = defineRule({ id: "request-parameter-added-required", level: "ERR", breaks: "clients", description: "A new required parameter; every base client omits it." });
-export const optionalParameterAdded = defineRule({ id: "request-parameter-added-optional", level: "INFO", breaks: "none", description: "A new optional parameter." });
-export const parameterBecameRequired = defineRule({ id: "request-parameter-became-required", level: "ERR", breaks: "clients", description: "An optional parameter became required; clients omitting it are rejected." });
-export const parameterBecameOptional = defineRule({ id: "request-parameter-became-optional", level: "WARN", breaks: "implementations", description: "A required parameter became optional; an implementation built on the base rejects requests without it." });
-export const parameterSerializationChanged = defineRule({ id: "request-parameter-serialization-changed", level: "ERR", breaks: "both", description: "The parameter's style or explode changed; the same value is written differently on the wire." });
-export const reservedAllowed = defineRule({ id: "request-parameter-reserved-allowed", level: "WARN", breaks: "implementations", description: "The parameter now allows unencoded reserved characters (allowReserved); an implementation built on the base may misread them." });
-export const reservedDisallowed = defineRule({ id: "request-parameter-reserved-disallowed", level: "ERR", breaks: "clients", description: "The parameter no longer allows unencoded reserved characters (allowReserved); clients sending them are misread or rejected." });
-export const parameterDeprecated = defineRule({ id: "request-parameter-deprecated", level: "INFO", breaks: "none", description: "The parameter is now deprecated." });
+export const parameterRemoved = defineRule({
+  id: "request-parameter-removed",
+  level: "ERR",
+  breaks: "clients",
+  description:
+    "A path, query or cookie parameter was removed; clients sending it are rejected (unknown query parameters fail validation) or silently lose what it did.",
+});
+export const headerParameterRemoved = defineRule({
+  id: "request-header-parameter-removed",
+  level: "WARN",
+  breaks: "clients",
+  description:
+    "A header parameter was removed; unknown headers are ignored, so clients sending it silently lose what it did.",
+});
+export const requiredParameterAdded = defineRule({
+  id: "request-parameter-added-required",
+  level: "ERR",
+  breaks: "clients",
+  description: "A new required parameter; every base client omits it.",
+});
+export const optionalParameterAdded = defineRule({
+  id: "request-parameter-added-optional",
+  level: "INFO",
+  breaks: "none",
+  description: "A new optional parameter.",
+});
+export const parameterBecameRequired = defineRule({
+  id: "request-parameter-became-required",
+  level: "ERR",
+  breaks: "clients",
+  description: "An optional parameter became required; clients omitting it are rejected.",
+});
+export const parameterBecameOptional = defineRule({
+  id: "request-parameter-became-optional",
+  level: "WARN",
+  breaks: "implementations",
+  description: "A required parameter became optional; an implementation built on the base rejects requests without it.",
+});
+export const parameterSerializationChanged = defineRule({
+  id: "request-parameter-serialization-changed",
+  level: "ERR",
+  breaks: "both",
+  description: "The parameter's style or explode changed; the same value is written differently on the wire.",
+});
+export const reservedAllowed = defineRule({
+  id: "request-parameter-reserved-allowed",
+  level: "WARN",
+  breaks: "implementations",
+  description:
+    "The parameter now allows unencoded reserved characters (allowReserved); an implementation built on the base may misread them.",
+});
+export const reservedDisallowed = defineRule({
+  id: "request-parameter-reserved-disallowed",
+  level: "ERR",
+  breaks: "clients",
+  description:
+    "The parameter no longer allows unencoded reserved characters (allowReserved); clients sending them are misread or rejected.",
+});
+export const parameterDeprecated = defineRule({
+  id: "request-parameter-deprecated",
+  level: "INFO",
+  breaks: "none",
+  description: "The parameter is now deprecated.",
+});
 
-export const parameterRules = [parameterRemoved, headerParameterRemoved, requiredParameterAdded, optionalParameterAdded, parameterBecameRequired, parameterBecameOptional, parameterSerializationChanged, reservedAllowed, reservedDisallowed, parameterDeprecated];
+export const parameterRules = [
+  parameterRemoved,
+  headerParameterRemoved,
+  requiredParameterAdded,
+  optionalParameterAdded,
+  parameterBecameRequired,
+  parameterBecameOptional,
+  parameterSerializationChanged,
+  reservedAllowed,
+  reservedDisallowed,
+  parameterDeprecated,
+];
 
 interface Parameter {
   key: string;
@@ -41,8 +114,19 @@ export function effectiveParameters(doc: Doc, op: OperationRef): Map<string, Par
     if (node === undefined || typeof node.name !== "string") continue;
     const location = String(node.in);
     const key =
-      location === "path" ? `path#${positions.indexOf(node.name)}` : location === "header" ? `header:${node.name.toLowerCase()}` : `${location}:${node.name}`;
-    result.set(key, { key, name: node.name, in: location, required: location === "path" || node.required === true, node, ...(component ? { component } : {}) });
+      location === "path"
+        ? `path#${positions.indexOf(node.name)}`
+        : location === "header"
+          ? `header:${node.name.toLowerCase()}`
+          : `${location}:${node.name}`;
+    result.set(key, {
+      key,
+      name: node.name,
+      in: location,
+      required: location === "path" || node.required === true,
+      node,
+      ...(component ? { component } : {}),
+    });
   }
   return result;
 }
@@ -59,9 +143,27 @@ function serialization(parameter: Parameter): string {
   return `style ${style}, explode ${explode}`;
 }
 
-function parameterChange(rule: Rule, op: OperationRef, parameter: Parameter, message: string, side: "base" | "head", extra: Partial<Change> = {}): Change {
-  const change: Change = { rule, message, operation: operationLabel(op), part: `parameter ${parameter.in} ${parameter.name}`, path: [], ...extra };
-  return declaredBy(side === "base" ? parameter.component : undefined, side === "head" ? parameter.component : undefined, [change])[0]!;
+function parameterChange(
+  rule: Rule,
+  op: OperationRef,
+  parameter: Parameter,
+  message: string,
+  side: "base" | "head",
+  extra: Partial<Change> = {},
+): Change {
+  const change: Change = {
+    rule,
+    message,
+    operation: operationLabel(op),
+    part: `parameter ${parameter.in} ${parameter.name}`,
+    path: [],
+    ...extra,
+  };
+  return declaredBy(
+    side === "base" ? parameter.component : undefined,
+    side === "head" ? parameter.component : undefined,
+    [change],
+  )[0]!;
 }
 
 export function checkParameters(base: OperationRef, head: OperationRef, ctx: DiffContext): Change[] {
@@ -72,27 +174,81 @@ export function checkParameters(base: OperationRef, head: OperationRef, ctx: Dif
     const other = after.get(key);
     if (other === undefined) {
       const rule = parameter.in === "header" ? headerParameterRemoved : parameterRemoved;
-      changes.push(parameterChange(rule, head, parameter, `${parameter.in} parameter \`${parameter.name}\` removed (was ${parameter.required ? "required" : "optional"})`, "base"));
+      changes.push(
+        parameterChange(
+          rule,
+          head,
+          parameter,
+          `${parameter.in} parameter \`${parameter.name}\` removed (was ${parameter.required ? "required" : "optional"})`,
+          "base",
+        ),
+      );
       continue;
     }
-    if (!parameter.required && other.required) changes.push(parameterChange(parameterBecameRequired, head, other, `parameter \`${other.name}\` is now required`, "head"));
-    if (parameter.required && !other.required) changes.push(parameterChange(parameterBecameOptional, head, other, `parameter \`${other.name}\` is now optional`, "head"));
+    if (!parameter.required && other.required)
+      changes.push(
+        parameterChange(parameterBecameRequired, head, other, `parameter \`${other.name}\` is now required`, "head"),
+      );
+    if (parameter.required && !other.required)
+      changes.push(
+        parameterChange(parameterBecameOptional, head, other, `parameter \`${other.name}\` is now optional`, "head"),
+      );
     if (serialization(parameter) !== serialization(other)) {
-      changes.push(parameterChange(parameterSerializationChanged, head, other, `${serialization(parameter)} → ${serialization(other)}`, "head"));
+      changes.push(
+        parameterChange(
+          parameterSerializationChanged,
+          head,
+          other,
+          `${serialization(parameter)} → ${serialization(other)}`,
+          "head",
+        ),
+      );
     }
     const allowedBefore = parameter.node.allowReserved === true;
     const allowedAfter = other.node.allowReserved === true;
-    if (!allowedBefore && allowedAfter) changes.push(parameterChange(reservedAllowed, head, other, `parameter \`${other.name}\` now allows unencoded reserved characters`, "head"));
-    if (allowedBefore && !allowedAfter) changes.push(parameterChange(reservedDisallowed, head, other, `parameter \`${other.name}\` no longer allows unencoded reserved characters`, "head"));
-    if (other.node.deprecated === true && parameter.node.deprecated !== true) changes.push(parameterChange(parameterDeprecated, head, other, `parameter \`${other.name}\` deprecated`, "head"));
+    if (!allowedBefore && allowedAfter)
+      changes.push(
+        parameterChange(
+          reservedAllowed,
+          head,
+          other,
+          `parameter \`${other.name}\` now allows unencoded reserved characters`,
+          "head",
+        ),
+      );
+    if (allowedBefore && !allowedAfter)
+      changes.push(
+        parameterChange(
+          reservedDisallowed,
+          head,
+          other,
+          `parameter \`${other.name}\` no longer allows unencoded reserved characters`,
+          "head",
+        ),
+      );
+    if (other.node.deprecated === true && parameter.node.deprecated !== true)
+      changes.push(parameterChange(parameterDeprecated, head, other, `parameter \`${other.name}\` deprecated`, "head"));
     const part = `parameter ${other.in} ${other.name}`;
     const schemaChanges = diffSchemas(schemaOf(parameter), schemaOf(other), ctx.request);
-    changes.push(...declaredBy(parameter.component, other.component, inPart(part, schemaChanges)).map((c) => ({ ...c, operation: operationLabel(head) })));
+    changes.push(
+      ...declaredBy(parameter.component, other.component, inPart(part, schemaChanges)).map((c) => ({
+        ...c,
+        operation: operationLabel(head),
+      })),
+    );
   }
   for (const [key, parameter] of after) {
     if (before.has(key)) continue;
     const rule = parameter.required ? requiredParameterAdded : optionalParameterAdded;
-    changes.push(parameterChange(rule, head, parameter, `${parameter.required ? "required" : "optional"} ${parameter.in} parameter \`${parameter.name}\` added`, "head"));
+    changes.push(
+      parameterChange(
+        rule,
+        head,
+        parameter,
+        `${parameter.required ? "required" : "optional"} ${parameter.in} parameter \`${parameter.name}\` added`,
+        "head",
+      ),
+    );
   }
   return changes;
 }

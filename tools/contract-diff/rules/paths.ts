@@ -6,14 +6,46 @@
 import { defineRule, type Change } from "../model.ts";
 import { normalizePathTemplate, operationLabel, operationsByKey, type Doc, type OperationRef } from "../openapi.ts";
 
-export const pathRemoved = defineRule({ id: "path-removed", level: "ERR", breaks: "clients", description: "A path and all its operations were removed (or the path was renamed); clients calling it get 404." });
+export const pathRemoved = defineRule({
+  id: "path-removed",
+  level: "ERR",
+  breaks: "clients",
+  description: "A path and all its operations were removed (or the path was renamed); clients calling it get 404.",
+});
 export const pathAdded = defineRule({ id: "path-added", level: "INFO", breaks: "none", description: "A new path." });
-export const operationRemoved = defineRule({ id: "operation-removed", level: "ERR", breaks: "clients", description: "An operation (method on a path that remains) was removed; clients calling it fail." });
-export const operationAdded = defineRule({ id: "operation-added", level: "INFO", breaks: "none", description: "A new operation on an existing path." });
-export const operationIdChanged = defineRule({ id: "operation-id-changed", level: "WARN", breaks: "clients", description: "The operationId changed; generated clients rename the method (the wire is unchanged)." });
-export const operationDeprecated = defineRule({ id: "operation-deprecated", level: "INFO", breaks: "none", description: "The operation is now deprecated." });
+export const operationRemoved = defineRule({
+  id: "operation-removed",
+  level: "ERR",
+  breaks: "clients",
+  description: "An operation (method on a path that remains) was removed; clients calling it fail.",
+});
+export const operationAdded = defineRule({
+  id: "operation-added",
+  level: "INFO",
+  breaks: "none",
+  description: "A new operation on an existing path.",
+});
+export const operationIdChanged = defineRule({
+  id: "operation-id-changed",
+  level: "WARN",
+  breaks: "clients",
+  description: "The operationId changed; generated clients rename the method (the wire is unchanged).",
+});
+export const operationDeprecated = defineRule({
+  id: "operation-deprecated",
+  level: "INFO",
+  breaks: "none",
+  description: "The operation is now deprecated.",
+});
 
-export const pathRules = [pathRemoved, pathAdded, operationRemoved, operationAdded, operationIdChanged, operationDeprecated];
+export const pathRules = [
+  pathRemoved,
+  pathAdded,
+  operationRemoved,
+  operationAdded,
+  operationIdChanged,
+  operationDeprecated,
+];
 
 export interface OperationSets {
   changes: Change[];
@@ -21,7 +53,12 @@ export interface OperationSets {
   common: [OperationRef, OperationRef][];
 }
 
-function operationChange(rule: typeof pathRemoved, operation: OperationRef, message: string, extra: Partial<Change> = {}): Change {
+function operationChange(
+  rule: typeof pathRemoved,
+  operation: OperationRef,
+  message: string,
+  extra: Partial<Change> = {},
+): Change {
   return { rule, message, operation: operationLabel(operation), path: [], ...extra };
 }
 
@@ -30,7 +67,11 @@ export function checkOperationSets(base: Doc, head: Doc): OperationSets {
   const headOps = operationsByKey(head);
   const headPaths = new Set([...headOps.values()].map((op) => normalizePathTemplate(op.path)));
   const basePaths = new Set([...baseOps.values()].map((op) => normalizePathTemplate(op.path)));
-  const headById = new Map([...headOps.values()].filter((op) => op.operation.operationId).map((op) => [op.operation.operationId as string, op]));
+  const headById = new Map(
+    [...headOps.values()]
+      .filter((op) => op.operation.operationId)
+      .map((op) => [op.operation.operationId as string, op]),
+  );
   const changes: Change[] = [];
   const common: [OperationRef, OperationRef][] = [];
   for (const [key, op] of baseOps) {
@@ -41,13 +82,25 @@ export function checkOperationSets(base: Doc, head: Doc): OperationSets {
     }
     const pathGone = !headPaths.has(normalizePathTemplate(op.path));
     const movedTo = headById.get(op.operation.operationId);
-    const hint = movedTo !== undefined ? ` (operationId \`${op.operation.operationId}\` is now ${operationLabel(movedTo)})` : "";
-    changes.push(operationChange(pathGone ? pathRemoved : operationRemoved, op, `${pathGone ? "path" : "operation"} removed${hint}`, { before: operationLabel(op) }));
+    const hint =
+      movedTo !== undefined ? ` (operationId \`${op.operation.operationId}\` is now ${operationLabel(movedTo)})` : "";
+    changes.push(
+      operationChange(
+        pathGone ? pathRemoved : operationRemoved,
+        op,
+        `${pathGone ? "path" : "operation"} removed${hint}`,
+        { before: operationLabel(op) },
+      ),
+    );
   }
   for (const [key, op] of headOps) {
     if (baseOps.has(key)) continue;
     const pathNew = !basePaths.has(normalizePathTemplate(op.path));
-    changes.push(operationChange(pathNew ? pathAdded : operationAdded, op, `${pathNew ? "path" : "operation"} added`, { after: operationLabel(op) }));
+    changes.push(
+      operationChange(pathNew ? pathAdded : operationAdded, op, `${pathNew ? "path" : "operation"} added`, {
+        after: operationLabel(op),
+      }),
+    );
   }
   return { changes, common };
 }
@@ -56,7 +109,14 @@ export function checkOperationMetadata(base: OperationRef, head: OperationRef): 
   const changes: Change[] = [];
   const before = base.operation.operationId;
   const after = head.operation.operationId;
-  if (before !== after) changes.push(operationChange(operationIdChanged, head, `operationId \`${before ?? "none"}\` → \`${after ?? "none"}\``, { before, after }));
-  if (head.operation.deprecated === true && base.operation.deprecated !== true) changes.push(operationChange(operationDeprecated, head, "operation deprecated"));
+  if (before !== after)
+    changes.push(
+      operationChange(operationIdChanged, head, `operationId \`${before ?? "none"}\` → \`${after ?? "none"}\``, {
+        before,
+        after,
+      }),
+    );
+  if (head.operation.deprecated === true && base.operation.deprecated !== true)
+    changes.push(operationChange(operationDeprecated, head, "operation deprecated"));
   return changes;
 }

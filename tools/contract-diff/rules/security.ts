@@ -8,8 +8,19 @@
 import { defineRule, type Change } from "../model.ts";
 import { isObject, operationLabel, type Doc, type Node, type OperationRef } from "../openapi.ts";
 
-export const securityAlternativeRemoved = defineRule({ id: "security-alternative-removed", level: "ERR", breaks: "clients", description: "A way to authenticate was removed (or authentication was added, or a scope was required); clients using it are rejected." });
-export const securityAlternativeAdded = defineRule({ id: "security-alternative-added", level: "WARN", breaks: "implementations", description: "A new way to authenticate; an implementation built on the base rejects it." });
+export const securityAlternativeRemoved = defineRule({
+  id: "security-alternative-removed",
+  level: "ERR",
+  breaks: "clients",
+  description:
+    "A way to authenticate was removed (or authentication was added, or a scope was required); clients using it are rejected.",
+});
+export const securityAlternativeAdded = defineRule({
+  id: "security-alternative-added",
+  level: "WARN",
+  breaks: "implementations",
+  description: "A new way to authenticate; an implementation built on the base rejects it.",
+});
 
 export const securityRules = [securityAlternativeRemoved, securityAlternativeAdded];
 
@@ -35,7 +46,11 @@ interface Alternative {
 
 /** The alternatives an operation accepts; an empty requirement `{}` is "no authentication". */
 export function securityAlternatives(doc: Doc, operation: Node): Map<string, Alternative> {
-  const requirements: unknown[] = Array.isArray(operation.security) ? operation.security : Array.isArray(doc.security) ? doc.security : [];
+  const requirements: unknown[] = Array.isArray(operation.security)
+    ? operation.security
+    : Array.isArray(doc.security)
+      ? doc.security
+      : [];
   const list = requirements.length === 0 ? [{}] : requirements;
   const result = new Map<string, Alternative>();
   for (const requirement of list) {
@@ -52,24 +67,48 @@ export function securityAlternatives(doc: Doc, operation: Node): Map<string, Alt
   return result;
 }
 
-function compareAlternatives(before: Map<string, Alternative>, after: Map<string, Alternative>, location: Partial<Change>): Change[] {
+function compareAlternatives(
+  before: Map<string, Alternative>,
+  after: Map<string, Alternative>,
+  location: Partial<Change>,
+): Change[] {
   const changes: Change[] = [];
   for (const [key, alternative] of before) {
-    if (!after.has(key)) changes.push({ rule: securityAlternativeRemoved, message: `security \`${alternative.label}\` no longer accepted`, path: [], before: alternative.label, ...location });
+    if (!after.has(key))
+      changes.push({
+        rule: securityAlternativeRemoved,
+        message: `security \`${alternative.label}\` no longer accepted`,
+        path: [],
+        before: alternative.label,
+        ...location,
+      });
   }
   for (const [key, alternative] of after) {
-    if (!before.has(key)) changes.push({ rule: securityAlternativeAdded, message: `security \`${alternative.label}\` now accepted`, path: [], after: alternative.label, ...location });
+    if (!before.has(key))
+      changes.push({
+        rule: securityAlternativeAdded,
+        message: `security \`${alternative.label}\` now accepted`,
+        path: [],
+        after: alternative.label,
+        ...location,
+      });
   }
   return changes;
 }
 
 /** The document's `security`, once, for the operations that inherit it on both sides. */
 export function checkDocumentSecurity(baseDoc: Doc, headDoc: Doc): Change[] {
-  return compareAlternatives(securityAlternatives(baseDoc, {}), securityAlternatives(headDoc, {}), { part: "security (every operation without its own)" });
+  return compareAlternatives(securityAlternatives(baseDoc, {}), securityAlternatives(headDoc, {}), {
+    part: "security (every operation without its own)",
+  });
 }
 
 /** An operation's own `security` (on either side) against the other side's effective one. */
 export function checkSecurity(base: OperationRef, head: OperationRef, baseDoc: Doc, headDoc: Doc): Change[] {
   if (!Array.isArray(base.operation.security) && !Array.isArray(head.operation.security)) return [];
-  return compareAlternatives(securityAlternatives(baseDoc, base.operation), securityAlternatives(headDoc, head.operation), { operation: operationLabel(head), part: "security" });
+  return compareAlternatives(
+    securityAlternatives(baseDoc, base.operation),
+    securityAlternatives(headDoc, head.operation),
+    { operation: operationLabel(head), part: "security" },
+  );
 }

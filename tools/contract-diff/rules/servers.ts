@@ -2,8 +2,18 @@
 import { defineRule, type Change } from "../model.ts";
 import { isObject, type Doc } from "../openapi.ts";
 
-export const serverRemoved = defineRule({ id: "server-removed", level: "WARN", breaks: "clients", description: "A server URL was removed or changed; clients configured with it may no longer reach the API." });
-export const serverAdded = defineRule({ id: "server-added", level: "INFO", breaks: "none", description: "A new server URL." });
+export const serverRemoved = defineRule({
+  id: "server-removed",
+  level: "WARN",
+  breaks: "clients",
+  description: "A server URL was removed or changed; clients configured with it may no longer reach the API.",
+});
+export const serverAdded = defineRule({
+  id: "server-added",
+  level: "INFO",
+  breaks: "none",
+  description: "A new server URL.",
+});
 
 export const serverRules = [serverRemoved, serverAdded];
 
@@ -24,7 +34,23 @@ export function checkServers(base: Doc, head: Doc): Change[] {
   const before = serverUrls(base);
   const after = serverUrls(head);
   return [
-    ...[...before].filter((u) => !after.has(u)).map((url): Change => ({ rule: serverRemoved, message: `server \`${url}\` removed`, part: "servers", path: [], before: url })),
-    ...[...after].filter((u) => !before.has(u)).map((url): Change => ({ rule: serverAdded, message: `server \`${url}\` added`, part: "servers", path: [], after: url })),
+    ...[...before]
+      .filter((u) => !after.has(u))
+      .map((url): Change => ({
+        rule: serverRemoved,
+        message: `server \`${url}\` removed`,
+        part: "servers",
+        path: [],
+        before: url,
+      })),
+    ...[...after]
+      .filter((u) => !before.has(u))
+      .map((url): Change => ({
+        rule: serverAdded,
+        message: `server \`${url}\` added`,
+        part: "servers",
+        path: [],
+        after: url,
+      })),
   ];
 }

@@ -11,10 +11,28 @@ import { normalize, resolveSchema } from "../schema.ts";
 import { diffSchemas } from "../schema-diff.ts";
 import { inPart, type DiffContext } from "./context.ts";
 
-export const eventRemoved = defineRule({ id: "sse-event-removed", level: "ERR", breaks: "both", description: "A server-sent event was removed; clients waiting for it never get it, and implementations built on the base still send it." });
-export const eventAdded = defineRule({ id: "sse-event-added", level: "WARN", breaks: "clients", description: "A new server-sent event; clients that validate each event, or treat unknown events as errors, reject it." });
+export const eventRemoved = defineRule({
+  id: "sse-event-removed",
+  level: "ERR",
+  breaks: "both",
+  description:
+    "A server-sent event was removed; clients waiting for it never get it, and implementations built on the base still send it.",
+});
+export const eventAdded = defineRule({
+  id: "sse-event-added",
+  level: "WARN",
+  breaks: "clients",
+  description:
+    "A new server-sent event; clients that validate each event, or treat unknown events as errors, reject it.",
+});
 
-export const eventTypeChanged = defineRule({ id: "sse-event-type-changed", level: "ERR", breaks: "both", description: "The `type` constant of a server-sent event's payload changed under the same event name; clients switch on it and no longer recognise the event, and implementations built on the base still send the old value." });
+export const eventTypeChanged = defineRule({
+  id: "sse-event-type-changed",
+  level: "ERR",
+  breaks: "both",
+  description:
+    "The `type` constant of a server-sent event's payload changed under the same event name; clients switch on it and no longer recognise the event, and implementations built on the base still send the old value.",
+});
 
 export const sseRules = [eventRemoved, eventAdded, eventTypeChanged];
 
@@ -65,21 +83,47 @@ export function checkEventStream(base: Node, head: Node, mediaPart: string, ctx:
     const part = `${mediaPart} event ${key}`;
     const other = after.get(key);
     if (other === undefined) {
-      changes.push({ rule: eventRemoved, message: `event \`${key}\` removed`, part, path: [], ...(event.ref ? { declared: { base: [event.ref] } } : {}) });
+      changes.push({
+        rule: eventRemoved,
+        message: `event \`${key}\` removed`,
+        part,
+        path: [],
+        ...(event.ref ? { declared: { base: [event.ref] } } : {}),
+      });
       continue;
     }
     if (event.data.contentSchema === undefined && other.data.contentSchema === undefined) continue;
     let payload = diffSchemas(event.data.contentSchema, other.data.contentSchema, ctx.response);
     const [from, to] = [payloadType(ctx.base, event.data), payloadType(ctx.head, other.data)];
     if (from !== undefined && to !== undefined && from !== to) {
-      payload = payload.filter((c) => !(TYPE_VALUE_RULES.has(c.rule.id) && c.path.length === 1 && c.path[0] === "type"));
-      const declared = { ...(event.ref ? { base: [event.ref, "type"] } : {}), ...(other.ref ? { head: [other.ref, "type"] } : {}) };
-      changes.push({ rule: eventTypeChanged, message: `payload type \`${from}\` → \`${to}\``, before: from, after: to, part, path: ["type"], declared });
+      payload = payload.filter(
+        (c) => !(TYPE_VALUE_RULES.has(c.rule.id) && c.path.length === 1 && c.path[0] === "type"),
+      );
+      const declared = {
+        ...(event.ref ? { base: [event.ref, "type"] } : {}),
+        ...(other.ref ? { head: [other.ref, "type"] } : {}),
+      };
+      changes.push({
+        rule: eventTypeChanged,
+        message: `payload type \`${from}\` → \`${to}\``,
+        before: from,
+        after: to,
+        part,
+        path: ["type"],
+        declared,
+      });
     }
     changes.push(...inPart(part, payload));
   }
   for (const [key, event] of after) {
-    if (!before.has(key)) changes.push({ rule: eventAdded, message: `event \`${key}\` added`, part: `${mediaPart} event ${key}`, path: [], ...(event.ref ? { declared: { head: [event.ref] } } : {}) });
+    if (!before.has(key))
+      changes.push({
+        rule: eventAdded,
+        message: `event \`${key}\` added`,
+        part: `${mediaPart} event ${key}`,
+        path: [],
+        ...(event.ref ? { declared: { head: [event.ref] } } : {}),
+      });
   }
   return changes;
 }

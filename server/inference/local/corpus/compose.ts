@@ -8,8 +8,23 @@
 import { createRng } from "../math.ts";
 import type { TemplateTurn } from "../template.ts";
 import {
-  ASSISTANT_GREETINGS, CAPITAL_QUESTIONS, CAPITALS, CONCEPT_QUESTIONS, CONCEPTS, COPY_WORDS, COUNTED_NOUNS, NAMES, NUMBER_WORDS, OPPOSITES,
-  PHRASES, SAY_INSTRUCTIONS, SIMPLE_FACTS, SMALL_TALK, SYSTEM_PROMPTS, USER_GREETINGS, WEATHER_CITIES,
+  ASSISTANT_GREETINGS,
+  CAPITAL_QUESTIONS,
+  CAPITALS,
+  CONCEPT_QUESTIONS,
+  CONCEPTS,
+  COPY_WORDS,
+  COUNTED_NOUNS,
+  NAMES,
+  NUMBER_WORDS,
+  OPPOSITES,
+  PHRASES,
+  SAY_INSTRUCTIONS,
+  SIMPLE_FACTS,
+  SMALL_TALK,
+  SYSTEM_PROMPTS,
+  USER_GREETINGS,
+  WEATHER_CITIES,
   WEATHER_CONDITIONS,
 } from "./knowledge.ts";
 
@@ -36,12 +51,16 @@ const fill = (template: string, key: string, value: string): string => template.
 
 function greetings(rng: Rng): Exchange[] {
   const think = "The user is greeting me. I should greet them back and offer help.";
-  return USER_GREETINGS.flatMap((user) => [0, 1, 2].map(() => ({ user, think, answer: pick(rng, ASSISTANT_GREETINGS) })));
+  return USER_GREETINGS.flatMap((user) =>
+    [0, 1, 2].map(() => ({ user, think, answer: pick(rng, ASSISTANT_GREETINGS) })),
+  );
 }
 
 function smallTalk(): Exchange[] {
   const think = "This is small talk. A short and friendly reply is best.";
-  return SMALL_TALK.flatMap(([users, answers]) => users.flatMap((user) => answers.map((answer) => ({ user, think, answer }))));
+  return SMALL_TALK.flatMap(([users, answers]) =>
+    users.flatMap((user) => answers.map((answer) => ({ user, think, answer }))),
+  );
 }
 
 function concepts(rng: Rng): Exchange[] {
@@ -50,7 +69,8 @@ function concepts(rng: Rng): Exchange[] {
       user: fill(q, "x", c.name),
       think: `The user asks about ${c.name}. I should give a short and simple definition.`,
       answer: rng() < 0.5 ? c.def : `${c.def} ${c.more}`,
-    })));
+    })),
+  );
 }
 
 function capitals(): Exchange[] {
@@ -59,22 +79,30 @@ function capitals(): Exchange[] {
       user: fill(q, "c", country),
       think: `The user wants the capital of ${country}. The capital of ${country} is ${city}.`,
       answer: `The capital of ${country} is ${city}.`,
-    })));
+    })),
+  );
 }
 
 function opposites(): Exchange[] {
   const questions = ["What is the opposite of {w}?", "What's the opposite of {w}?", "Give me the opposite of {w}."];
-  return OPPOSITES.flatMap(([a, b]) => [[a, b], [b, a]]).flatMap(([w, o]) =>
+  return OPPOSITES.flatMap(([a, b]) => [
+    [a, b],
+    [b, a],
+  ]).flatMap(([w, o]) =>
     questions.map((q) => ({
       user: fill(q, "w", w!),
       think: `The user asks for the opposite of ${w}. The opposite of ${w} is ${o}.`,
       answer: `The opposite of ${w} is ${o}.`,
-    })));
+    })),
+  );
 }
 
 function facts(): Exchange[] {
   return SIMPLE_FACTS.flatMap(([users, answer]) =>
-    users.flatMap((user) => [0, 1].map(() => ({ user, think: "This is a simple fact question, and I know the answer.", answer }))));
+    users.flatMap((user) =>
+      [0, 1].map(() => ({ user, think: "This is a simple fact question, and I know the answer.", answer })),
+    ),
+  );
 }
 
 function sayInstructions(): Exchange[] {
@@ -83,14 +111,17 @@ function sayInstructions(): Exchange[] {
       user: fill(instruction, "p", p),
       think: `The user wants me to say "${p}". I will repeat it exactly.`,
       answer: `${capitalize(p)}.`,
-    })));
+    })),
+  );
 }
 
 /** Small sums, differences and products with operands up to twelve, in words and symbols. */
 function arithmetic(rng: Rng): Exchange[] {
   const out: Exchange[] = [];
   const ops: [string, string, (a: number, b: number) => number][] = [
-    ["plus", "+", (a, b) => a + b], ["minus", "-", (a, b) => a - b], ["times", "*", (a, b) => a * b],
+    ["plus", "+", (a, b) => a + b],
+    ["minus", "-", (a, b) => a - b],
+    ["times", "*", (a, b) => a * b],
   ];
   for (let a = 0; a <= 12; a++) {
     for (let b = 0; b <= 12; b++) {
@@ -127,7 +158,11 @@ function toolResults(rng: Rng): Exchange[] {
     for (const conditions of WEATHER_CONDITIONS) {
       const temperature = Math.floor(rng() * 35) - 5;
       out.push({
-        user: pick(rng, [`What is the weather in ${city}?`, `How is the weather in ${city} today?`, `Weather in ${city}?`]),
+        user: pick(rng, [
+          `What is the weather in ${city}?`,
+          `How is the weather in ${city} today?`,
+          `Weather in ${city}?`,
+        ]),
         think: `The tool returned the weather for ${city}. I will report it in one sentence.`,
         tool: {
           call: `get_weather {"city":"${city}"}`,
@@ -141,7 +176,11 @@ function toolResults(rng: Rng): Exchange[] {
     const order = String(100 + Math.floor(rng() * 900));
     const status = pick(rng, ["shipped", "delivered", "pending", "cancelled", "processing"]);
     out.push({
-      user: pick(rng, [`Where is my order ${order}?`, `Check the status of order ${order}.`, `What is the status of order ${order}?`]),
+      user: pick(rng, [
+        `Where is my order ${order}?`,
+        `Check the status of order ${order}.`,
+        `What is the status of order ${order}?`,
+      ]),
       think: `The tool returned the status of order ${order}. I will tell the user.`,
       tool: { call: `get_order_status {"order_id":"${order}"}`, output: JSON.stringify({ order_id: order, status }) },
       answer: `Your order ${order} is ${status}.`,
@@ -157,8 +196,17 @@ function toolResults(rng: Rng): Exchange[] {
  * One variant copies from the system prompt ("You are talking to …").
  */
 function copies(rng: Rng): Exchange[] {
-  const templates: ((v: { n: string; m: string; name: string; noun: [string, string]; words: string }) => [string, string, string?])[] = [
-    ({ n, noun }) => [`Tell me about ${noun[0]} number ${n}.`, `${capitalize(noun[0])} number ${n} is one of the ${noun[1]} on my list.`],
+  const templates: ((v: {
+    n: string;
+    m: string;
+    name: string;
+    noun: [string, string];
+    words: string;
+  }) => [string, string, string?])[] = [
+    ({ n, noun }) => [
+      `Tell me about ${noun[0]} number ${n}.`,
+      `${capitalize(noun[0])} number ${n} is one of the ${noun[1]} on my list.`,
+    ],
     ({ n }) => [`Repeat the number ${n}.`, `${n}.`],
     ({ n }) => [`Remember the number ${n}. What number did I give you?`, `You gave me the number ${n}.`],
     ({ n }) => [`The code is ${n}. What is the code?`, `The code is ${n}.`],
@@ -166,7 +214,10 @@ function copies(rng: Rng): Exchange[] {
     ({ name }) => [`I am ${name}. What is my name?`, `Your name is ${name}.`],
     ({ name }) => [`Say hello to ${name}.`, `Hello, ${name}!`],
     ({ name }) => [`Please greet ${name} for me.`, `Hello ${name}, nice to meet you.`, `You are talking to ${name}.`],
-    ({ n, name, noun }) => [`${name} has ${n} ${noun[1]}. How many ${noun[1]} does ${name} have?`, `${name} has ${n} ${noun[1]}.`],
+    ({ n, name, noun }) => [
+      `${name} has ${n} ${noun[1]}. How many ${noun[1]} does ${name} have?`,
+      `${name} has ${n} ${noun[1]}.`,
+    ],
     ({ n, noun }) => [`Write a sentence with ${noun[0]} ${n}.`, `Here is ${noun[0]} ${n}.`],
     ({ words }) => [`Copy this: ${words}`, `${capitalize(words)}.`],
     ({ n, m }) => [`Write the numbers ${n} and ${m}.`, `${n} and ${m}.`],
@@ -174,11 +225,19 @@ function copies(rng: Rng): Exchange[] {
   const out: Exchange[] = [];
   for (let i = 0; i < 1800; i++) {
     const v = {
-      n: String(Math.floor(rng() * 200)), m: String(Math.floor(rng() * 200)), name: pick(rng, NAMES),
-      noun: pick(rng, COUNTED_NOUNS), words: [0, 1, 2].map(() => pick(rng, COPY_WORDS)).join(" "),
+      n: String(Math.floor(rng() * 200)),
+      m: String(Math.floor(rng() * 200)),
+      name: pick(rng, NAMES),
+      noun: pick(rng, COUNTED_NOUNS),
+      words: [0, 1, 2].map(() => pick(rng, COPY_WORDS)).join(" "),
     };
     const [user, answer, system] = templates[i % templates.length]!(v);
-    out.push({ user, think: `The answer repeats what the ${system === undefined ? "user" : "system prompt"} gave me.`, answer, ...(system ? { system } : {}) });
+    out.push({
+      user,
+      think: `The answer repeats what the ${system === undefined ? "user" : "system prompt"} gave me.`,
+      answer,
+      ...(system ? { system } : {}),
+    });
   }
   return out;
 }
@@ -206,8 +265,17 @@ function shuffle<T>(rng: Rng, items: T[]): T[] {
 export function composeDialogues(seed: number): Dialogue[] {
   const rng = createRng(seed);
   const exchanges = [
-    ...greetings(rng), ...smallTalk(), ...concepts(rng), ...capitals(), ...opposites(), ...facts(),
-    ...sayInstructions(), ...arithmetic(rng), ...counting(), ...toolResults(rng), ...copies(rng),
+    ...greetings(rng),
+    ...smallTalk(),
+    ...concepts(rng),
+    ...capitals(),
+    ...opposites(),
+    ...facts(),
+    ...sayInstructions(),
+    ...arithmetic(rng),
+    ...counting(),
+    ...toolResults(rng),
+    ...copies(rng),
   ];
   const dialogues: Dialogue[] = exchanges.map((e) => ({ turns: decorate(rng, [e]) }));
   for (let i = 0; i < 400; i++) dialogues.push({ turns: decorate(rng, [pick(rng, exchanges), pick(rng, exchanges)]) });

@@ -41,7 +41,14 @@ function countRule(keyword: string, name: CountKeyword, side: Side): SchemaRuleS
       const after = head.counts[name];
       const effect = compareLimit(before, after, side);
       if (effect === undefined) return [];
-      return [schemaChange(rules[ctx.direction][effect]!, `${name} ${before ?? "none"} → ${after ?? "none"}`, before ?? null, after ?? null)];
+      return [
+        schemaChange(
+          rules[ctx.direction][effect]!,
+          `${name} ${before ?? "none"} → ${after ?? "none"}`,
+          before ?? null,
+          after ?? null,
+        ),
+      ];
     },
   };
 }

@@ -13,7 +13,8 @@ const rules = {
     id: "request-default-changed",
     level: "WARN",
     breaks: "clients",
-    description: "Request: the default was changed, added or removed; clients that omit the field get different behaviour.",
+    description:
+      "Request: the default was changed, added or removed; clients that omit the field get different behaviour.",
   }),
   response: defineRule({
     id: "response-default-changed",
@@ -26,9 +27,15 @@ const rules = {
 export const defaultRule: SchemaRuleSet = {
   rules: [rules.request, rules.response],
   check(base, head, ctx) {
-    if (base.hasDefault === head.hasDefault && (!base.hasDefault || canonical(base.default) === canonical(head.default))) return [];
+    if (
+      base.hasDefault === head.hasDefault &&
+      (!base.hasDefault || canonical(base.default) === canonical(head.default))
+    )
+      return [];
     const before = base.hasDefault ? base.default : undefined;
     const after = head.hasDefault ? head.default : undefined;
-    return [schemaChange(rules[ctx.direction], `default ${show(before)} → ${show(after)}`, before ?? null, after ?? null)];
+    return [
+      schemaChange(rules[ctx.direction], `default ${show(before)} → ${show(after)}`, before ?? null, after ?? null),
+    ];
   },
 };

@@ -38,6 +38,13 @@ export const formatRule: SchemaRuleSet = {
   check(base, head, ctx) {
     const effect = compareFormats(base.format, head.format);
     if (effect === undefined) return [];
-    return [schemaChange(rules[ctx.direction][effect]!, `format ${show(base.format)} → ${show(head.format)}`, base.format ?? null, head.format ?? null)];
+    return [
+      schemaChange(
+        rules[ctx.direction][effect]!,
+        `format ${show(base.format)} → ${show(head.format)}`,
+        base.format ?? null,
+        head.format ?? null,
+      ),
+    ];
   },
 };

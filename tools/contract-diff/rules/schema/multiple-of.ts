@@ -32,6 +32,13 @@ export const multipleOfRule: SchemaRuleSet = {
   check(base, head, ctx) {
     const effect = compareMultipleOf(base.multipleOf, head.multipleOf);
     if (effect === undefined) return [];
-    return [schemaChange(rules[ctx.direction][effect]!, `multipleOf ${base.multipleOf ?? "none"} → ${head.multipleOf ?? "none"}`, base.multipleOf ?? null, head.multipleOf ?? null)];
+    return [
+      schemaChange(
+        rules[ctx.direction][effect]!,
+        `multipleOf ${base.multipleOf ?? "none"} → ${head.multipleOf ?? "none"}`,
+        base.multipleOf ?? null,
+        head.multipleOf ?? null,
+      ),
+    ];
   },
 };

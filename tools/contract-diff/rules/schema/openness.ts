@@ -11,12 +11,36 @@ import type { SchemaRuleSet } from "./check.ts";
 
 const rules = {
   request: {
-    narrowed: defineRule({ id: "request-object-closed", level: "WARN", breaks: "clients", description: "Request: undeclared properties were allowed and now are rejected (or must match a schema); clients sending extra fields are rejected." }),
-    widened: defineRule({ id: "request-object-opened", level: "WARN", breaks: "implementations", description: "Request: undeclared properties were rejected and now are allowed; an implementation built on the base rejects them." }),
+    narrowed: defineRule({
+      id: "request-object-closed",
+      level: "WARN",
+      breaks: "clients",
+      description:
+        "Request: undeclared properties were allowed and now are rejected (or must match a schema); clients sending extra fields are rejected.",
+    }),
+    widened: defineRule({
+      id: "request-object-opened",
+      level: "WARN",
+      breaks: "implementations",
+      description:
+        "Request: undeclared properties were rejected and now are allowed; an implementation built on the base rejects them.",
+    }),
   },
   response: {
-    widened: defineRule({ id: "response-object-opened", level: "WARN", breaks: "clients", description: "Response: undeclared properties were rejected and now may appear; clients validating against the base reject them." }),
-    narrowed: defineRule({ id: "response-object-closed", level: "WARN", breaks: "implementations", description: "Response: undeclared properties were allowed and now are rejected; implementations built on the base may send some." }),
+    widened: defineRule({
+      id: "response-object-opened",
+      level: "WARN",
+      breaks: "clients",
+      description:
+        "Response: undeclared properties were rejected and now may appear; clients validating against the base reject them.",
+    }),
+    narrowed: defineRule({
+      id: "response-object-closed",
+      level: "WARN",
+      breaks: "implementations",
+      description:
+        "Response: undeclared properties were allowed and now are rejected; implementations built on the base may send some.",
+    }),
   },
 };
 
@@ -29,6 +53,13 @@ export const opennessRule: SchemaRuleSet = {
     if (!isObjectLike(base) || !isObjectLike(head) || base.openness === head.openness) return [];
     const effect: Effect = OPENNESS_ORDER[head.openness] < OPENNESS_ORDER[base.openness] ? "narrowed" : "widened";
     const rule = rules[ctx.direction][effect];
-    return [schemaChange(rule, `undeclared properties: ${WORDS[base.openness]} → ${WORDS[head.openness]}`, base.openness, head.openness)];
+    return [
+      schemaChange(
+        rule,
+        `undeclared properties: ${WORDS[base.openness]} → ${WORDS[head.openness]}`,
+        base.openness,
+        head.openness,
+      ),
+    ];
   },
 };

@@ -22,6 +22,13 @@ export const patternRule: SchemaRuleSet = {
   check(base, head, ctx) {
     const effect = comparePatterns(base.pattern, head.pattern);
     if (effect === undefined) return [];
-    return [schemaChange(rules[ctx.direction][effect]!, `pattern ${show(base.pattern)} → ${show(head.pattern)}`, base.pattern ?? null, head.pattern ?? null)];
+    return [
+      schemaChange(
+        rules[ctx.direction][effect]!,
+        `pattern ${show(base.pattern)} → ${show(head.pattern)}`,
+        base.pattern ?? null,
+        head.pattern ?? null,
+      ),
+    ];
   },
 };

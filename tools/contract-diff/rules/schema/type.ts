@@ -34,7 +34,8 @@ export function compareTypes(base: Types, head: Types): Effect | undefined {
 /** No value is accepted by both: comparing properties or items would only add noise. */
 export function typesDisjoint(base: Types, head: Types): boolean {
   if (base === undefined || head === undefined) return false;
-  const overlap = (t: JsonType, u: JsonType) => t === u || (t === "integer" && u === "number") || (t === "number" && u === "integer");
+  const overlap = (t: JsonType, u: JsonType) =>
+    t === u || (t === "integer" && u === "number") || (t === "number" && u === "integer");
   return ![...base].some((t) => [...head].some((u) => overlap(t, u)));
 }
 

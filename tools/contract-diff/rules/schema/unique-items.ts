@@ -13,6 +13,13 @@ export const uniqueItemsRule: SchemaRuleSet = {
   check(base, head, ctx) {
     if (base.uniqueItems === head.uniqueItems) return [];
     const effect = head.uniqueItems ? "narrowed" : "widened";
-    return [schemaChange(rules[ctx.direction][effect]!, `uniqueItems ${base.uniqueItems} → ${head.uniqueItems}`, base.uniqueItems, head.uniqueItems)];
+    return [
+      schemaChange(
+        rules[ctx.direction][effect]!,
+        `uniqueItems ${base.uniqueItems} → ${head.uniqueItems}`,
+        base.uniqueItems,
+        head.uniqueItems,
+      ),
+    ];
   },
 };

@@ -38,7 +38,14 @@ export function describeVariant(doc: Doc, raw: unknown): Variant {
     const values = normalize(doc, resolveSchema(doc, property).schema).values;
     if (values !== undefined && values.length > 0) tags.set(name, new Set(values.map((v) => String(v))));
   }
-  return { raw, ref: resolved.ref, normal, tags, shape: canonical(resolved.schema), label: labelOf(tags, resolved.ref, normal) };
+  return {
+    raw,
+    ref: resolved.ref,
+    normal,
+    tags,
+    shape: canonical(resolved.schema),
+    label: labelOf(tags, resolved.ref, normal),
+  };
 }
 
 const PREFERRED_TAGS = ["type", "event", "object", "role", "kind"];
@@ -65,7 +72,10 @@ export function matchScore(base: Variant, head: Variant): number {
   if (base.shape === head.shape) return 400;
   const bt = base.normal.types;
   const ht = head.normal.types;
-  const typesMeet = bt === undefined || ht === undefined || [...bt].some((t) => ht.has(t) || (t === "integer" && ht.has("number")) || (t === "number" && ht.has("integer")));
+  const typesMeet =
+    bt === undefined ||
+    ht === undefined ||
+    [...bt].some((t) => ht.has(t) || (t === "integer" && ht.has("number")) || (t === "number" && ht.has("integer")));
   if (!typesMeet) return -1;
   const names = new Set([...base.normal.properties.keys(), ...head.normal.properties.keys()]);
   const shared = [...base.normal.properties.keys()].filter((k) => head.normal.properties.has(k)).length;
@@ -81,10 +91,12 @@ export interface VariantMatch {
 /** Greedy best-first matching (stable: ties keep document order). */
 export function matchVariants(base: Variant[], head: Variant[]): VariantMatch {
   const candidates: { b: number; h: number; score: number }[] = [];
-  base.forEach((bv, b) => head.forEach((hv, h) => {
-    const score = matchScore(bv, hv);
-    if (score >= 0) candidates.push({ b, h, score });
-  }));
+  base.forEach((bv, b) =>
+    head.forEach((hv, h) => {
+      const score = matchScore(bv, hv);
+      if (score >= 0) candidates.push({ b, h, score });
+    }),
+  );
   candidates.sort((x, y) => y.score - x.score || x.b - y.b || x.h - y.h);
   const usedBase = new Set<number>();
   const usedHead = new Set<number>();
@@ -104,7 +116,11 @@ export function matchVariants(base: Variant[], head: Variant[]): VariantMatch {
 
 export function variantChanges(match: VariantMatch, ctx: SchemaCheckContext): Change[] {
   return [
-    ...match.removed.map((v) => schemaChange(rules[ctx.direction].narrowed!, `variant \`${v.label}\` removed`, v.label, undefined)),
-    ...match.added.map((v) => schemaChange(rules[ctx.direction].widened!, `variant \`${v.label}\` added`, undefined, v.label)),
+    ...match.removed.map((v) =>
+      schemaChange(rules[ctx.direction].narrowed!, `variant \`${v.label}\` removed`, v.label, undefined),
+    ),
+    ...match.added.map((v) =>
+      schemaChange(rules[ctx.direction].widened!, `variant \`${v.label}\` added`, undefined, v.label),
+    ),
   ];
 }
