@@ -172,12 +172,12 @@ function checkErrorEnvelope(contract: Contract, ex: Exchange): Problem[] {
  * trained × epochs (the average is rounded, so by at most half a token per example).
  */
 export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
-  const e = (body as { estimate?: Record<string, any> } | undefined)?.estimate;
-  if (!e) return [];
+  const e = isPlainObject(body) ? body.estimate : undefined;
+  if (!isPlainObject(e)) return [];
   const problems: ProtocolProblem[] = [];
   const tokens = Number(e.tokensProcessed);
-  const rate = Number(e.ratePerMillion?.amount);
-  const amountText = String(e.estimatedCost?.amount ?? "");
+  const rate = Number(isPlainObject(e.ratePerMillion) ? e.ratePerMillion.amount : undefined);
+  const amountText = String((isPlainObject(e.estimatedCost) ? e.estimatedCost.amount : undefined) ?? "");
   const decimals = amountText.split(".")[1]?.length ?? 0;
   const exact = (tokens * rate) / 1_000_000;
   const tolerance = 10 ** -decimals;
@@ -355,14 +355,16 @@ function matchStream(spec: StreamExpectation, ex: Exchange): Mismatch[] {
 export function streamText(events: { event: string | undefined; json: unknown }[]): string {
   let text = "";
   for (const e of events) {
-    if (!isPlainObject(e.json)) continue;
-    const d = e.json as Record<string, any>;
+    const d = e.json;
+    if (!isPlainObject(d)) continue;
     if (e.event === "response.output_text.delta" && typeof d.delta === "string") text += d.delta;
-    else if (e.event === "content_block_delta" && d.delta?.type === "text_delta") text += String(d.delta.text ?? "");
+    else if (e.event === "content_block_delta" && isPlainObject(d.delta) && d.delta.type === "text_delta")
+      text += String(d.delta.text ?? "");
     else if (Array.isArray(d.choices))
       for (const c of d.choices) {
-        if (typeof c?.delta?.content === "string") text += c.delta.content;
-        else if (typeof c?.text === "string") text += c.text;
+        if (!isPlainObject(c)) continue;
+        if (isPlainObject(c.delta) && typeof c.delta.content === "string") text += c.delta.content;
+        else if (typeof c.text === "string") text += c.text;
       }
   }
   return text;

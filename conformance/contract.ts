@@ -11,6 +11,17 @@ import { fileURLToPath } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { parse as parseYaml } from "yaml";
+import {
+  childOf,
+  HTTP_METHODS,
+  isOpenApiDocument,
+  isSchemaNode,
+  pointerSegments,
+  type OpenApiDocument,
+  type OperationObject,
+  type ResponseObject,
+  type SchemaNode,
+} from "./openapi.ts";
 
 // ajv's CommonJS build puts the class on `default` under Node's ESM interop.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
@@ -32,7 +43,7 @@ export interface Operation {
   /** Declared response statuses, as strings ("200", "400", …). */
   statuses: string[];
   pointer: string;
-  spec: Record<string, any>;
+  spec: OperationObject;
   regex: RegExp;
   literalLength: number;
 }
@@ -53,10 +64,8 @@ export interface SseEvent {
   id?: string | undefined;
 }
 
-const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
-
 export class Contract {
-  readonly document: Record<string, any>;
+  readonly document: OpenApiDocument;
   readonly operations: Operation[];
   readonly errorCodes: string[];
   readonly errorTypes: string[];
@@ -64,15 +73,15 @@ export class Contract {
   readonly #ajv: InstanceType<typeof Ajv2020>;
   readonly #cache = new Map<string, ValidateFunction>();
 
-  constructor(document: Record<string, any>) {
+  constructor(document: OpenApiDocument) {
     this.document = document;
     this.version = String(document.info?.version ?? "");
     this.#ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, validateFormats: true });
     addFormats(this.#ajv);
     this.#ajv.addSchema(document, "contract");
     this.operations = [];
-    for (const [template, item] of Object.entries<Record<string, any>>(document.paths ?? {})) {
-      for (const method of METHODS) {
+    for (const [template, item] of Object.entries(document.paths ?? {})) {
+      for (const method of HTTP_METHODS) {
         const spec = item[method];
         if (!spec) continue;
         const literal = template.replace(/\{[^}]+\}/g, "");
@@ -88,12 +97,14 @@ export class Contract {
         });
       }
     }
-    this.errorCodes = [...(document.components?.schemas?.ErrorCode?.enum ?? [])];
-    this.errorTypes = [...(document.components?.schemas?.ErrorType?.enum ?? [])];
+    this.errorCodes = stringsOf(document.components?.schemas?.ErrorCode?.enum);
+    this.errorTypes = stringsOf(document.components?.schemas?.ErrorType?.enum);
   }
 
   static load(file = defaultContractPath()): Contract {
-    return new Contract(parseYaml(readFileSync(file, "utf8"), { maxAliasCount: -1 }) as Record<string, any>);
+    const document: unknown = parseYaml(readFileSync(file, "utf8"), { maxAliasCount: -1 });
+    if (!isOpenApiDocument(document)) throw new Error(`${file} is not an OpenAPI document (no paths object)`);
+    return new Contract(document);
   }
 
   /** The operation of a method and a path relative to `{base_url}` (query ignored); undefined when none. */
@@ -132,7 +143,7 @@ export class Contract {
     }
     const responsePointer = `${op.pointer}/responses/${op.spec.responses?.[String(status)] ? status : "default"}`;
     problems.push(...this.validateHeaders(response, headers));
-    const content: Record<string, any> = response.content ?? {};
+    const content = response.content ?? {};
     const mediaTypes = Object.keys(content);
     if (mediaTypes.length === 0) return problems;
     const received = (headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
@@ -157,9 +168,9 @@ export class Contract {
   }
 
   /** Required headers present; every declared header that is present matches its schema. */
-  validateHeaders(response: Record<string, any>, headers: Headers): ContractProblem[] {
+  validateHeaders(response: ResponseObject, headers: Headers): ContractProblem[] {
     const problems: ContractProblem[] = [];
-    for (const [name, spec] of Object.entries<Record<string, any>>(response.headers ?? {})) {
+    for (const [name, spec] of Object.entries(response.headers ?? {})) {
       const value = headers.get(name);
       if (value === null) {
         if (spec.required)
@@ -178,16 +189,15 @@ export class Contract {
   streamBranches(
     op: Operation,
     status = 200,
-  ): { event: string; requiresEvent: boolean; dataConst?: string; pointer?: string }[] | undefined {
-    const media = op.spec.responses?.[String(status)]?.content?.["text/event-stream"];
-    if (!media?.itemSchema) return undefined;
+  ): { event: string | undefined; requiresEvent: boolean; dataConst?: string; pointer?: string }[] | undefined {
+    const item = op.spec.responses?.[String(status)]?.content?.["text/event-stream"]?.itemSchema;
+    if (!item) return undefined;
     const base = `${op.pointer}/responses/${status}/content/text~1event-stream/itemSchema`;
-    const item = media.itemSchema as Record<string, any>;
-    return (item.oneOf as Record<string, any>[]).map((branch, i) => {
-      const event = branch.properties?.event?.const as string;
+    return (item.oneOf ?? []).map((branch, i) => {
+      const event = branch.properties?.event?.const;
       const data = branch.properties?.data ?? {};
       return {
-        event,
+        event: typeof event === "string" ? event : undefined,
         requiresEvent: Array.isArray(branch.required) && branch.required.includes("event"),
         ...(typeof data.const === "string" ? { dataConst: data.const } : {}),
         ...(data.contentSchema ? { pointer: `${base}/oneOf/${i}/properties/data/contentSchema` } : {}),
@@ -277,21 +287,28 @@ export class Contract {
   }
 
   /** Follows a local `$ref`. */
-  resolve(schema: Record<string, any>): Record<string, any> {
+  resolve(schema: SchemaNode): SchemaNode {
     let s = schema;
-    for (let i = 0; i < 10 && typeof s.$ref === "string" && s.$ref.startsWith("#/"); i++) s = this.at(s.$ref.slice(1));
+    for (let i = 0; i < 10 && typeof s.$ref === "string" && s.$ref.startsWith("#/"); i++) {
+      const target = this.at(s.$ref.slice(1));
+      if (!isSchemaNode(target)) return {};
+      s = target;
+    }
     return s;
   }
 
   /** The value at a JSON pointer of the document. */
-  at(pointer: string): any {
-    let v: any = this.document;
-    for (const raw of pointer.split("/").slice(1)) v = v?.[raw.replace(/~1/g, "/").replace(/~0/g, "~")];
-    return v;
+  at(pointer: string): unknown {
+    return pointerSegments(pointer).reduce<unknown>(childOf, this.document);
   }
 }
 
-function checkHeaderValue(value: string, schema: Record<string, any>): string | undefined {
+/** The strings of an `enum`; the contract's error codes and types are all strings. */
+function stringsOf(values: unknown[] | undefined): string[] {
+  return (values ?? []).filter((v): v is string => typeof v === "string");
+}
+
+function checkHeaderValue(value: string, schema: SchemaNode): string | undefined {
   if (schema.type === "integer") {
     if (!/^-?\d+$/.test(value.trim())) return `must be an integer, got ${JSON.stringify(value)}`;
     const n = Number(value);
@@ -301,7 +318,7 @@ function checkHeaderValue(value: string, schema: Record<string, any>): string | 
   }
   if (Array.isArray(schema.enum) && !schema.enum.includes(value))
     return `must be one of ${schema.enum.join(", ")}, got ${JSON.stringify(value)}`;
-  if (schema.type === "string" && schema.minLength !== undefined && value.length < schema.minLength)
+  if (schema.type === "string" && typeof schema.minLength === "number" && value.length < schema.minLength)
     return `must have at least ${schema.minLength} characters`;
   return undefined;
 }
@@ -318,7 +335,7 @@ function pointerToPath(pointer: string): string {
  * or a `not` schema), and the rest as what the value must be.
  */
 export function plainSchemaError(e: ErrorObject): { message: string; pointer: string } {
-  const params = e.params as Record<string, any>;
+  const params: Record<string, unknown> = e.params;
   const last = e.instancePath.split("/").at(-1) ?? "";
   const field = (name: string) => `\`${name.replace(/~1/g, "/").replace(/~0/g, "~")}\``;
   switch (e.keyword) {
@@ -346,7 +363,7 @@ export function plainSchemaError(e: ErrorObject): { message: string; pointer: st
       return { message: `must be ${article(String(params.type))}`, pointer: e.instancePath };
     case "enum":
       return {
-        message: `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`,
+        message: `must be one of ${(Array.isArray(params.allowedValues) ? params.allowedValues : []).map((v) => JSON.stringify(v)).join(", ")}`,
         pointer: e.instancePath,
       };
     case "const":
@@ -424,8 +441,7 @@ function simplifyErrors(errors: ErrorObject[]): ErrorObject[] {
 }
 
 function pick(value: unknown, instancePath: string): unknown {
-  let v: any = value;
-  for (const part of instancePath.split("/").slice(1)) v = v?.[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+  const v = pointerSegments(instancePath).reduce<unknown>(childOf, value);
   if (typeof v === "string" && v.length > 200) return `${v.slice(0, 200)}…`;
   return v;
 }

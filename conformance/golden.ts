@@ -139,15 +139,16 @@ export function goldenExpectation(value: unknown, ignore: string[] = [], key?: s
 
 function isDeltaLike(e: { event: string | undefined; json: unknown }): boolean {
   if (e.event && /delta/.test(e.event) && e.event !== "message_delta") return true;
-  const d = e.json as Record<string, any> | undefined;
+  const choices = isPlainObject(e.json) ? e.json.choices : undefined;
   return (
     e.event === undefined &&
-    Array.isArray(d?.choices) &&
-    d.choices.length > 0 &&
-    d.choices.every(
-      (c: any) =>
-        (c?.delta && typeof c.delta.content === "string" && c.finish_reason == null) ||
-        (typeof c?.text === "string" && c.finish_reason == null),
+    Array.isArray(choices) &&
+    choices.length > 0 &&
+    choices.every(
+      (c: unknown) =>
+        isPlainObject(c) &&
+        c.finish_reason == null &&
+        ((isPlainObject(c.delta) && typeof c.delta.content === "string") || typeof c.text === "string"),
     )
   );
 }

@@ -349,6 +349,6 @@ function fail(message: string): never {
   throw new TranscriptError(message);
 }
 
-function isObject(value: unknown): value is Record<string, any> {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

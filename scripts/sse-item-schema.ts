@@ -15,11 +15,19 @@
  */
 import { isMap, parseDocument, type Document, type YAMLMap } from "yaml";
 
-type Schema = Record<string, any>;
+/** A JSON Schema object; the keywords this step reads or writes are named, the rest are carried along. */
+interface SchemaObject {
+  const?: unknown;
+  not?: unknown;
+  required?: string[];
+  properties?: Record<string, SchemaObject>;
+  oneOf?: SchemaObject[];
+  [keyword: string]: unknown;
+}
 
 /** Returns the item schema with exclusive branches (input is not modified). */
-export function exclusiveEventBranches(itemSchema: Schema): Schema {
-  const branches: Schema[] = itemSchema.oneOf ?? [];
+export function exclusiveEventBranches(itemSchema: SchemaObject): SchemaObject {
+  const branches = itemSchema.oneOf ?? [];
   const sentinels = branches.map((b) => b.properties?.data?.const).filter((c): c is string => typeof c === "string");
   const oneOf = branches.map((branch) => {
     const properties = { ...branch.properties };
@@ -37,7 +45,9 @@ export function exclusiveEventBranches(itemSchema: Schema): Schema {
 export function fixEventStreamItemSchemas(yamlText: string): string {
   const doc = parseDocument(yamlText);
   for (const stream of eventStreamBodies(doc)) {
-    const itemSchema = (stream.get("itemSchema") as YAMLMap).toJSON() as Schema;
+    const node = stream.get("itemSchema");
+    const itemSchema: unknown = isMap(node) ? node.toJSON() : undefined;
+    if (!isSchemaObject(itemSchema)) continue;
     stream.set("itemSchema", doc.createNode(exclusiveEventBranches(itemSchema), { aliasDuplicateObjects: false }));
   }
   return doc.toString({ lineWidth: 0 });
@@ -56,6 +66,11 @@ function* eventStreamBodies(doc: Document): Generator<YAMLMap> {
       }
     }
   }
+}
+
+/** Any object is a schema here: the emitter wrote it, and every keyword SchemaObject names is optional. */
+function isSchemaObject(value: unknown): value is SchemaObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function mapValues(node: unknown): YAMLMap[] {
