@@ -9,6 +9,7 @@
  * (the fault test runs only those, with stopOnFirstFailure).
  */
 import { randomBytes } from "node:crypto";
+import { isObject, listAt, objectAt, objectsOf, stringAt, valueAt, type JsonObject } from "./json.ts";
 import type { Fault, FaultContext, ProxyRequest, ProxyResponse, SseEvent } from "./proxy.ts";
 
 // ---------------------------------------------------------------- request matchers
@@ -34,7 +35,10 @@ const is = (request: ProxyRequest, method: string, pattern: RegExp) =>
   request.method === method && pattern.test(request.path);
 const postResponses = (request: ProxyRequest) => is(request, "POST", RESPONSES);
 const isStream = (response: ProxyResponse) => response.events !== undefined;
-const errorCode = (response: ProxyResponse): string | undefined => response.json?.error?.code;
+const errorCode = (response: ProxyResponse): string | undefined => stringAt(response.json, "error", "code");
+/** The error object of an answer when its code is `code`; undefined otherwise. */
+const errorWithCode = (response: ProxyResponse, code: string): JsonObject | undefined =>
+  errorCode(response) === code ? objectAt(response.json, "error") : undefined;
 const listKey = (path: string) => path.match(LIST)?.[2] as string;
 
 // ---------------------------------------------------------------- helpers
@@ -87,7 +91,7 @@ function resend(ctx: FaultContext, request: ProxyRequest, changes: Partial<Proxy
 function renumber(events: SseEvent[]): void {
   let n = 0;
   for (const event of events)
-    if (event.json && typeof event.json.sequence_number === "number") event.json.sequence_number = n++;
+    if (isObject(event.json) && typeof event.json.sequence_number === "number") event.json.sequence_number = n++;
 }
 
 function clone(event: SseEvent): SseEvent {
@@ -98,25 +102,34 @@ const indexOfEvent = (events: SseEvent[], name: string) => events.findIndex((e) 
 const completed = (events: SseEvent[]) => events.find((e) => e.event === "response.completed");
 
 /** The final response object of a /responses call, streamed or not. */
-function finalResponse(response: ProxyResponse): any {
-  if (response.events) return completed(response.events)?.json?.response;
-  return response.status === 200 ? response.json : undefined;
+function finalResponse(response: ProxyResponse): JsonObject | undefined {
+  if (response.events) return objectAt(completed(response.events)?.json, "response");
+  return response.status === 200 ? objectAt(response.json) : undefined;
 }
 
 /** Every job object of a job answer (one job, or a list page). */
-function jobsOf(response: ProxyResponse): any[] {
-  const json = response.json;
+function jobsOf(response: ProxyResponse): JsonObject[] {
+  const json = objectAt(response.json);
   if (!json || response.status >= 300) return [];
-  if (Array.isArray(json.supervisedFineTuningJobs)) return json.supervisedFineTuningJobs;
-  if (Array.isArray(json.dpoJobs)) return json.dpoJobs;
+  if (Array.isArray(json.supervisedFineTuningJobs)) return objectsOf(json.supervisedFineTuningJobs);
+  if (Array.isArray(json.dpoJobs)) return objectsOf(json.dpoJobs);
   return typeof json.jobType === "string" ? [json] : [];
 }
 
-function datasetsOf(response: ProxyResponse): any[] {
-  const json = response.json;
+function datasetsOf(response: ProxyResponse): JsonObject[] {
+  const json = objectAt(response.json);
   if (!json || response.status >= 300) return [];
-  if (Array.isArray(json.datasets)) return json.datasets;
+  if (Array.isArray(json.datasets)) return objectsOf(json.datasets);
   return typeof json.datasetId === "string" ? [json] : [];
+}
+
+/** Every dataset version object of a dataset answer: a dataset's or a list page's versions, or one version. */
+function versionsOf(response: ProxyResponse): JsonObject[] {
+  const own = objectAt(response.json);
+  return [
+    ...datasetsOf(response).flatMap((dataset) => objectsOf(dataset.versions)),
+    ...(typeof own?.versionNo === "number" ? [own] : []),
+  ];
 }
 
 function isInt64String(value: unknown): value is string {
@@ -256,7 +269,7 @@ export const FAULTS: Fault[] = [
       "store:true (or no store) is quietly treated as store:false and answered 200 with a plausible response.",
     match: postResponses,
     onRequest(request) {
-      if (!request.json || typeof request.json !== "object" || request.json.store === false) return;
+      if (!isObject(request.json) || request.json.store === false) return;
       request.json.store = false;
       return request;
     },
@@ -269,7 +282,7 @@ export const FAULTS: Fault[] = [
     description: "previous_response_id is ignored like any unknown parameter; the call succeeds.",
     match: postResponses,
     onRequest(request) {
-      if (!request.json || !("previous_response_id" in request.json)) return;
+      if (!isObject(request.json) || !("previous_response_id" in request.json)) return;
       delete request.json.previous_response_id;
       return request;
     },
@@ -312,15 +325,11 @@ export const FAULTS: Fault[] = [
     description: "An input holding function_call / function_call_output items is rejected with 400 INVALID_REQUEST.",
     match: postResponses,
     respond(request) {
-      const input = request.json?.input;
-      if (
-        !Array.isArray(input) ||
-        !input.some((item: any) => item?.type === "function_call" || item?.type === "function_call_output")
-      )
-        return;
-      const index = input.findIndex(
-        (item: any) => item?.type === "function_call" || item?.type === "function_call_output",
-      );
+      const input = listAt(request.json, "input");
+      const isFunctionItem = (item: unknown) =>
+        valueAt(item, "type") === "function_call" || valueAt(item, "type") === "function_call_output";
+      if (!input?.some(isFunctionItem)) return;
+      const index = input.findIndex(isFunctionItem);
       return jsonResponse(400, {
         error: {
           message: "Unsupported input item type.",
@@ -340,8 +349,7 @@ export const FAULTS: Fault[] = [
       "With a hosted tool (web_search…) in tools, the answer is a call of that tool: a function_call item naming it.",
     match: postResponses,
     onResponse(response, request) {
-      const tools: any[] = Array.isArray(request.json?.tools) ? request.json.tools : [];
-      const hosted = tools.find((tool) => tool && tool.type !== "function");
+      const hosted = objectsOf(listAt(request.json, "tools")).find((tool) => tool.type !== "function");
       const final = finalResponse(response);
       if (!hosted || !final || !Array.isArray(final.output)) return;
       const item = {
@@ -366,20 +374,21 @@ export const FAULTS: Fault[] = [
     description: "instructions are sent to the model but not counted: input_tokens (and total) leave them out.",
     match: postResponses,
     async onResponse(response, request, ctx) {
-      if (typeof request.json?.instructions !== "string" || response.status !== 200) return;
-      const { instructions: _dropped, ...bare } = request.json;
+      const json = objectAt(request.json);
+      if (typeof json?.instructions !== "string" || response.status !== 200) return;
+      const { instructions: _dropped, ...bare } = json;
       const plain = await ctx.upstream({
         method: "POST",
         path: request.path,
         headers: request.headers,
         json: { ...bare, stream: false },
       });
-      const inputWithout = plain.json?.usage?.input_tokens;
+      const inputWithout = valueAt(plain.json, "usage", "input_tokens");
       if (typeof inputWithout !== "number") return;
-      const final = finalResponse(response);
-      if (!final?.usage) return;
-      final.usage.input_tokens = inputWithout;
-      final.usage.total_tokens = inputWithout + final.usage.output_tokens;
+      const usage = objectAt(finalResponse(response), "usage");
+      if (!usage) return;
+      usage.input_tokens = inputWithout;
+      usage.total_tokens = inputWithout + Number(usage.output_tokens);
       return response;
     },
   },
@@ -456,8 +465,9 @@ export const FAULTS: Fault[] = [
     description: 'The plain response carries object: "chat.completion".',
     match: postResponses,
     onResponse(response) {
-      if (response.status !== 200 || !response.json || response.json.object !== "response") return;
-      response.json.object = "chat.completion";
+      const json = objectAt(response.json);
+      if (response.status !== 200 || json?.object !== "response") return;
+      json.object = "chat.completion";
       return response;
     },
   },
@@ -484,8 +494,9 @@ export const FAULTS: Fault[] = [
     description: "A non-streamed response's total_tokens is one more than input + output.",
     match: postResponses,
     onResponse(response) {
-      if (isStream(response) || response.status !== 200 || !response.json?.usage) return;
-      response.json.usage.total_tokens += 1;
+      const usage = objectAt(response.json, "usage");
+      if (isStream(response) || response.status !== 200 || !usage) return;
+      usage.total_tokens = Number(usage.total_tokens) + 1;
       return response;
     },
   },
@@ -497,9 +508,10 @@ export const FAULTS: Fault[] = [
     description: "A response cut by max_output_tokens says status completed, without incomplete_details.",
     match: postResponses,
     onResponse(response) {
-      if (isStream(response) || response.json?.status !== "incomplete") return;
-      response.json.status = "completed";
-      delete response.json.incomplete_details;
+      const json = objectAt(response.json);
+      if (isStream(response) || json?.status !== "incomplete") return;
+      json.status = "completed";
+      delete json.incomplete_details;
       return response;
     },
   },
@@ -512,8 +524,9 @@ export const FAULTS: Fault[] = [
       "The response object carries an extra field user (an OpenAI Responses field this contract does not declare).",
     match: postResponses,
     onResponse(response) {
-      if (isStream(response) || response.status !== 200 || !response.json) return;
-      response.json.user = "alice";
+      const json = objectAt(response.json);
+      if (isStream(response) || response.status !== 200 || !json) return;
+      json.user = "alice";
       return response;
     },
   },
@@ -526,15 +539,16 @@ export const FAULTS: Fault[] = [
       "The response reports the default temperature 1 and no max_output_tokens although the request set both.",
     match: postResponses,
     onResponse(response) {
+      const json = objectAt(response.json);
       if (
         isStream(response) ||
         response.status !== 200 ||
-        typeof response.json?.temperature !== "number" ||
-        response.json.temperature === 1
+        typeof json?.temperature !== "number" ||
+        json.temperature === 1
       )
         return;
-      response.json.temperature = 1;
-      response.json.max_output_tokens = null;
+      json.temperature = 1;
+      json.max_output_tokens = null;
       return response;
     },
   },
@@ -547,10 +561,11 @@ export const FAULTS: Fault[] = [
       "Every response.output_text.delta event lacks logprobs (as before the Open Responses compatibility fields).",
     match: postResponses,
     onResponse(response) {
-      const deltas =
-        response.events?.filter((e) => e.event === "response.output_text.delta" && e.json !== undefined) ?? [];
+      const deltas = objectsOf(
+        (response.events ?? []).filter((e) => e.event === "response.output_text.delta").map((e) => e.json),
+      );
       if (deltas.length === 0) return;
-      for (const event of deltas) delete event.json.logprobs;
+      for (const delta of deltas) delete delta.logprobs;
       return response;
     },
   },
@@ -562,8 +577,9 @@ export const FAULTS: Fault[] = [
     description: "The non-streamed response object has no id.",
     match: postResponses,
     onResponse(response) {
-      if (isStream(response) || response.status !== 200 || response.json?.id === undefined) return;
-      delete response.json.id;
+      const json = objectAt(response.json);
+      if (isStream(response) || response.status !== 200 || json?.id === undefined) return;
+      delete json.id;
       return response;
     },
   },
@@ -575,7 +591,7 @@ export const FAULTS: Fault[] = [
     description: 'reasoning.effort "minimal" is rejected with 400 INVALID_REQUEST.',
     match: postResponses,
     respond(request) {
-      if (request.json?.reasoning?.effort !== "minimal") return;
+      if (valueAt(request.json, "reasoning", "effort") !== "minimal") return;
       return jsonResponse(400, {
         error: {
           message: "reasoning.effort must be low, medium or high.",
@@ -594,8 +610,9 @@ export const FAULTS: Fault[] = [
     description: "The input content policy is not applied: a blocked input is answered (as a plain greeting).",
     match: postResponses,
     async onResponse(response, request, ctx) {
-      if (errorCode(response) !== "CONTENT_BLOCKED_INPUT") return;
-      const { instructions: _i, ...rest } = request.json;
+      const json = objectAt(request.json);
+      if (errorCode(response) !== "CONTENT_BLOCKED_INPUT" || !json) return;
+      const { instructions: _i, ...rest } = json;
       const served = await ctx.upstream({
         method: "POST",
         path: request.path,
@@ -613,13 +630,14 @@ export const FAULTS: Fault[] = [
     description: "An over-long request is silently cut (input truncated, output ceiling lowered) and answered 200.",
     match: postResponses,
     async onResponse(response, request, ctx) {
-      if (errorCode(response) !== "CONTEXT_LENGTH_EXCEEDED") return;
-      const input = typeof request.json.input === "string" ? request.json.input.slice(-400) : "Hello!";
+      const json = objectAt(request.json);
+      if (errorCode(response) !== "CONTEXT_LENGTH_EXCEEDED" || !json) return;
+      const input = typeof json.input === "string" ? json.input.slice(-400) : "Hello!";
       const served = await ctx.upstream({
         method: "POST",
         path: request.path,
         headers: request.headers,
-        json: { ...request.json, input, max_output_tokens: 16 },
+        json: { ...json, input, max_output_tokens: 16 },
       });
       return served.status === 200 ? served : undefined;
     },
@@ -632,14 +650,11 @@ export const FAULTS: Fault[] = [
     description: "Models in an account (accounts/{a}/models/…, …/deployments/…) are not found: 404 MODEL_NOT_FOUND.",
     match: inferenceSuccess,
     respond(request) {
-      if (
-        typeof request.json?.model !== "string" ||
-        !/^accounts\/(?!maas\/)[^/]+\/(models|deployments)\//.test(request.json.model)
-      )
-        return;
+      const model = stringAt(request.json, "model");
+      if (model === undefined || !/^accounts\/(?!maas\/)[^/]+\/(models|deployments)\//.test(model)) return;
       return jsonResponse(404, {
         error: {
-          message: `The model \`${request.json.model}\` does not exist or you do not have access to it.`,
+          message: `The model \`${model}\` does not exist or you do not have access to it.`,
           type: "not_found_error",
           code: "MODEL_NOT_FOUND",
           param: "model",
@@ -655,9 +670,10 @@ export const FAULTS: Fault[] = [
     description: "A plain response reports usage 0/0/0 (the arithmetic holds, the counts are not the call's).",
     match: postResponses,
     onResponse(response) {
-      const usage = response.json?.usage;
-      if (isStream(response) || response.status !== 200 || !usage || usage.total_tokens === 0) return;
-      response.json.usage = { ...usage, input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+      const json = objectAt(response.json);
+      const usage = objectAt(json, "usage");
+      if (isStream(response) || response.status !== 200 || !json || !usage || usage.total_tokens === 0) return;
+      json.usage = { ...usage, input_tokens: 0, output_tokens: 0, total_tokens: 0 };
       return response;
     },
   },
@@ -669,16 +685,17 @@ export const FAULTS: Fault[] = [
     description: 'With tool_choice "none" the answer is still a function call of the first tool.',
     match: postResponses,
     onResponse(response, request) {
-      const tool = (request.json?.tools ?? []).find((t: any) => t?.type === "function");
+      const tool = objectsOf(listAt(request.json, "tools")).find((t) => t.type === "function");
+      const json = objectAt(response.json);
       if (
-        request.json?.tool_choice !== "none" ||
+        valueAt(request.json, "tool_choice") !== "none" ||
         !tool ||
         isStream(response) ||
         response.status !== 200 ||
-        !Array.isArray(response.json?.output)
+        !Array.isArray(json?.output)
       )
         return;
-      response.json.output = [
+      json.output = [
         {
           id: `fc_${randomBytes(12).toString("hex")}`,
           type: "function_call",
@@ -700,19 +717,19 @@ export const FAULTS: Fault[] = [
     description: "function_call arguments are written as key: value text instead of JSON.",
     match: postResponses,
     onResponse(response) {
-      const items = (finalResponse(response)?.output ?? []).filter(
-        (item: any) => item?.type === "function_call" && typeof item.arguments === "string",
+      const items = objectsOf(finalResponse(response)?.output).filter(
+        (item) => item.type === "function_call" && typeof item.arguments === "string",
       );
       if (items.length === 0 || response.events) return;
       for (const item of items) {
-        let parsed: Record<string, unknown> = {};
+        let parsed: unknown;
         try {
-          parsed = JSON.parse(item.arguments);
+          parsed = JSON.parse(String(item.arguments));
         } catch {
           continue;
         }
         item.arguments =
-          Object.entries(parsed)
+          Object.entries(objectAt(parsed) ?? {})
             .map(([k, v]) => `${k}: ${String(v)}`)
             .join(", ") || "none";
       }
@@ -727,10 +744,11 @@ export const FAULTS: Fault[] = [
     description: "The reasoning item is left out of a reasoning model's answer.",
     match: postResponses,
     onResponse(response) {
-      if (isStream(response) || response.status !== 200 || !Array.isArray(response.json?.output)) return;
-      const output = response.json.output.filter((item: any) => item?.type !== "reasoning");
-      if (output.length === response.json.output.length) return;
-      response.json.output = output;
+      const json = objectAt(response.json);
+      if (isStream(response) || response.status !== 200 || !Array.isArray(json?.output)) return;
+      const output = json.output.filter((item) => valueAt(item, "type") !== "reasoning");
+      if (output.length === json.output.length) return;
+      json.output = output;
       return response;
     },
   },
@@ -742,7 +760,7 @@ export const FAULTS: Fault[] = [
     description: "A plain string input is rejected with 400 (only arrays of items are accepted).",
     match: postResponses,
     respond(request) {
-      if (typeof request.json?.input !== "string") return;
+      if (typeof valueAt(request.json, "input") !== "string") return;
       return jsonResponse(400, {
         error: {
           message: "input must be an array of input items.",
@@ -776,9 +794,11 @@ export const FAULTS: Fault[] = [
     description: "Every event counts output_index from 1 instead of 0 (consistently).",
     match: postResponses,
     onResponse(response) {
-      const events = response.events?.filter((e) => typeof e.json?.output_index === "number");
-      if (!events || events.length === 0) return;
-      for (const event of events) event.json.output_index += 1;
+      const indexed = objectsOf((response.events ?? []).map((e) => e.json)).filter(
+        (data) => typeof data.output_index === "number",
+      );
+      if (indexed.length === 0) return;
+      for (const data of indexed) data.output_index = Number(data.output_index) + 1;
       return response;
     },
   },
@@ -837,8 +857,9 @@ export const FAULTS: Fault[] = [
       const deltas = events.map((e, i) => (e.event === "response.output_text.delta" ? i : -1)).filter((i) => i > 0);
       const at = deltas[1] ?? deltas[0];
       if (at === undefined) return;
-      const target = events[at] as SseEvent;
-      target.json.sequence_number = (events[at - 1] as SseEvent).json.sequence_number;
+      const target = objectAt(events[at]?.json);
+      if (!target) return;
+      target.sequence_number = valueAt(events[at - 1]?.json, "sequence_number");
       return response;
     },
   },
@@ -891,7 +912,7 @@ export const FAULTS: Fault[] = [
       const events = response.events;
       if (!events) return;
       const deltas = events
-        .map((e, i) => (e.event === "response.output_text.delta" && e.json?.delta ? i : -1))
+        .map((e, i) => (e.event === "response.output_text.delta" && valueAt(e.json, "delta") ? i : -1))
         .filter((i) => i >= 0);
       const at = deltas[1] ?? deltas[0];
       if (at === undefined) return;
@@ -910,7 +931,7 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const events = response.events;
       if (!events) return;
-      const at = events.findIndex((e) => e.event === "response.output_text.delta" && e.json?.delta);
+      const at = events.findIndex((e) => e.event === "response.output_text.delta" && valueAt(e.json, "delta"));
       if (at < 0) return;
       events.splice(at + 1, 0, clone(events[at] as SseEvent));
       renumber(events);
@@ -925,9 +946,10 @@ export const FAULTS: Fault[] = [
     description: "One delta's text is altered (a multi-byte split gone wrong: a replacement character appended).",
     match: postResponses,
     onResponse(response) {
-      const event = response.events?.find((e) => e.event === "response.output_text.delta" && e.json?.delta);
-      if (!event) return;
-      event.json.delta = `${event.json.delta}\uFFFD`;
+      const event = response.events?.find((e) => e.event === "response.output_text.delta" && valueAt(e.json, "delta"));
+      const data = objectAt(event?.json);
+      if (!data) return;
+      data.delta = `${String(data.delta)}\uFFFD`;
       return response;
     },
   },
@@ -939,7 +961,7 @@ export const FAULTS: Fault[] = [
     description: "response.completed's usage has total_tokens = output_tokens (input forgotten).",
     match: postResponses,
     onResponse(response) {
-      const usage = response.events ? completed(response.events)?.json?.response?.usage : undefined;
+      const usage = response.events ? objectAt(completed(response.events)?.json, "response", "usage") : undefined;
       if (!usage || usage.input_tokens === 0) return;
       usage.total_tokens = usage.output_tokens;
       return response;
@@ -953,9 +975,9 @@ export const FAULTS: Fault[] = [
     description: "response.created reports status completed.",
     match: postResponses,
     onResponse(response) {
-      const created = response.events?.find((e) => e.event === "response.created");
-      if (!created?.json?.response) return;
-      created.json.response.status = "completed";
+      const created = objectAt(response.events?.find((e) => e.event === "response.created")?.json, "response");
+      if (!created) return;
+      created.status = "completed";
       return response;
     },
   },
@@ -967,9 +989,9 @@ export const FAULTS: Fault[] = [
     description: "response.output_item.done carries a different item id from response.output_item.added.",
     match: postResponses,
     onResponse(response) {
-      const done = response.events?.find((e) => e.event === "response.output_item.done");
-      if (!done?.json?.item?.id) return;
-      done.json.item.id = `msg_${randomBytes(12).toString("hex")}`;
+      const item = objectAt(response.events?.find((e) => e.event === "response.output_item.done")?.json, "item");
+      if (!item?.id) return;
+      item.id = `msg_${randomBytes(12).toString("hex")}`;
       return response;
     },
   },
@@ -998,7 +1020,7 @@ export const FAULTS: Fault[] = [
       "In a stream cut by max_output_tokens, response.completed says status completed and drops incomplete_details.",
     match: postResponses,
     onResponse(response) {
-      const final = response.events ? completed(response.events)?.json?.response : undefined;
+      const final = response.events ? objectAt(completed(response.events)?.json, "response") : undefined;
       if (!final || final.status !== "incomplete") return;
       final.status = "completed";
       delete final.incomplete_details;
@@ -1031,18 +1053,23 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const events = response.events;
       const error = events?.findIndex((e) => e.event === "error") ?? -1;
-      const created = events?.find((e) => e.event === "response.created")?.json?.response;
+      const created = objectAt(events?.find((e) => e.event === "response.created")?.json, "response");
       if (!events || error < 0 || !created) return;
       const text = events
         .filter((e) => e.event === "response.output_text.delta")
-        .map((e) => e.json?.delta ?? "")
+        .map((e) => valueAt(e.json, "delta") ?? "")
         .join("");
-      const item = events.find((e) => e.event === "response.output_item.added")?.json?.item;
+      const item = objectAt(events.find((e) => e.event === "response.output_item.added")?.json, "item");
       const output = item
         ? [{ ...item, status: "completed", content: [{ type: "output_text", text, annotations: [], logprobs: [] }] }]
         : [];
       const outputTokens = events.filter((e) => e.event === "response.output_text.delta").length;
-      const usage = { ...created.usage, input_tokens: 1, output_tokens: outputTokens, total_tokens: 1 + outputTokens };
+      const usage = {
+        ...objectAt(created, "usage"),
+        input_tokens: 1,
+        output_tokens: outputTokens,
+        total_tokens: 1 + outputTokens,
+      };
       const final = { ...created, status: "completed", completed_at: Math.floor(Date.now() / 1000), output, usage };
       events.splice(error, 1, {
         event: "response.completed",
@@ -1050,7 +1077,7 @@ export const FAULTS: Fault[] = [
         json: {
           type: "response.completed",
           response: final,
-          sequence_number: events[error]?.json?.sequence_number ?? error,
+          sequence_number: valueAt(events[error]?.json, "sequence_number") ?? error,
         },
       });
       return response;
@@ -1064,10 +1091,10 @@ export const FAULTS: Fault[] = [
     description: "response.completed counts one output token more than the call produced (the sum still adds up).",
     match: postResponses,
     onResponse(response) {
-      const usage = response.events ? completed(response.events)?.json?.response?.usage : undefined;
+      const usage = response.events ? objectAt(completed(response.events)?.json, "response", "usage") : undefined;
       if (!usage) return;
-      usage.output_tokens += 1;
-      usage.total_tokens += 1;
+      usage.output_tokens = Number(usage.output_tokens) + 1;
+      usage.total_tokens = Number(usage.total_tokens) + 1;
       return response;
     },
   },
@@ -1092,8 +1119,9 @@ export const FAULTS: Fault[] = [
     description: "stream:true is ignored: the whole response comes back as one JSON object.",
     match: postResponses,
     onRequest(request) {
-      if (request.json?.stream !== true) return;
-      request.json.stream = false;
+      const json = objectAt(request.json);
+      if (json?.stream !== true) return;
+      json.stream = false;
       return request;
     },
   },
@@ -1120,7 +1148,7 @@ export const FAULTS: Fault[] = [
     description: "A chat completion's usage.total_tokens is prompt_tokens only.",
     match: (request) => is(request, "POST", CHAT),
     onResponse(response) {
-      const usage = response.json?.usage;
+      const usage = objectAt(response.json, "usage");
       if (response.status !== 200 || !usage || usage.completion_tokens === 0) return;
       usage.total_tokens = usage.prompt_tokens;
       return response;
@@ -1134,8 +1162,9 @@ export const FAULTS: Fault[] = [
     description: "Errors of the messages endpoint lack the top-level type the other vendor's SDK reads.",
     match: (request) => MESSAGES.test(request.path),
     onResponse(response) {
-      if (response.status < 400 || response.json?.type !== "error") return;
-      delete response.json.type;
+      const json = objectAt(response.json);
+      if (response.status < 400 || json?.type !== "error") return;
+      delete json.type;
       return response;
     },
   },
@@ -1147,16 +1176,17 @@ export const FAULTS: Fault[] = [
     description: "The model list includes the fine-tuned models of every account.",
     match: (request) => is(request, "GET", /\/models$/),
     async onResponse(response, request, ctx) {
-      if (response.status !== 200 || !Array.isArray(response.json?.data)) return;
+      const models = listAt(response.json, "data");
+      if (response.status !== 200 || !models) return;
       const own = ctx.keyOf(request);
-      const seen = new Set(response.json.data.map((m: any) => m.id));
+      const seen = new Set(models.map((m) => valueAt(m, "id")));
       for (const key of Object.values(ctx.keys())) {
         if (key === own) continue;
         const theirs = await resend(ctx, withKey(request, key));
-        for (const model of theirs.json?.data ?? []) {
+        for (const model of objectsOf(listAt(theirs.json, "data"))) {
           if (seen.has(model.id) || !String(model.id).startsWith("accounts/")) continue;
           seen.add(model.id);
-          response.json.data.push(model);
+          models.push(model);
         }
       }
       return response;
@@ -1170,9 +1200,9 @@ export const FAULTS: Fault[] = [
     description: "Each chunk of a chat completions stream carries a new id.",
     match: (request) => is(request, "POST", CHAT),
     onResponse(response) {
-      const chunks = response.events?.filter((e) => typeof e.json?.id === "string");
-      if (!chunks || chunks.length < 2) return;
-      for (const chunk of chunks) chunk.json.id = `chatcmpl_${randomBytes(12).toString("hex")}`;
+      const chunks = objectsOf((response.events ?? []).map((e) => e.json)).filter((c) => typeof c.id === "string");
+      if (chunks.length < 2) return;
+      for (const chunk of chunks) chunk.id = `chatcmpl_${randomBytes(12).toString("hex")}`;
       return response;
     },
   },
@@ -1308,9 +1338,10 @@ export const FAULTS: Fault[] = [
     rule: "Authentication: an invalid key yields INVALID_API_KEY (HTTP 401)",
     description: "An invalid or missing key is answered 403 permission_error (code kept).",
     onResponse(response) {
-      if (errorCode(response) !== "INVALID_API_KEY") return;
+      const error = errorWithCode(response, "INVALID_API_KEY");
+      if (!error) return;
       response.status = 403;
-      response.json.error.type = "permission_error";
+      error.type = "permission_error";
       return response;
     },
   },
@@ -1321,9 +1352,11 @@ export const FAULTS: Fault[] = [
     rule: "Decisions: a path {account} other than the key's is 403 OPERATION_NOT_ALLOWED, whether or not it exists",
     description: "Another account's path answers 404 NOT_FOUND instead of 403 OPERATION_NOT_ALLOWED.",
     onResponse(response) {
-      if (errorCode(response) !== "OPERATION_NOT_ALLOWED" || response.json.error.param !== "account") return;
+      const json = objectAt(response.json);
+      const error = errorWithCode(response, "OPERATION_NOT_ALLOWED");
+      if (!json || error?.param !== "account") return;
       response.status = 404;
-      response.json.error = { ...response.json.error, type: "not_found_error", code: "NOT_FOUND", param: null };
+      json.error = { ...error, type: "not_found_error", code: "NOT_FOUND", param: null };
       return response;
     },
   },
@@ -1336,8 +1369,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors: branch on error.code; a suspended tenant is TENANT_SUSPENDED",
     description: "A suspended tenant gets 403 permission_error with code OPERATION_NOT_ALLOWED (same status and type).",
     onResponse(response) {
-      if (errorCode(response) !== "TENANT_SUSPENDED") return;
-      response.json.error.code = "OPERATION_NOT_ALLOWED";
+      const error = errorWithCode(response, "TENANT_SUSPENDED");
+      if (!error) return;
+      error.code = "OPERATION_NOT_ALLOWED";
       return response;
     },
   },
@@ -1348,8 +1382,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors: error.type goes with the status (402 is billing_error)",
     description: "402 errors carry error.type invalid_request_error.",
     onResponse(response) {
-      if (response.status !== 402 || !response.json?.error) return;
-      response.json.error.type = "invalid_request_error";
+      const error = objectAt(response.json, "error");
+      if (response.status !== 402 || !error) return;
+      error.type = "invalid_request_error";
       return response;
     },
   },
@@ -1360,9 +1395,10 @@ export const FAULTS: Fault[] = [
     rule: 'Decisions: error.param is a path into the request such as input[2].content (store → "store")',
     description: 'error.param is a JSON pointer ("/body/store") instead of the field path.',
     onResponse(response) {
-      const param = response.json?.error?.param;
-      if (response.status !== 400 || typeof param !== "string") return;
-      response.json.error.param = `/body/${param.replace(/\./g, "/")}`;
+      const error = objectAt(response.json, "error");
+      const param = error?.param;
+      if (response.status !== 400 || !error || typeof param !== "string") return;
+      error.param = `/body/${param.replace(/\./g, "/")}`;
       return response;
     },
   },
@@ -1373,8 +1409,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors (404 on /responses): MODEL_NOT_FOUND",
     description: "An unknown model is 404 with the generic code NOT_FOUND instead of MODEL_NOT_FOUND.",
     onResponse(response) {
-      if (errorCode(response) !== "MODEL_NOT_FOUND") return;
-      response.json.error.code = "NOT_FOUND";
+      const error = errorWithCode(response, "MODEL_NOT_FOUND");
+      if (!error) return;
+      error.code = "NOT_FOUND";
       return response;
     },
   },
@@ -1385,8 +1422,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors (429): a spent budget is TENANT_BUDGET_EXCEEDED",
     description: "A spent budget is reported as TENANT_RATE_LIMITED (same status, type and Retry-After).",
     onResponse(response) {
-      if (errorCode(response) !== "TENANT_BUDGET_EXCEEDED") return;
-      response.json.error.code = "TENANT_RATE_LIMITED";
+      const error = errorWithCode(response, "TENANT_BUDGET_EXCEEDED");
+      if (!error) return;
+      error.code = "TENANT_RATE_LIMITED";
       return response;
     },
   },
@@ -1397,8 +1435,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors: envelope {error: {message, type, code, param}}",
     description: "404 errors are sent flat: {message, code} at the top level.",
     onResponse(response) {
-      if (response.status !== 404 || !response.json?.error) return;
-      const { message, code } = response.json.error;
+      const error = objectAt(response.json, "error");
+      if (response.status !== 404 || !error) return;
+      const { message, code } = error;
       response.json = { message, code };
       return response;
     },
@@ -1427,8 +1466,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors (504): an upstream that does not answer in time is UPSTREAM_TIMEOUT",
     description: "An upstream timeout is reported as REQUEST_DEADLINE_EXCEEDED (same status and type).",
     onResponse(response) {
-      if (errorCode(response) !== "UPSTREAM_TIMEOUT") return;
-      response.json.error.code = "REQUEST_DEADLINE_EXCEEDED";
+      const error = errorWithCode(response, "UPSTREAM_TIMEOUT");
+      if (!error) return;
+      error.code = "REQUEST_DEADLINE_EXCEEDED";
       return response;
     },
   },
@@ -1440,8 +1480,9 @@ export const FAULTS: Fault[] = [
     rule: "Errors (400): a refusal by the upstream provider is UPSTREAM_CONTENT_REJECTED",
     description: "The upstream's content refusal is reported as the service's own CONTENT_BLOCKED_INPUT.",
     onResponse(response) {
-      if (errorCode(response) !== "UPSTREAM_CONTENT_REJECTED") return;
-      response.json.error.code = "CONTENT_BLOCKED_INPUT";
+      const error = errorWithCode(response, "UPSTREAM_CONTENT_REJECTED");
+      if (!error) return;
+      error.code = "CONTENT_BLOCKED_INPUT";
       return response;
     },
   },
@@ -1453,8 +1494,9 @@ export const FAULTS: Fault[] = [
     rule: "Decisions: INTERNAL (500) leaks nothing internal into the message",
     description: "A 500's message carries the exception and its stack frame.",
     onResponse(response) {
-      if (errorCode(response) !== "INTERNAL") return;
-      response.json.error.message = `Error: provider failed\n    at generate (/srv/app/server/inference/engine.ts:212:11)`;
+      const error = errorWithCode(response, "INTERNAL");
+      if (!error) return;
+      error.message = `Error: provider failed\n    at generate (/srv/app/server/inference/engine.ts:212:11)`;
       return response;
     },
   },
@@ -1482,8 +1524,9 @@ export const FAULTS: Fault[] = [
     description: "temperature above 2 is clamped to 2 instead of rejected.",
     match: inferenceSuccess,
     onRequest(request) {
-      if (typeof request.json?.temperature !== "number" || request.json.temperature <= 2) return;
-      request.json.temperature = 2;
+      const json = objectAt(request.json);
+      if (typeof json?.temperature !== "number" || json.temperature <= 2) return;
+      json.temperature = 2;
       return request;
     },
   },
@@ -1495,7 +1538,7 @@ export const FAULTS: Fault[] = [
     description: "temperature exactly 2 is rejected (an exclusive bound).",
     match: postResponses,
     respond(request) {
-      if (request.json?.temperature !== 2) return;
+      if (valueAt(request.json, "temperature") !== 2) return;
       return jsonResponse(400, {
         error: {
           message: "temperature must be below 2.",
@@ -1514,8 +1557,9 @@ export const FAULTS: Fault[] = [
     description: "top_p above 1 is clamped to 1 instead of rejected.",
     match: inferenceSuccess,
     onRequest(request) {
-      if (typeof request.json?.top_p !== "number" || request.json.top_p <= 1) return;
-      request.json.top_p = 1;
+      const json = objectAt(request.json);
+      if (typeof json?.top_p !== "number" || json.top_p <= 1) return;
+      json.top_p = 1;
       return request;
     },
   },
@@ -1527,8 +1571,9 @@ export const FAULTS: Fault[] = [
     description: "max_output_tokens 0 (or below) is taken as 1 instead of rejected.",
     match: postResponses,
     onRequest(request) {
-      if (typeof request.json?.max_output_tokens !== "number" || request.json.max_output_tokens >= 1) return;
-      request.json.max_output_tokens = 1;
+      const json = objectAt(request.json);
+      if (typeof json?.max_output_tokens !== "number" || json.max_output_tokens >= 1) return;
+      json.max_output_tokens = 1;
       return request;
     },
   },
@@ -1581,8 +1626,9 @@ export const FAULTS: Fault[] = [
     description: "config.epochs above 100 is clamped to 100 instead of rejected.",
     match: (request) => request.method === "POST" && (ESTIMATE.test(request.path) || JOB_COLLECTION.test(request.path)),
     onRequest(request) {
-      if (!(request.json?.config?.epochs > 100)) return;
-      request.json.config.epochs = 100;
+      const config = objectAt(request.json, "config");
+      if (!config || !(Number(config.epochs) > 100)) return;
+      config.epochs = 100;
       return request;
     },
   },
@@ -1594,8 +1640,9 @@ export const FAULTS: Fault[] = [
     description: "evalAutoCarveoutBasisPoints of 10000 or more is taken as 9999 instead of rejected.",
     match: (request) => request.method === "POST" && (ESTIMATE.test(request.path) || JOB_COLLECTION.test(request.path)),
     onRequest(request) {
-      if (!(request.json?.config?.evalAutoCarveoutBasisPoints > 9999)) return;
-      request.json.config.evalAutoCarveoutBasisPoints = 9999;
+      const config = objectAt(request.json, "config");
+      if (!config || !(Number(config.evalAutoCarveoutBasisPoints) > 9999)) return;
+      config.evalAutoCarveoutBasisPoints = 9999;
       return request;
     },
   },
@@ -1607,9 +1654,10 @@ export const FAULTS: Fault[] = [
     description: "A displayName over 256 characters is cut to 256 instead of rejected.",
     match: (request) => is(request, "POST", DATASETS),
     onRequest(request) {
-      const name = request.json?.dataset?.displayName;
-      if (typeof name !== "string" || name.length <= 256) return;
-      request.json.dataset.displayName = name.slice(0, 256);
+      const dataset = objectAt(request.json, "dataset");
+      const name = dataset?.displayName;
+      if (!dataset || typeof name !== "string" || name.length <= 256) return;
+      dataset.displayName = name.slice(0, 256);
       return request;
     },
   },
@@ -1651,9 +1699,10 @@ export const FAULTS: Fault[] = [
     description: "The created job is reported RUNNING, with a startTime, in the create answer.",
     match: (request) => is(request, "POST", JOB_COLLECTION),
     onResponse(response) {
-      if (response.status !== 201 || response.json?.state !== "JOB_STATE_QUEUED") return;
-      response.json.state = "JOB_STATE_RUNNING";
-      response.json.startTime = response.json.createTime;
+      const job = objectAt(response.json);
+      if (response.status !== 201 || job?.state !== "JOB_STATE_QUEUED") return;
+      job.state = "JOB_STATE_RUNNING";
+      job.startTime = job.createTime;
       return response;
     },
   },
@@ -1675,18 +1724,17 @@ export const FAULTS: Fault[] = [
       // The retry of a create whose first job still lives clashes on the output model id
       // (409 ALREADY_EXISTS) in the correct server; the implementation under test would
       // have made a second job, so make one under a fresh model id and show the one asked for.
-      if (
-        !STRIPPED_KEYS.has(request) ||
-        errorCode(response) !== "ALREADY_EXISTS" ||
-        !request.json?.config?.outputModelId
-      )
-        return;
-      const wanted = request.json.config.outputModelId as string;
-      const json = structuredClone(request.json);
-      json.config.outputModelId = `${wanted.slice(0, 50)}-${randomBytes(4).toString("hex")}`;
+      const wanted = stringAt(request.json, "config", "outputModelId");
+      if (!STRIPPED_KEYS.has(request) || errorCode(response) !== "ALREADY_EXISTS" || !wanted) return;
+      const json = structuredClone(objectAt(request.json) ?? {});
+      json.config = {
+        ...objectAt(json, "config"),
+        outputModelId: `${wanted.slice(0, 50)}-${randomBytes(4).toString("hex")}`,
+      };
       const second = await resend(ctx, request, { json });
-      if (second.status !== 201) return;
-      second.json.config.outputModelId = wanted;
+      const secondConfig = objectAt(second.json, "config");
+      if (second.status !== 201 || !secondConfig) return;
+      secondConfig.outputModelId = wanted;
       return replace(second, 201, second.json);
     },
   },
@@ -1761,8 +1809,9 @@ export const FAULTS: Fault[] = [
     description: "The cancel answer has state CANCELLED but no completeTime.",
     match: (request) => is(request, "POST", JOB_CANCEL),
     onResponse(response) {
-      if (response.status !== 200 || response.json?.completeTime === undefined) return;
-      delete response.json.completeTime;
+      const job = objectAt(response.json);
+      if (response.status !== 200 || job?.completeTime === undefined) return;
+      delete job.completeTime;
       return response;
     },
   },
@@ -1803,7 +1852,7 @@ export const FAULTS: Fault[] = [
     description: "Reads of a job always show it QUEUED: the state is never updated.",
     match: (request) => is(request, "GET", JOB),
     onResponse(response) {
-      const job = response.json;
+      const job = objectAt(response.json);
       if (
         response.status !== 200 ||
         !job?.state ||
@@ -1813,7 +1862,7 @@ export const FAULTS: Fault[] = [
         return;
       job.state = "JOB_STATE_QUEUED";
       for (const field of ["startTime", "completeTime", "outputModel", "stateDetail", "errorClass"]) delete job[field];
-      job.progress = { ...job.progress, percent: 0, epoch: 0, processedTokens: "0" };
+      job.progress = { ...objectAt(job, "progress"), percent: 0, epoch: 0, processedTokens: "0" };
       return response;
     },
   },
@@ -1841,7 +1890,7 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const jobs = jobsOf(response).filter((job) => typeof job.outputModel === "string");
       if (jobs.length === 0) return;
-      for (const job of jobs) job.outputModel = job.outputModel.replace(/^accounts\/[^/]+\//, "accounts/maas/");
+      for (const job of jobs) job.outputModel = String(job.outputModel).replace(/^accounts\/[^/]+\//, "accounts/maas/");
       return response;
     },
   },
@@ -1880,10 +1929,10 @@ export const FAULTS: Fault[] = [
     description: "The supervisedFineTuningJobs list also holds the account's DPO jobs.",
     match: (request) => is(request, "GET", /\/supervisedFineTuningJobs$/),
     async onResponse(response, request, ctx) {
-      const items = response.json?.supervisedFineTuningJobs;
-      if (response.status !== 200 || !Array.isArray(items)) return;
+      const items = listAt(response.json, "supervisedFineTuningJobs");
+      if (response.status !== 200 || !items) return;
       const dpo = await resend(ctx, request, { path: request.path.replace(/supervisedFineTuningJobs$/, "dpoJobs") });
-      const extra = dpo.json?.dpoJobs ?? [];
+      const extra = listAt(dpo.json, "dpoJobs") ?? [];
       if (extra.length === 0) return;
       items.push(...extra);
       return response;
@@ -1896,9 +1945,11 @@ export const FAULTS: Fault[] = [
     rule: "Training job: progress.totalEpochs is the job's epochs",
     description: "progress.totalEpochs is always 1, whatever config.epochs says.",
     onResponse(response) {
-      const jobs = jobsOf(response).filter((job) => job.progress && job.progress.totalEpochs !== 1);
-      if (jobs.length === 0) return;
-      for (const job of jobs) job.progress.totalEpochs = 1;
+      const progresses = objectsOf(jobsOf(response).map((job) => job.progress)).filter(
+        (progress) => progress.totalEpochs !== 1,
+      );
+      if (progresses.length === 0) return;
+      for (const progress of progresses) progress.totalEpochs = 1;
       return response;
     },
   },
@@ -1926,7 +1977,7 @@ export const FAULTS: Fault[] = [
     onResponse(response) {
       const jobs = jobsOf(response).filter((job) => job.completeTime !== undefined && job.startTime !== undefined);
       if (jobs.length === 0) return;
-      for (const job of jobs) job.completeTime = new Date(Date.parse(job.startTime) - 1000).toISOString();
+      for (const job of jobs) job.completeTime = new Date(Date.parse(String(job.startTime)) - 1000).toISOString();
       return response;
     },
   },
@@ -1962,9 +2013,11 @@ export const FAULTS: Fault[] = [
     rule: "Training job: progress.processedTokens is a 64-bit integer carried as a string",
     description: "progress.processedTokens is a JSON number.",
     onResponse(response) {
-      const jobs = jobsOf(response).filter((job) => isInt64String(job.progress?.processedTokens));
-      if (jobs.length === 0) return;
-      for (const job of jobs) job.progress.processedTokens = Number(job.progress.processedTokens);
+      const progresses = objectsOf(jobsOf(response).map((job) => job.progress)).filter((progress) =>
+        isInt64String(progress.processedTokens),
+      );
+      if (progresses.length === 0) return;
+      for (const progress of progresses) progress.processedTokens = Number(progress.processedTokens);
       return response;
     },
   },
@@ -1989,8 +2042,9 @@ export const FAULTS: Fault[] = [
     description: "config.dpoBeta on an SFT request is dropped silently instead of rejected.",
     match: (request) => request.method === "POST" && /supervisedFineTuningJobs(:estimateCost)?$/.test(request.path),
     onRequest(request) {
-      if (request.json?.config?.dpoBeta === undefined) return;
-      delete request.json.config.dpoBeta;
+      const config = objectAt(request.json, "config");
+      if (config?.dpoBeta === undefined) return;
+      delete config.dpoBeta;
       return request;
     },
   },
@@ -2031,8 +2085,9 @@ export const FAULTS: Fault[] = [
     description: 'nextPageToken is always "": a list stops after its first page.',
     match: (request) => is(request, "GET", LIST),
     onResponse(response) {
-      if (response.status !== 200 || !response.json?.nextPageToken) return;
-      response.json.nextPageToken = "";
+      const page = objectAt(response.json);
+      if (response.status !== 200 || !page?.nextPageToken) return;
+      page.nextPageToken = "";
       return response;
     },
   },
@@ -2044,9 +2099,10 @@ export const FAULTS: Fault[] = [
     description: "totalSize counts the items of this page only.",
     match: (request) => is(request, "GET", LIST),
     onResponse(response, request) {
-      const items = response.json?.[listKey(request.path)];
-      if (response.status !== 200 || !Array.isArray(items) || response.json.totalSize === items.length) return;
-      response.json.totalSize = items.length;
+      const page = objectAt(response.json);
+      const items = listAt(page, listKey(request.path));
+      if (response.status !== 200 || !page || !items || page.totalSize === items.length) return;
+      page.totalSize = items.length;
       return response;
     },
   },
@@ -2058,8 +2114,8 @@ export const FAULTS: Fault[] = [
     description: "Job list pages are in creation order (oldest first).",
     match: (request) => is(request, "GET", JOB_COLLECTION),
     onResponse(response, request) {
-      const items = response.json?.[listKey(request.path)];
-      if (response.status !== 200 || !Array.isArray(items) || items.length < 2) return;
+      const items = listAt(response.json, listKey(request.path));
+      if (response.status !== 200 || !items || items.length < 2) return;
       items.reverse();
       return response;
     },
@@ -2107,7 +2163,7 @@ export const FAULTS: Fault[] = [
     description: "A page token sent with changed parameters is ignored and the first page is answered.",
     match: (request) => is(request, "GET", LIST) && request.query.has("pageToken"),
     async onResponse(response, request, ctx) {
-      if (response.status !== 400 || response.json?.error?.param !== "pageToken") return;
+      if (response.status !== 400 || valueAt(response.json, "error", "param") !== "pageToken") return;
       const query = new URLSearchParams(request.query);
       query.delete("pageToken");
       const first = await resend(ctx, request, { query });
@@ -2122,12 +2178,12 @@ export const FAULTS: Fault[] = [
     description: "Deleted datasets stay in the unfiltered list.",
     match: (request) => is(request, "GET", DATASETS) && !request.query.has("filter") && !request.query.has("pageToken"),
     async onResponse(response, request, ctx) {
-      const items = response.json?.datasets;
-      if (response.status !== 200 || !Array.isArray(items)) return;
+      const items = listAt(response.json, "datasets");
+      if (response.status !== 200 || !items) return;
       const query = new URLSearchParams(request.query);
       query.set("filter", "state:DELETED");
       const deleted = await resend(ctx, request, { query });
-      const extra = deleted.json?.datasets ?? [];
+      const extra = listAt(deleted.json, "datasets") ?? [];
       if (extra.length === 0) return;
       items.push(...extra);
       return response;
@@ -2141,7 +2197,12 @@ export const FAULTS: Fault[] = [
     description: "An unparseable filter is ignored and the whole list returned.",
     match: (request) => is(request, "GET", LIST),
     async onResponse(response, request, ctx) {
-      if (!request.query.has("filter") || response.status !== 400 || response.json?.error?.param !== "filter") return;
+      if (
+        !request.query.has("filter") ||
+        response.status !== 400 ||
+        valueAt(response.json, "error", "param") !== "filter"
+      )
+        return;
       const query = new URLSearchParams(request.query);
       query.delete("filter");
       const all = await resend(ctx, request, { query });
@@ -2172,13 +2233,15 @@ export const FAULTS: Fault[] = [
     match: (request) => is(request, "GET", METRICS),
     async onResponse(response, request, ctx) {
       const max = Number(request.query.get("maxPoints") ?? 1000);
-      if (response.status !== 200 || !Array.isArray(response.json?.points) || !(max >= 2)) return;
-      if (Number(response.json.totalPoints) <= max) return;
+      const curve = objectAt(response.json);
+      if (response.status !== 200 || !Array.isArray(curve?.points) || !(max >= 2)) return;
+      if (Number(curve.totalPoints) <= max) return;
       const query = new URLSearchParams(request.query);
       query.set("maxPoints", "10000");
       const full = await resend(ctx, request, { query });
-      if (!Array.isArray(full.json?.points)) return;
-      response.json.points = full.json.points.slice(0, max);
+      const points = listAt(full.json, "points");
+      if (!points) return;
+      curve.points = points.slice(0, max);
       return response;
     },
   },
@@ -2190,7 +2253,7 @@ export const FAULTS: Fault[] = [
     description: "A thinned curve loses its first point (the thinning starts one stride in).",
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
-      const curve = response.json;
+      const curve = objectAt(response.json);
       if (
         response.status !== 200 ||
         !Array.isArray(curve?.points) ||
@@ -2210,9 +2273,9 @@ export const FAULTS: Fault[] = [
     description: "Each point's loss is a JSON number.",
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
-      const points = response.json?.points;
-      if (response.status !== 200 || !Array.isArray(points) || points.length === 0) return;
-      for (const point of points) point.loss = Number(point.loss);
+      const points = listAt(response.json, "points");
+      if (response.status !== 200 || !points || points.length === 0) return;
+      for (const point of objectsOf(points)) point.loss = Number(point.loss);
       return response;
     },
   },
@@ -2224,7 +2287,7 @@ export const FAULTS: Fault[] = [
     description: "totalPoints is the number of points in this (thinned) answer.",
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
-      const curve = response.json;
+      const curve = objectAt(response.json);
       if (response.status !== 200 || !Array.isArray(curve?.points) || curve.totalPoints === String(curve.points.length))
         return;
       curve.totalPoints = String(curve.points.length);
@@ -2239,8 +2302,8 @@ export const FAULTS: Fault[] = [
     description: "Points come newest first.",
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
-      const points = response.json?.points;
-      if (response.status !== 200 || !Array.isArray(points) || points.length < 2) return;
+      const points = listAt(response.json, "points");
+      if (response.status !== 200 || !points || points.length < 2) return;
       points.reverse();
       return response;
     },
@@ -2254,11 +2317,12 @@ export const FAULTS: Fault[] = [
     description: "estimatedCost is computed per thousand tokens instead of per million.",
     match: (request) => is(request, "POST", ESTIMATE),
     onResponse(response) {
-      const estimate = response.json?.estimate;
-      if (response.status !== 200 || !estimate?.estimatedCost) return;
-      const micros =
-        (BigInt(estimate.tokensProcessed) * BigInt(Math.round(Number(estimate.ratePerMillion.amount) * 1e6))) / 1000n;
-      estimate.estimatedCost.amount = `${micros / 1_000_000n}.${String(micros % 1_000_000n)
+      const estimate = objectAt(response.json, "estimate");
+      const cost = objectAt(estimate, "estimatedCost");
+      if (response.status !== 200 || !cost) return;
+      const rate = Number(valueAt(estimate, "ratePerMillion", "amount"));
+      const micros = (BigInt(String(estimate?.tokensProcessed)) * BigInt(Math.round(rate * 1e6))) / 1000n;
+      cost.amount = `${micros / 1_000_000n}.${String(micros % 1_000_000n)
         .padStart(6, "0")
         .slice(0, 2)}`;
       return response;
@@ -2272,8 +2336,9 @@ export const FAULTS: Fault[] = [
     description: "config.epochs is ignored by the estimate: it always works out one epoch.",
     match: (request) => is(request, "POST", ESTIMATE),
     onRequest(request) {
-      if (request.json?.config?.epochs === undefined || request.json.config.epochs === 1) return;
-      delete request.json.config.epochs;
+      const config = objectAt(request.json, "config");
+      if (config?.epochs === undefined || config.epochs === 1) return;
+      delete config.epochs;
       return request;
     },
   },
@@ -2285,7 +2350,7 @@ export const FAULTS: Fault[] = [
     description: 'Skipped examples are not counted: examplesSkipped is always "0".',
     match: (request) => is(request, "POST", ESTIMATE),
     onResponse(response) {
-      const estimate = response.json?.estimate;
+      const estimate = objectAt(response.json, "estimate");
       if (
         response.status !== 200 ||
         !estimate ||
@@ -2305,7 +2370,7 @@ export const FAULTS: Fault[] = [
     description: "The estimate's counts are JSON numbers.",
     match: (request) => is(request, "POST", ESTIMATE),
     onResponse(response) {
-      const estimate = response.json?.estimate;
+      const estimate = objectAt(response.json, "estimate");
       if (response.status !== 200 || !estimate) return;
       for (const field of ["exampleCount", "avgTokensPerExample", "tokensProcessed"])
         if (isInt64String(estimate[field])) estimate[field] = Number(estimate[field]);
@@ -2349,10 +2414,11 @@ export const FAULTS: Fault[] = [
     description: "Creating a dataset whose id exists returns the existing dataset (200).",
     match: (request) => is(request, "POST", DATASETS),
     async onResponse(response, request, ctx) {
-      if (errorCode(response) !== "ALREADY_EXISTS" || typeof request.json?.datasetId !== "string") return;
+      const datasetId = stringAt(request.json, "datasetId");
+      if (errorCode(response) !== "ALREADY_EXISTS" || datasetId === undefined) return;
       const existing = await resend(ctx, request, {
         method: "GET",
-        path: `${request.path}/${request.json.datasetId}`,
+        path: `${request.path}/${datasetId}`,
         body: Buffer.alloc(0),
         json: undefined,
       });
@@ -2367,23 +2433,22 @@ export const FAULTS: Fault[] = [
     description: "Validation never fails: a dataset with a bad line ends READY (every line counted valid).",
     onResponse(response) {
       let changed = false;
-      const fix = (version: any) => {
-        if (version?.state !== "DATASET_VERSION_STATE_FAILED") return;
+      const fix = (version: JsonObject) => {
+        if (version.state !== "DATASET_VERSION_STATE_FAILED") return;
         version.state = "DATASET_VERSION_STATE_READY";
-        if (version.validation) {
-          version.validation.validLines = version.validation.totalLines;
-          delete version.validation.firstInvalidLine;
+        const validation = objectAt(version, "validation");
+        if (validation) {
+          validation.validLines = validation.totalLines;
+          delete validation.firstInvalidLine;
         }
         changed = true;
       };
-      for (const dataset of datasetsOf(response)) {
+      for (const dataset of datasetsOf(response))
         if (dataset.state === "DATASET_STATE_FAILED") {
           dataset.state = "DATASET_STATE_READY";
           changed = true;
         }
-        for (const version of dataset.versions ?? []) fix(version);
-      }
-      if (typeof response.json?.versionNo === "number") fix(response.json);
+      for (const version of versionsOf(response)) fix(version);
       return changed ? response : undefined;
     },
   },
@@ -2394,13 +2459,11 @@ export const FAULTS: Fault[] = [
     rule: "Dataset states: FAILED, first bad line reported in the version's validation",
     description: "A failed version's validation does not report the first bad line.",
     onResponse(response) {
-      const versions = [
-        ...datasetsOf(response).flatMap((d) => d.versions ?? []),
-        ...(typeof response.json?.versionNo === "number" ? [response.json] : []),
-      ];
-      const failed = versions.filter((v) => v?.validation?.firstInvalidLine !== undefined);
+      const failed = objectsOf(versionsOf(response).map((version) => version.validation)).filter(
+        (validation) => validation.firstInvalidLine !== undefined,
+      );
       if (failed.length === 0) return;
-      for (const version of failed) delete version.validation.firstInvalidLine;
+      for (const validation of failed) delete validation.firstInvalidLine;
       return response;
     },
   },
@@ -2439,7 +2502,7 @@ export const FAULTS: Fault[] = [
     description: "Every upload answers as version 1 (a later upload overwrites the first version).",
     match: (request) => request.method === "POST" && /\/datasets\/[^/:]+:upload$/.test(request.path),
     onResponse(response) {
-      const version = response.json;
+      const version = objectAt(response.json);
       if (response.status !== 200 || typeof version?.versionNo !== "number" || version.versionNo === 1) return;
       version.versionNo = 1;
       version.name = String(version.name).replace(/\/versions\/\d+$/, "/versions/1");
@@ -2453,21 +2516,19 @@ export const FAULTS: Fault[] = [
     rule: "Dataset version: exampleCount and validation.totalLines count the rows (a trailing newline is not a row)",
     description: "Validated versions count one line more than the file has (the trailing newline).",
     onResponse(response) {
-      const versions = [
-        ...datasetsOf(response).flatMap((d) => d.versions ?? []),
-        ...(typeof response.json?.versionNo === "number" ? [response.json] : []),
-      ];
-      const ready = versions.filter(
-        (v) =>
-          v?.state === "DATASET_VERSION_STATE_READY" &&
-          isInt64String(v.exampleCount) &&
-          isInt64String(v.validation?.totalLines),
-      );
+      const ready = versionsOf(response).flatMap((version) => {
+        const validation = objectAt(version, "validation");
+        const counted =
+          version.state === "DATASET_VERSION_STATE_READY" &&
+          isInt64String(version.exampleCount) &&
+          isInt64String(validation?.totalLines);
+        return counted && validation ? [{ version, validation }] : [];
+      });
       if (ready.length === 0) return;
-      for (const v of ready) {
-        v.exampleCount = String(Number(v.exampleCount) + 1);
-        v.validation.totalLines = String(Number(v.validation.totalLines) + 1);
-        v.validation.validLines = v.validation.totalLines;
+      for (const { version, validation } of ready) {
+        version.exampleCount = String(Number(version.exampleCount) + 1);
+        validation.totalLines = String(Number(validation.totalLines) + 1);
+        validation.validLines = validation.totalLines;
       }
       return response;
     },
@@ -2481,7 +2542,7 @@ export const FAULTS: Fault[] = [
     match: (request) => request.method === "DELETE" && DATASET.test(request.path),
     async onRequest(request, ctx) {
       const before = await resend(ctx, request, { method: "GET", body: Buffer.alloc(0), json: undefined });
-      if (before.json?.state === "DATASET_STATE_DELETED") ctx.state.set(`gone:${request.path}`, true);
+      if (valueAt(before.json, "state") === "DATASET_STATE_DELETED") ctx.state.set(`gone:${request.path}`, true);
     },
     respond(request, ctx) {
       if (!ctx.state.get(`gone:${request.path}`)) return;
@@ -2511,8 +2572,9 @@ export const FAULTS: Fault[] = [
     description: "An upload answers its new version as DATASET_VERSION_STATE_READY at once.",
     match: (request) => request.method === "POST" && /\/datasets\/[^/:]+:upload$/.test(request.path),
     onResponse(response) {
-      if (response.status !== 200 || response.json?.state !== "DATASET_VERSION_STATE_UPLOADING") return;
-      response.json.state = "DATASET_VERSION_STATE_READY";
+      const version = objectAt(response.json);
+      if (response.status !== 200 || version?.state !== "DATASET_VERSION_STATE_UPLOADING") return;
+      version.state = "DATASET_VERSION_STATE_READY";
       return response;
     },
   },
@@ -2535,10 +2597,7 @@ export const FAULTS: Fault[] = [
     rule: "Decisions: which format a version holds is recorded (format SFT or PREFERENCE)",
     description: "Preference datasets are reported as format SFT.",
     onResponse(response) {
-      const versions = [
-        ...datasetsOf(response).flatMap((d) => d.versions ?? []),
-        ...(typeof response.json?.versionNo === "number" ? [response.json] : []),
-      ].filter((v) => v?.format === "PREFERENCE");
+      const versions = versionsOf(response).filter((version) => version.format === "PREFERENCE");
       if (versions.length === 0) return;
       for (const version of versions) version.format = "SFT";
       return response;
@@ -2597,8 +2656,9 @@ export const FAULTS: Fault[] = [
       "GET of a version answers with a version name missing its dataset segment (…/versions/{n} of the account).",
     match: (request) => is(request, "GET", DATASET_VERSION),
     onResponse(response) {
-      if (response.status !== 200 || typeof response.json?.name !== "string") return;
-      response.json.name = response.json.name.replace(/\/datasets\/[^/]+\//, "/datasets/");
+      const version = objectAt(response.json);
+      if (response.status !== 200 || typeof version?.name !== "string") return;
+      version.name = version.name.replace(/\/datasets\/[^/]+\//, "/datasets/");
       return response;
     },
   },
@@ -2635,15 +2695,16 @@ export const FAULTS: Fault[] = [
     description: "Every platform model is listed to every account, licensed or not.",
     match: (request) => is(request, "GET", /\/models$/),
     async onResponse(response, request, ctx) {
-      if (response.status !== 200 || !Array.isArray(response.json?.data)) return;
-      const seen = new Set(response.json.data.map((m: any) => m.id));
+      const models = listAt(response.json, "data");
+      if (response.status !== 200 || !models) return;
+      const seen = new Set(models.map((m) => valueAt(m, "id")));
       const before = seen.size;
       for (const key of Object.values(ctx.keys())) {
         const theirs = await resend(ctx, withKey(request, key));
-        for (const model of theirs.json?.data ?? []) {
+        for (const model of objectsOf(listAt(theirs.json, "data"))) {
           if (seen.has(model.id) || String(model.id).startsWith("accounts/")) continue;
           seen.add(model.id);
-          response.json.data.push(model);
+          models.push(model);
         }
       }
       return seen.size > before ? response : undefined;
@@ -2658,9 +2719,10 @@ export const FAULTS: Fault[] = [
       "A 400 names only its first problem; the others (a model that does not exist, a value out of range) come one call at a time.",
     match: postResponses,
     onResponse(response) {
-      const message = response.json?.error?.message;
-      if (response.status !== 400 || typeof message !== "string" || !message.includes(" Also: ")) return;
-      response.json.error.message = message.slice(0, message.indexOf(" Also: "));
+      const error = objectAt(response.json, "error");
+      const message = error?.message;
+      if (response.status !== 400 || !error || typeof message !== "string" || !message.includes(" Also: ")) return;
+      error.message = message.slice(0, message.indexOf(" Also: "));
       return response;
     },
   },
@@ -2686,9 +2748,10 @@ export const FAULTS: Fault[] = [
     // The estimate only, so that no job is started.
     match: (request) => request.method === "POST" && ESTIMATE.test(request.path),
     onRequest(request) {
-      const baseModel = request.json?.baseModel;
-      if (typeof baseModel !== "string" || baseModel.includes("/")) return;
-      request.json.baseModel = `accounts/maas/models/${baseModel}`;
+      const json = objectAt(request.json);
+      const baseModel = json?.baseModel;
+      if (!json || typeof baseModel !== "string" || baseModel.includes("/")) return;
+      json.baseModel = `accounts/maas/models/${baseModel}`;
       return request;
     },
   },
@@ -2700,8 +2763,9 @@ export const FAULTS: Fault[] = [
     description: "Losses are written as JavaScript prints numbers: 2.3e-7, 1e+21.",
     match: (request) => is(request, "GET", METRICS),
     onResponse(response) {
-      if (response.status !== 200 || !Array.isArray(response.json?.points) || response.json.points.length === 0) return;
-      for (const point of response.json.points) point.loss = Number(point.loss).toExponential();
+      const points = listAt(response.json, "points");
+      if (response.status !== 200 || !points || points.length === 0) return;
+      for (const point of objectsOf(points)) point.loss = Number(point.loss).toExponential();
       return response;
     },
   },

@@ -26,7 +26,7 @@ export interface ProxyRequest {
   headers: Record<string, string>;
   body: Buffer;
   /** The body parsed as JSON, when it is JSON. Set it (or `body`) to change the body. */
-  json?: any;
+  json?: unknown;
 }
 
 /** One server-sent event. `json` is `data` parsed, when it is JSON; changing `json` re-serialises `data`. */
@@ -34,7 +34,7 @@ export interface SseEvent {
   event?: string;
   data: string;
   id?: string;
-  json?: any;
+  json?: unknown;
 }
 
 /** A response on its way to the kit. */
@@ -44,14 +44,14 @@ export interface ProxyResponse {
   headers: Record<string, string | string[]>;
   body: Buffer;
   /** The body parsed as JSON, when it is JSON. */
-  json?: any;
+  json?: unknown;
   /** The events, when the response is an event stream that was buffered. */
   events?: SseEvent[];
 }
 
 export interface FaultContext {
   /** Small state kept for the proxy's lifetime (job names seen, first responses, …). */
-  state: Map<string, any>;
+  state: Map<string, unknown>;
   /** Another call to the upstream server, outside the fault (its answer is not transformed). */
   upstream(request: Partial<ProxyRequest> & { method: string; path: string }): Promise<ProxyResponse>;
   /** The account a key belongs to, and the key of an account (from the proxy's options). */
@@ -125,7 +125,7 @@ export interface FaultProxy {
   readonly hits: number;
   /** How many requests went through. */
   readonly requests: number;
-  state: Map<string, any>;
+  state: Map<string, unknown>;
   close(): Promise<void>;
 }
 
@@ -151,7 +151,7 @@ export function isEventStream(headers: Record<string, string | string[]>): boole
   return /^text\/event-stream/i.test(String(headers["content-type"] ?? ""));
 }
 
-function tryJson(text: string): any {
+function tryJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -218,7 +218,7 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
   const fault = options.fault;
   const keys = options.keys ?? {};
   const accountByKey = new Map(Object.entries(keys).map(([account, key]) => [key, account]));
-  const state = new Map<string, any>();
+  const state = new Map<string, unknown>();
   let hits = 0;
   let requests = 0;
 

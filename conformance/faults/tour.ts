@@ -6,6 +6,7 @@
  * fault; `prepareTour` makes the datasets and jobs it reads, directly on the server.
  */
 import { randomBytes } from "node:crypto";
+import { isPlainObject } from "../matchers.ts";
 
 export interface TourAccounts {
   /** Keys by role, as the seed's accounts play them. */
@@ -59,7 +60,7 @@ function client(baseUrl: string, defaultKey: string) {
       body,
     });
     const text = await response.text();
-    let json: any;
+    let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
@@ -67,6 +68,18 @@ function client(baseUrl: string, defaultKey: string) {
     }
     return { status: response.status, headers: response.headers, text, json };
   };
+}
+
+/** A string field of a JSON object answer; undefined when the answer is not an object or the field not a string. */
+function stringField(json: unknown, name: string): string | undefined {
+  const value = isPlainObject(json) ? json[name] : undefined;
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The items of a list field of a JSON object answer (a page of jobs, of datasets); empty when there are none. */
+function listField(json: unknown, name: string): unknown[] {
+  const value = isPlainObject(json) ? json[name] : undefined;
+  return Array.isArray(value) ? value : [];
 }
 
 /** Makes the tour's datasets and jobs directly on the server (not through a proxy). */
@@ -101,8 +114,8 @@ export async function prepareTour(
   await call(`${a}/datasets/${failed}:validateUpload`, { json: {} });
   await waitFor(
     async () =>
-      (await call(`${a}/datasets/${dataset}`)).json?.state === "DATASET_STATE_READY" &&
-      (await call(`${a}/datasets/${failed}`)).json?.state === "DATASET_STATE_FAILED",
+      stringField((await call(`${a}/datasets/${dataset}`)).json, "state") === "DATASET_STATE_READY" &&
+      stringField((await call(`${a}/datasets/${failed}`)).json, "state") === "DATASET_STATE_FAILED",
   );
   const created = await call(`${a}/supervisedFineTuningJobs`, {
     json: {
@@ -111,13 +124,16 @@ export async function prepareTour(
       config: { outputModelId: `${dataset}-model`, epochs: 2, batchSize: 4 },
     },
   });
-  if (created.status !== 201) throw new Error(`tour job: ${created.text}`);
-  const job = created.json.jobId as string;
+  const job = stringField(created.json, "jobId");
+  if (created.status !== 201 || job === undefined) throw new Error(`tour job: ${created.text}`);
+  const datasetVersion = stringField(upload.json, "name");
+  if (datasetVersion === undefined) throw new Error(`tour upload: ${upload.text}`);
   await waitFor(
-    async () => (await call(`${a}/supervisedFineTuningJobs/${job}`)).json?.state === "JOB_STATE_SUCCEEDED",
+    async () =>
+      stringField((await call(`${a}/supervisedFineTuningJobs/${job}`)).json, "state") === "JOB_STATE_SUCCEEDED",
     120_000,
   );
-  return { dataset, datasetVersion: upload.json.name, failedDataset: failed, succeededJob: job, ...models };
+  return { dataset, datasetVersion, failedDataset: failed, succeededJob: job, ...models };
 }
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
@@ -210,9 +226,8 @@ export async function runTour(
   await call(`${a}/datasets/${fixtures.failedDataset}`, { query: { view: "DATASET_VIEW_FULL" } });
   await call(`${a}/datasets/${fixtures.failedDataset}/versions/1`);
   await call(`${a}/datasets/${fixtures.dataset}/versions/1`);
-  const page = await call(`${a}/datasets`, { query: { pageSize: "1" } });
-  if (page.json?.nextPageToken)
-    await call(`${a}/datasets`, { query: { pageSize: "1", pageToken: page.json.nextPageToken } });
+  const pageToken = stringField((await call(`${a}/datasets`, { query: { pageSize: "1" } })).json, "nextPageToken");
+  if (pageToken) await call(`${a}/datasets`, { query: { pageSize: "1", pageToken } });
   await call(`${a}/datasets`, { query: { filter: "state:READY" } });
   await call(`${a}/datasets`, { query: { filter: "colour:blue" } });
   await call(`${a}/datasets`, { query: { pageSize: "201" } });
@@ -228,9 +243,8 @@ export async function runTour(
   await call(`${sft}/${job}/metrics`, { query: { maxPoints: "2" } });
   await call(`${sft}/${job}/metrics`, { query: { maxPoints: "10001" } });
   await call(sft, { query: { pageSize: "1" } });
-  const jobsPage = await call(sft, { query: { pageSize: "1" } });
-  if (jobsPage.json?.nextPageToken)
-    await call(sft, { query: { pageSize: "1", pageToken: jobsPage.json.nextPageToken } });
+  const jobsPageToken = stringField((await call(sft, { query: { pageSize: "1" } })).json, "nextPageToken");
+  if (jobsPageToken) await call(sft, { query: { pageSize: "1", pageToken: jobsPageToken } });
   await call(sft, { query: { filter: "state:SUCCEEDED" } });
   await call(sft, { query: { filter: "bogus" } });
   await call(sft, { query: { pageSize: "201" } });
@@ -250,16 +264,17 @@ export async function runTour(
   await call(sft, { json: once, headers: { "idempotency-key": key } });
   await call(sft, { json: body(), headers: { "idempotency-key": key } });
   await call(sft, { json: body(), headers: { "idempotency-key": "k".repeat(256) } });
-  if (first.json?.jobId) {
-    await call(`${sft}/${first.json.jobId}:cancel`, { method: "POST" });
-    await call(`${sft}/${first.json.jobId}`);
+  const firstJob = stringField(first.json, "jobId");
+  if (firstJob) {
+    await call(`${sft}/${firstJob}:cancel`, { method: "POST" });
+    await call(`${sft}/${firstJob}`);
   }
   // Cancel whatever the tour started, so the runner is free for the next tour.
   const queued = await client(baseUrl, accounts.primary.key)(sft, {
     query: { filter: "state:QUEUED", pageSize: "200" },
   });
-  for (const j of queued.json?.supervisedFineTuningJobs ?? [])
-    await call(`${sft}/${j.jobId}:cancel`, { method: "POST" });
+  for (const j of listField(queued.json, "supervisedFineTuningJobs"))
+    await call(`${sft}/${stringField(j, "jobId")}:cancel`, { method: "POST" });
 }
 
 /** A recipe of the profile: a model and input that make the misbehaving upstream fail one way. */

@@ -14,6 +14,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { FAULTS } from "../../conformance/faults/catalogue.ts";
 import { runFaultMatrix, tourAccounts, type MatrixResult } from "../../conformance/faults/matrix.ts";
+import { isPlainObject } from "../../conformance/matchers.ts";
 import { parseEvents, startFaultProxy, type Fault } from "../../conformance/faults/proxy.ts";
 import { prepareTour, runTour, runUpstreamTour, type TourFixtures } from "../../conformance/faults/tour.ts";
 import {
@@ -108,7 +109,7 @@ describe("the proxy", () => {
       rule: "",
       description: "",
       onEvent(event) {
-        if (event.json) event.json.type = String(event.json.type).toUpperCase();
+        if (isPlainObject(event.json)) event.json.type = String(event.json.type).toUpperCase();
         return event;
       },
     };
@@ -125,7 +126,7 @@ describe("the proxy", () => {
         assert.equal(events[2]?.data, "[DONE]");
         if (fault)
           assert.deepEqual(
-            events.map((e) => e.json?.type),
+            events.map((e) => (isPlainObject(e.json) ? e.json.type : undefined)),
             ["ONE", "TWO", undefined],
           );
       } finally {
@@ -167,7 +168,7 @@ describe("the proxy", () => {
         request.path = "/v1/echo";
         request.query.set("x", "1");
         request.headers["x-added"] = "yes";
-        request.json.store = false;
+        if (isPlainObject(request.json)) request.json.store = false;
         return request;
       },
     };
@@ -201,7 +202,7 @@ describe("the proxy", () => {
       const events = parseEvents(await response.text());
       assert.equal(events[0]?.event, "response.created");
       assert.equal(events.at(-1)?.event, "response.completed");
-      events.forEach((e, i) => assert.equal(e.json.sequence_number, i));
+      events.forEach((e, i) => assert.equal(isPlainObject(e.json) ? e.json.sequence_number : undefined, i));
     } finally {
       await proxy.close();
     }
