@@ -11,7 +11,7 @@ import { parse } from "yaml";
 import { formatRules } from "../../tools/contract-diff/cli.ts";
 import { diffDocuments } from "../../tools/contract-diff/diff.ts";
 import { applyIgnores, IgnoreFileError, parseIgnoreFile } from "../../tools/contract-diff/ignore.ts";
-import type { Doc } from "../../tools/contract-diff/openapi.ts";
+import type { Doc } from "./helpers.ts";
 import { ERROR_CODE_SCHEMA } from "../../tools/contract-diff/rules/error-codes.ts";
 import { locateDeclared, locateOperation } from "../../tools/contract-diff/source-map.ts";
 import { edited, loadBase, renameSchema, report, requestProps, responseProps, schemas } from "./helpers.ts";

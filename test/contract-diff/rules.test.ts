@@ -7,9 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "vitest";
-import type { Doc } from "../../tools/contract-diff/openapi.ts";
 import { RULES } from "../../tools/contract-diff/rules/catalog.ts";
-import { classified, edited, inlineSchema, loadBase, renameSchema, requestProps, responseProps, schemas, type Edit } from "./helpers.ts";
+import { classified, edited, inlineSchema, loadBase, renameSchema, requestProps, responseProps, schemas, type Doc, type Edit } from "./helpers.ts";
 
 interface Case {
   name: string;

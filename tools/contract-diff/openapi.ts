@@ -3,15 +3,26 @@
  * templates. Nothing here knows about rules.
  */
 
-// Documents are untyped YAML data read loosely, like scripts/sse-item-schema.ts does.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Node = Record<string, any>;
+export type Node = Record<string, unknown>;
 export type Doc = Node;
 
 export const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace", "query"] as const;
 
 export function isObject(value: unknown): value is Node {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The object at `keys` below `node`; undefined when any step is missing or not an object. */
+export function objectAt(node: unknown, ...keys: string[]): Node | undefined {
+  let current = node;
+  for (const key of keys) current = isObject(current) ? current[key] : undefined;
+  return isObject(current) ? current : undefined;
+}
+
+/** The array at `key` of `node`; empty when missing or not an array. */
+export function listAt(node: Node, key: string): unknown[] {
+  const value = node[key];
+  return Array.isArray(value) ? value : [];
 }
 
 /** Looks up a local JSON pointer (`#/components/schemas/X`). */

@@ -282,7 +282,7 @@ function unionBranches(schema: Node): unknown[] | undefined {
 function peelKnownValues(doc: Doc, node: Node): Node | undefined {
   const key = Array.isArray(node.anyOf) ? "anyOf" : Array.isArray(node.oneOf) ? "oneOf" : undefined;
   if (key === undefined) return undefined;
-  const branches: unknown[] = node[key];
+  const branches = node[key] as unknown[]; // checked by Array.isArray above
   const bareTypes = new Set(branches.map((b) => isBareType(doc, b)).filter((t): t is JsonType => t !== undefined));
   if (bareTypes.size === 0) return undefined;
   const kept = branches.filter((branch) => {

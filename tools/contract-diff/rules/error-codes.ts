@@ -14,7 +14,7 @@
  * published list, so it is looked up by name (the rest of the diff never uses names).
  */
 import { defineRule, type Change } from "../model.ts";
-import { derefObject, isObject, operationsByKey, type Doc } from "../openapi.ts";
+import { derefObject, isObject, objectAt, operationsByKey, type Doc } from "../openapi.ts";
 import { normalize, resolveSchema } from "../schema.ts";
 
 export const ERROR_CODE_SCHEMA = "ErrorCode";
@@ -50,7 +50,7 @@ export const errorCodeRules = [errorCodeRemoved, errorCodeAdded, errorCodeStatus
 
 /** The values of the `ErrorCode` schema, in document order. */
 export function errorCodeRegistry(doc: Doc): string[] {
-  const schema = doc.components?.schemas?.[ERROR_CODE_SCHEMA];
+  const schema = objectAt(doc, "components", "schemas", ERROR_CODE_SCHEMA);
   if (schema === undefined) return [];
   const values = normalize(doc, resolveSchema(doc, schema).schema).values ?? [];
   return values.filter((v): v is string => typeof v === "string");

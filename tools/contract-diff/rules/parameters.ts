@@ -5,6 +5,8 @@
  */
 import { defineRule, type Change, type Rule } from "../model.ts";
 import {
+  listAt,
+  objectAt,
   derefObject,
   isObject,
   operationLabel,
@@ -109,7 +111,7 @@ const DEFAULT_STYLE: Record<string, string> = { path: "simple", query: "form", h
 export function effectiveParameters(doc: Doc, op: OperationRef): Map<string, Parameter> {
   const result = new Map<string, Parameter>();
   const positions = pathParameterNames(op.path);
-  for (const raw of [...(op.pathItem.parameters ?? []), ...(op.operation.parameters ?? [])]) {
+  for (const raw of [...listAt(op.pathItem, "parameters"), ...listAt(op.operation, "parameters")]) {
     const { node, name: component } = derefObject(doc, raw);
     if (node === undefined || typeof node.name !== "string") continue;
     const location = String(node.in);
@@ -134,7 +136,7 @@ export function effectiveParameters(doc: Doc, op: OperationRef): Map<string, Par
 function schemaOf(parameter: Parameter): unknown {
   if (parameter.node.schema !== undefined) return parameter.node.schema;
   const content = parameter.node.content;
-  return isObject(content) ? Object.values(content)[0]?.schema : undefined;
+  return isObject(content) ? objectAt(Object.values(content)[0])?.schema : undefined;
 }
 
 function serialization(parameter: Parameter): string {

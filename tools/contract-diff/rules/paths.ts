@@ -81,7 +81,7 @@ export function checkOperationSets(base: Doc, head: Doc): OperationSets {
       continue;
     }
     const pathGone = !headPaths.has(normalizePathTemplate(op.path));
-    const movedTo = headById.get(op.operation.operationId);
+    const movedTo = typeof op.operation.operationId === "string" ? headById.get(op.operation.operationId) : undefined;
     const hint =
       movedTo !== undefined ? ` (operationId \`${op.operation.operationId}\` is now ${operationLabel(movedTo)})` : "";
     changes.push(

@@ -1,6 +1,6 @@
 /** The request body: present or not, required or not, its media types and their schemas. */
 import { defineRule, type Change, type Rule } from "../model.ts";
-import { derefObject, isObject, operationLabel, type OperationRef } from "../openapi.ts";
+import { derefObject, isObject, objectAt, operationLabel, type OperationRef } from "../openapi.ts";
 import { diffSchemas } from "../schema-diff.ts";
 import { inPart, type DiffContext } from "./context.ts";
 
@@ -85,7 +85,7 @@ export function checkRequestBody(base: OperationRef, head: OperationRef, ctx: Di
       changes.push(bodyChange(requestMediaTypeRemoved, head, `media type \`${mediaType}\` removed`, part));
       continue;
     }
-    const schemaChanges = diffSchemas(media?.schema, other?.schema, ctx.request);
+    const schemaChanges = diffSchemas(objectAt(media)?.schema, objectAt(other)?.schema, ctx.request);
     changes.push(...inPart(part, schemaChanges).map((c) => ({ ...c, operation: operationLabel(head) })));
   }
   for (const mediaType of Object.keys(afterContent)) {

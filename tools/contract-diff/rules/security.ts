@@ -6,7 +6,7 @@
  * supported by implementations.
  */
 import { defineRule, type Change } from "../model.ts";
-import { isObject, operationLabel, type Doc, type Node, type OperationRef } from "../openapi.ts";
+import { isObject, objectAt, operationLabel, type Doc, type Node, type OperationRef } from "../openapi.ts";
 
 export const securityAlternativeRemoved = defineRule({
   id: "security-alternative-removed",
@@ -25,7 +25,7 @@ export const securityAlternativeAdded = defineRule({
 export const securityRules = [securityAlternativeRemoved, securityAlternativeAdded];
 
 function schemeKey(doc: Doc, name: string): string {
-  const scheme: Node = isObject(doc.components?.securitySchemes?.[name]) ? doc.components.securitySchemes[name] : {};
+  const scheme: Node = objectAt(doc, "components", "securitySchemes", name) ?? {};
   switch (scheme.type) {
     case "http":
       return `http ${String(scheme.scheme ?? "").toLowerCase()}`;
