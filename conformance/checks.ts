@@ -16,7 +16,7 @@ import {
 } from "./protocol.ts";
 import type { EventPattern, Expectation, StreamExpectation } from "./transcript.ts";
 
-/** error.type decided for each HTTP status (CONTRACT-DECISIONS.md, Errors). */
+/** error.type decided for each HTTP status (docs/contract-decisions.md, Errors). */
 export const DECIDED_ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",
   405: "invalid_request_error",

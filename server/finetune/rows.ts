@@ -1,5 +1,5 @@
 /**
- * The two row formats of a dataset (CONTRACT-DECISIONS.md, Datasets): supervised rows
+ * The two row formats of a dataset (docs/contract-decisions.md, Datasets): supervised rows
  * `{"messages": [...], "tools"?: [...]}` with at least one assistant message, and
  * preference rows `{"input": {"messages": [...]}, "preferred_output": [...],
  * "non_preferred_output": [...]}`. Each check returns a reason a person can act on.

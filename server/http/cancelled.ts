@@ -1,7 +1,7 @@
 /**
  * A client that hangs up before its answer is complete is logged once as
  * `REQUEST_CANCELLED`, with status 499 (the log's convention for "the client closed the
- * request") and its request id (CONTRACT-DECISIONS, Errors); nothing is sent, since there
+ * request") and its request id (docs/contract-decisions.md, Errors); nothing is sent, since there
  * is no one to send it to. Whatever was running for it stops on its own signal (a
  * generation, an upload).
  *

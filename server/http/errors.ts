@@ -7,7 +7,7 @@ import type { components } from "../../generated/api.d.ts";
 export type ErrorCode = components["schemas"]["ErrorCode"];
 export type ErrorType = components["schemas"]["ErrorType"];
 
-/** The decided pairing of HTTP status and error.type (CONTRACT-DECISIONS.md, Errors). */
+/** The decided pairing of HTTP status and error.type (docs/contract-decisions.md, Errors). */
 const TYPE_BY_STATUS: Record<number, ErrorType> = {
   400: "invalid_request_error",
   401: "authentication_error",

@@ -1,6 +1,6 @@
 /**
- * What the interface document (seeds/000_82652020e865aa79.txt, v0.2.0) and
- * CONTRACT-DECISIONS.md say the contract must contain, written out as data. The tests
+ * What the interface document (docs/interface-document-v0.2.0.md) and
+ * docs/contract-decisions.md say the contract must contain, written out as data. The tests
  * compare the generated documents with these tables; nothing here is read from the
  * TypeSpec sources.
  */

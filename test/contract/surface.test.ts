@@ -1,6 +1,6 @@
 /**
  * The surface of the generated OpenAPI documents, checked against the interface document
- * (seeds/000_82652020e865aa79.txt) and CONTRACT-DECISIONS.md. Written from those two texts,
+ * (docs/interface-document-v0.2.0.md) and docs/contract-decisions.md. Written from those two texts,
  * not from the TypeSpec sources: each test is named after the rule it proves.
  *
  * Most tests collect every violation and compare the list with `[]`, so one failure shows
@@ -205,7 +205,7 @@ describe("Errors", () => {
         const allowedCodes = CODES_BY_STATUS[status];
         const decidedType = TYPE_BY_STATUS[status];
         if (allowedCodes === undefined || decidedType === undefined) {
-          violations.push(`${where}: status has no decided codes and error.type (CONTRACT-DECISIONS.md, Errors)`);
+          violations.push(`${where}: status has no decided codes and error.type (docs/contract-decisions.md, Errors)`);
           continue;
         }
         const body = contentSchema(doc, response);

@@ -1,6 +1,6 @@
 /**
  * A client that hangs up is logged as REQUEST_CANCELLED with its request id
- * (CONTRACT-DECISIONS, Errors: "499 in logs, with the request id; nothing is sent"), as
+ * (docs/contract-decisions.md, Errors: "499 in logs, with the request id; nothing is sent"), as
  * one structured JSON line on stderr, without keys or bodies. An answer that completes,
  * and a stream the server itself cuts off, are not cancellations.
  */

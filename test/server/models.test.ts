@@ -1,5 +1,5 @@
 /**
- * GET /models lists the models this key can call now (CONTRACT-DECISIONS, Models): a
+ * GET /models lists the models this key can call now (docs/contract-decisions.md, Inference: Models): a
  * model whose licence the account has not accepted is not listed, and GET /models/{model}
  * of it is 403 AGREEMENT_REQUIRED, so the user learns what to do. The development seed:
  * acme has accepted tiny-chat-community's licence, globex has not.

@@ -1,5 +1,5 @@
 /**
- * The order of the first checks on every request (CONTRACT-DECISIONS, Errors): the key
+ * The order of the first checks on every request (docs/contract-decisions.md, Errors): the key
  * (401) comes before anything about the body, so a request with no valid key is 401
  * whatever its body; a declared Content-Length over the limit is 413 at once, with
  * `Connection: close`, before the body is read. Proven over real sockets against the
