@@ -1,8 +1,9 @@
 /**
  * `npm run generate`: main.tsp → generated/openapi.3.1.yaml, generated/openapi.3.2.yaml
- * → generated/api.d.ts.
+ * → generated/api.d.ts, and generated/contract-values.ts (the enums, error statuses and
+ * operation lists of the 3.2 document as values: scripts/contract-values.ts).
  *
- * `--out DIR` writes the same three files to DIR instead (the staleness test compares
+ * `--out DIR` writes the same four files to DIR instead (the staleness test compares
  * them with the committed ones). The compile must be clean: any diagnostic other than
  * the one expected notice fails the run.
  */
@@ -13,6 +14,7 @@ import { parseArgs } from "node:util";
 import { compile, formatDiagnostic, NodeHost, resolveCompilerOptions, type Diagnostic } from "@typespec/compiler";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
+import { contractValuesSource } from "./contract-values.ts";
 import { allowReservedInQueries } from "./query-reserved.ts";
 import { fixEventStreamItemSchemas } from "./sse-item-schema.ts";
 
@@ -31,6 +33,7 @@ export interface GeneratedFiles {
   "openapi.3.1.yaml": string;
   "openapi.3.2.yaml": string;
   "api.d.ts": string;
+  "contract-values.ts": string;
 }
 
 /** Compiles the contract and returns the text of every generated file. */
@@ -84,6 +87,7 @@ export async function generateContract(): Promise<GeneratedFiles> {
       "openapi.3.1.yaml": `# ${GENERATED_HEADER}\n${v31}`,
       "openapi.3.2.yaml": `# ${GENERATED_HEADER}\n${v32}`,
       "api.d.ts": `// ${GENERATED_HEADER}\n${types}`,
+      "contract-values.ts": contractValuesSource(v32, GENERATED_HEADER),
     };
   } finally {
     await rm(emitDir, { recursive: true, force: true });

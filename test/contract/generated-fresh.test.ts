@@ -9,9 +9,9 @@ import { test } from "vitest";
 import { generateContract, type GeneratedFiles } from "../../scripts/generate.ts";
 import { generatedDir } from "./openapi-walk.ts";
 
-const FILES: (keyof GeneratedFiles)[] = ["openapi.3.1.yaml", "openapi.3.2.yaml", "api.d.ts"];
+const FILES: (keyof GeneratedFiles)[] = ["openapi.3.1.yaml", "openapi.3.2.yaml", "api.d.ts", "contract-values.ts"];
 
-// One compile serves the three comparisons; it writes nothing.
+// One compile serves the four comparisons; it writes nothing.
 const regenerated = generateContract();
 // A compile error is reported by each test below (they await it), not as an unhandled rejection.
 regenerated.catch(() => {});
