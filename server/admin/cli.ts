@@ -6,9 +6,9 @@
  * Exit status: 0 done, 1 the store refused (no such account, duplicate id, …), 2 bad usage.
  */
 import { parseArgs } from "node:util";
-import { ApiError } from "../http/errors.ts";
+import { StoreError } from "../store/errors.ts";
 import { openStore, storeConfigFromEnv } from "../store/open.ts";
-import { COMMANDS, UsageError, usageText } from "./commands.ts";
+import { COMMANDS, isCommandGroup, UsageError, usageText } from "./commands.ts";
 import type { CommandArgs } from "./commands.ts";
 
 const OPTIONS = {
@@ -20,13 +20,14 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+/** The words that ask for help instead of naming a command. */
+const HELP_WORDS: ReadonlySet<string> = new Set(["help", "--help", "-h"]);
+
 async function main(argv: string[]): Promise<number> {
   const [group = "", action = "", ...rest] = argv;
   if (group === "") return usageFailure("No command given.");
-  if (group === "help" || group === "--help" || group === "-h") {
-    console.log(usageText());
-    return 0;
-  }
+  if (HELP_WORDS.has(group)) return printUsage(action); // `help`, `help limits`
+  if (HELP_WORDS.has(action) && isCommandGroup(group)) return printUsage(group); // `limits --help`
   const command = COMMANDS[`${group} ${action}`];
   if (!command) return usageFailure(`Unknown command "${[group, action].join(" ").trim()}".`);
   let args: CommandArgs;
@@ -46,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(error.message, command.usage);
-    if (error instanceof ApiError) {
+    if (error instanceof StoreError) {
       console.error(`Error: ${error.message}`);
       return 1;
     }
@@ -54,6 +55,12 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** Help asked for: the usage of a group's commands (every command when `group` is empty or unknown), exit 0. */
+function printUsage(group: string): number {
+  console.log(usageText(isCommandGroup(group) ? group : undefined));
+  return 0;
 }
 
 function usageFailure(message: string, usage?: string): number {

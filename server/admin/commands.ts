@@ -141,9 +141,17 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
-export function usageText(): string {
-  const lines = Object.values(COMMANDS).map((c) => `  npm run admin -- ${c.usage}`);
+/** The usage of every command, or with `group` (`limits`) of that group's commands only. */
+export function usageText(group?: string): string {
+  const lines = Object.entries(COMMANDS)
+    .filter(([name]) => group === undefined || name.startsWith(`${group} `))
+    .map(([, c]) => `  npm run admin -- ${c.usage}`);
   return ["Usage (the store is DATA_DIR/service.db; DATA_DIR defaults to ./data):", ...lines].join("\n");
+}
+
+/** Whether `group` (`limits`, `accounts`) is the first word of some command. */
+export function isCommandGroup(group: string): boolean {
+  return Object.keys(COMMANDS).some((name) => name.startsWith(`${group} `));
 }
 
 async function update(store: Store, id: string, patch: Parameters<Store["accounts"]["update"]>[1]): Promise<string> {

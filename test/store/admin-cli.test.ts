@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, it } from "vitest";
+import { COMMANDS } from "../../server/admin/commands.ts";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
 import { openTestStore, storeEnvFor } from "./test-store.ts";
 
@@ -143,5 +144,35 @@ describe("admin mistakes", () => {
     const result = admin("help");
     assert.equal(result.status, 0);
     assert.match(result.stdout, /keys create --account <id>/);
+  });
+
+  it("--help after a group (limits --help) exits 0 with that group's commands only", () => {
+    const groups = new Set(Object.keys(COMMANDS).map((name) => name.split(" ")[0] as string));
+    const asks = [...[...groups].map((group) => [group, "--help"]), ["limits", "-h"], ["help", "limits"]];
+    for (const asked of asks) {
+      const result = admin(...asked);
+      assert.equal(result.status, 0, `${asked.join(" ")}: ${result.stderr}`);
+      const listed = [...result.stdout.matchAll(/npm run admin -- (\S+ \S+)/g)].map((m) => m[1]);
+      const group = asked[0] === "help" ? asked[1] : asked[0];
+      assert.deepEqual(
+        listed,
+        Object.keys(COMMANDS).filter((name) => name.startsWith(`${group} `)),
+        asked.join(" "),
+      );
+    }
+  });
+
+  it("--help after a command exits 0 with its usage", () => {
+    for (const name of ["limits set", "keys create"]) {
+      const result = admin(...name.split(" "), "--help");
+      assert.equal(result.status, 0, `${name} --help: ${result.stderr}`);
+      assert.equal(result.stdout.trim(), `Usage: npm run admin -- ${COMMANDS[name]?.usage}`);
+    }
+  });
+
+  it("--help after an unknown group is still an unknown command", () => {
+    const result = admin("frobnicate", "--help");
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /Unknown command "frobnicate --help"/);
   });
 });
