@@ -11,7 +11,9 @@ type Schemas = components["schemas"];
 type Request = Schemas["CreateMessageRequest"];
 type Message = Schemas["Message"];
 type Block = Schemas["MessageContentBlock"];
-export type MessageStreamEvent = { type: string } & Record<string, unknown>;
+/** A stream event as the builder makes it: one member of the contract's union, so every field is checked. */
+export type MessageStreamEvent = Schemas["MessageStreamEvent"];
+type BlockDelta = Extract<MessageStreamEvent, { type: "content_block_delta" }>["delta"];
 
 export function messagesInput(body: Request): GenerationInput {
   const system = typeof body.system === "string" ? body.system : (body.system ?? []).map((b) => b.text).join("\n");
@@ -96,7 +98,9 @@ export class MessageBuilder {
   }
 
   start(): MessageStreamEvent[] {
-    return [{ type: "message_start", message: structuredClone(this.message) }, { type: "ping" }];
+    // Later changes replace fields or push onto content, so a copy with its own content is a snapshot.
+    const opening = { ...this.message, content: [...this.message.content] };
+    return [{ type: "message_start", message: opening }, { type: "ping" }];
   }
 
   apply(event: GenerationEvent): MessageStreamEvent[] {
@@ -164,7 +168,7 @@ export class MessageBuilder {
   }
 
   /** A block sent whole: start (with `empty` as its first state), one delta, stop. */
-  #whole(block: Block, delta: Record<string, unknown>, empty?: Block): MessageStreamEvent[] {
+  #whole(block: Block, delta: BlockDelta, empty?: Block): MessageStreamEvent[] {
     const index = this.message.content.push(block) - 1;
     const first = empty ?? (block.type === "thinking" ? { type: "thinking", thinking: "" } : block);
     return [
