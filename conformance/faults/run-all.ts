@@ -19,7 +19,8 @@ const fast = args.includes("--fast");
 const stop = fast || args.includes("--stop");
 const jsonAt = args.indexOf("--json");
 const jsonFile = jsonAt >= 0 ? args[jsonAt + 1] : undefined;
-const ids = args.filter((a, i) => !a.startsWith("--") && i !== jsonAt + 1);
+// Without --json, jsonAt + 1 is 0: the first argument is an id, not the file of --json.
+const ids = args.filter((a, i) => !a.startsWith("--") && (jsonAt < 0 || i !== jsonAt + 1));
 const unknown = ids.filter((id) => !FAULTS.some((f) => f.id.startsWith(id)));
 if (unknown.length > 0) {
   console.error(`unknown fault ids: ${unknown.join(", ")}\nknown: ${FAULTS.map((f) => f.id).join(" ")}`);
