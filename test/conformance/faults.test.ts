@@ -6,7 +6,9 @@
  *
  * Before that, the proxy itself: it passes answers through byte for byte, streams stay
  * streams, and every fault of the catalogue really changes something on a scripted tour of
- * the API (so a fault the kit misses is the kit's gap, not a dead fault).
+ * the API (so a fault the kit misses is the kit's gap, not a dead fault). The catalogue's
+ * shape (rule ids, families, rules no fault breaks) is checked without servers in
+ * faults-catalogue.test.ts.
  */
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -226,15 +228,6 @@ describe("the kit catches every fault", () => {
       `fault matrix score: ${result.caught}/${result.total} faults caught (${Math.round(result.durationMs / 1000)} s)`,
     );
     if (result.caught < result.total) console.log(result.summary);
-  });
-
-  test("the catalogue: at least 30 faults, unique ids, each with its rule, areas and a transformation", () => {
-    assert.ok(FAULTS.length >= 30, `${FAULTS.length} faults`);
-    assert.equal(new Set(FAULTS.map((f) => f.id)).size, FAULTS.length);
-    for (const fault of FAULTS) {
-      assert.ok(fault.rule && fault.description && fault.areas.length > 0, fault.id);
-      assert.ok(fault.onRequest || fault.onResponse || fault.onEvent || fault.respond, fault.id);
-    }
   });
 
   test("with no fault, the whole kit passes", () => {
