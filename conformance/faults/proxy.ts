@@ -85,7 +85,7 @@ export interface Fault {
    * the one routed to a misbehaving upstream (for faults in failures only it can produce).
    */
   target?: "main" | "upstream";
-  /** The rule of the interface document (or of the decisions) it breaks. */
+  /** The id in conformance/rules.yaml of the rule it breaks (of the interface document or of the decisions). */
   rule: string;
   description: string;
   /**
@@ -197,14 +197,14 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function requestBody(request: ProxyRequest, original: { body: Buffer; json: string | undefined }): Buffer {
+function requestBody(request: ProxyRequest, original: Original): Buffer {
   if (request.body !== original.body) return request.body;
   if (request.json !== undefined && JSON.stringify(request.json) !== original.json)
     return Buffer.from(JSON.stringify(request.json));
   return request.body;
 }
 
-function responseBody(response: ProxyResponse, original: { body: Buffer; json: string | undefined }): Buffer {
+function responseBody(response: ProxyResponse, original: Original): Buffer {
   if (response.body !== original.body) return response.body;
   if (response.events !== undefined) return Buffer.from(response.events.map(serialiseEvent).join(""));
   if (response.json !== undefined && JSON.stringify(response.json) !== original.json)
@@ -212,260 +212,51 @@ function responseBody(response: ProxyResponse, original: { body: Buffer; json: s
   return response.body;
 }
 
+/** Opens an upstream request; the caller reads or pipes the answer. */
+type OpenUpstream = (
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string>,
+  body: Buffer | NodeJS.ReadableStream | undefined,
+  signal?: AbortSignal,
+) => Promise<http.IncomingMessage>;
+
+/** What one proxy's handlers share: its fault, the context faults see, and its counts. */
+interface ProxySession {
+  fault: Fault | undefined;
+  ctx: FaultContext;
+  open: OpenUpstream;
+  counts: { hits: number; requests: number };
+}
+
+/** A request's original body and its JSON as text, to tell whether a fault changed it. */
+interface Original {
+  body: Buffer;
+  json: string | undefined;
+}
+
 export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy> {
-  const upstream = new URL(options.upstream);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-  const fault = options.fault;
-  const keys = options.keys ?? {};
-  const accountByKey = new Map(Object.entries(keys).map(([account, key]) => [key, account]));
+  const open = upstreamOpener(new URL(options.upstream), agent);
+  const counts = { hits: 0, requests: 0 };
   const state = new Map<string, unknown>();
-  let hits = 0;
-  let requests = 0;
-
-  /** Opens an upstream request; the caller reads or pipes the answer. */
-  function open(
-    method: string,
-    pathAndQuery: string,
-    headers: Record<string, string>,
-    body: Buffer | NodeJS.ReadableStream | undefined,
-    signal?: AbortSignal,
-  ): Promise<http.IncomingMessage> {
-    return new Promise((resolve, reject) => {
-      const outHeaders: Record<string, string> = {};
-      for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) outHeaders[name] = value;
-      if (Buffer.isBuffer(body)) outHeaders["content-length"] = String(body.length);
-      else if (body !== undefined && headers["content-length"] !== undefined)
-        outHeaders["content-length"] = headers["content-length"];
-      else if (body !== undefined && headers["transfer-encoding"] !== undefined)
-        outHeaders["transfer-encoding"] = headers["transfer-encoding"];
-      const req = http.request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          method,
-          path: pathAndQuery,
-          headers: outHeaders,
-          agent,
-          signal,
-        },
-        resolve,
-      );
-      req.on("error", reject);
-      if (body === undefined) req.end();
-      else if (Buffer.isBuffer(body)) req.end(body);
-      else {
-        // The head goes upstream at once, as a proxy must: a server may answer before the
-        // body (a key refused, a declared length over its limit), and a client may wait
-        // for that answer before sending the body, or never send it.
-        req.flushHeaders();
-        body.pipe(req);
-      }
-    });
-  }
-
-  const ctx: FaultContext = {
-    state,
-    async upstream(partial) {
-      const query = partial.query?.toString() ?? "";
-      const json = partial.json;
-      const body = partial.body ?? (json === undefined ? undefined : Buffer.from(JSON.stringify(json)));
-      const headers = { ...(partial.headers ?? {}) };
-      if (json !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json";
-      const res = await open(partial.method, partial.path + (query ? `?${query}` : ""), headers, body);
-      const data = await readAll(res);
-      const outHeaders = headerRecord(res.headers);
-      const response: ProxyResponse = { status: res.statusCode ?? 502, headers: outHeaders, body: data };
-      if (isJson(outHeaders)) response.json = tryJson(data.toString("utf8"));
-      if (isEventStream(outHeaders)) response.events = parseEvents(data.toString("utf8"));
-      return response;
-    },
-    accountOfKey: (key) => (key === undefined ? undefined : accountByKey.get(key)),
-    keyOfAccount: (account) => keys[account],
-    keys: () => ({ ...keys }),
-    hit: () => {
-      hits++;
-    },
-    keyOf(request) {
-      const auth = request.headers.authorization;
-      const bearer = auth?.match(/^Bearer\s+(.+)$/i)?.[1];
-      return bearer ?? request.headers["x-api-key"];
-    },
-  };
-
-  function sendHead(
-    res: http.ServerResponse,
-    status: number,
-    headers: Record<string, string | string[]>,
-    length?: number,
-  ): void {
-    const out: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
-    if (length !== undefined) out["content-length"] = String(length);
-    res.writeHead(status, out);
-  }
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    requests++;
-    const url = new URL(req.url ?? "/", "http://proxy");
-    const inHeaders: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers))
-      if (value !== undefined) inHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
-    const abort = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
-
-    const probe: ProxyRequest = {
-      method: req.method ?? "GET",
-      path: url.pathname,
-      query: url.searchParams,
-      headers: inHeaders,
-      body: Buffer.alloc(0),
-    };
-    if (fault === undefined || (fault.match !== undefined && !fault.match(probe))) {
-      // Not this fault's business: stream both ways untouched.
-      const hasBody = req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
-      const up = await open(
-        probe.method,
-        url.pathname + url.search,
-        inHeaders,
-        hasBody ? req : undefined,
-        abort.signal,
-      );
-      sendHead(res, up.statusCode ?? 502, headerRecord(up.headers));
-      up.pipe(res);
-      return;
-    }
-
-    const body = await readAll(req);
-    const originalReq = { body, json: undefined as string | undefined };
-    let request: ProxyRequest = {
-      ...probe,
-      body,
-      json: /\bjson\b/i.test(inHeaders["content-type"] ?? "") ? tryJson(body.toString("utf8")) : undefined,
-    };
-    originalReq.json = request.json === undefined ? undefined : JSON.stringify(request.json);
-    const snapshot = JSON.stringify({
-      m: request.method,
-      p: request.path,
-      q: request.query.toString(),
-      h: request.headers,
-      j: originalReq.json,
-    });
-    if (fault.onRequest) {
-      request = (await fault.onRequest(request, ctx)) ?? request;
-      const after = JSON.stringify({
-        m: request.method,
-        p: request.path,
-        q: request.query.toString(),
-        h: request.headers,
-        j: request.json === undefined ? undefined : JSON.stringify(request.json),
-      });
-      if (after !== snapshot || request.body !== body) hits++;
-    }
-
-    const canned = fault.respond ? await fault.respond(request, ctx) : undefined;
-    if (canned) {
-      hits++;
-      const out =
-        canned.body.length > 0 || canned.json === undefined ? canned.body : Buffer.from(JSON.stringify(canned.json));
-      const data = canned.events ? Buffer.from(canned.events.map(serialiseEvent).join("")) : out;
-      sendHead(res, canned.status, canned.headers, data.length);
-      res.end(data);
-      return;
-    }
-
-    const outBody = requestBody(request, originalReq);
-    const query = request.query.toString();
-    const hasBody =
-      outBody.length > 0 ||
-      req.headers["content-length"] !== undefined ||
-      req.headers["transfer-encoding"] !== undefined;
-    const headers = { ...request.headers };
-    if (fault.onResponse || fault.onEvent) headers["accept-encoding"] = "identity";
-    const up = await open(
-      request.method,
-      request.path + (query ? `?${query}` : ""),
-      headers,
-      hasBody ? outBody : undefined,
-      abort.signal,
-    );
-    const upHeaders = headerRecord(up.headers);
-    const status = up.statusCode ?? 502;
-
-    if (isEventStream(upHeaders) && fault.onEvent && !fault.onResponse) {
-      // Event by event, as they arrive.
-      sendHead(res, status, upHeaders);
-      const parser = createParser({
-        onEvent: ({ event, data, id }) => {
-          const parsed: SseEvent = { event, data, id, json: tryJson(data) };
-          const before = serialiseEvent(parsed);
-          const result = fault.onEvent?.(parsed, request, ctx) ?? parsed;
-          const list = Array.isArray(result) ? result : [result];
-          const text = list.map(serialiseEvent).join("");
-          if (text !== before) hits++;
-          res.write(text);
-        },
-      });
-      up.setEncoding("utf8");
-      for await (const chunk of up) parser.feed(chunk as string);
-      res.end();
-      return;
-    }
-
-    if (!fault.onResponse) {
-      sendHead(res, status, upHeaders);
-      up.pipe(res);
-      return;
-    }
-
-    const data = await readAll(up);
-    const text = data.toString("utf8");
-    let response: ProxyResponse = { status, headers: upHeaders, body: data };
-    if (isJson(upHeaders)) response.json = tryJson(text);
-    if (isEventStream(upHeaders)) response.events = parseEvents(text);
-    const originalRes = { body: data, json: response.json === undefined ? undefined : JSON.stringify(response.json) };
-    const before = JSON.stringify({
-      s: status,
-      h: upHeaders,
-      j: originalRes.json,
-      e: response.events?.map(serialiseEvent).join(""),
-    });
-    response = (await fault.onResponse(response, request, ctx)) ?? response;
-    const after = JSON.stringify({
-      s: response.status,
-      h: response.headers,
-      j: response.json === undefined ? undefined : JSON.stringify(response.json),
-      e: response.events?.map(serialiseEvent).join(""),
-    });
-    const untouched = after === before && response.body === data;
-    // An untouched answer goes out byte for byte as the upstream sent it.
-    const outData = untouched ? data : responseBody(response, originalRes);
-    if (!untouched) hits++;
-    sendHead(res, response.status, response.headers, outData.length);
-    res.end(outData);
-  }
-
+  const ctx = faultContext(state, options.keys ?? {}, open, counts);
+  const session: ProxySession = { fault: options.fault, ctx, open, counts };
   const server = http.createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) {
-        res.writeHead(502, { "content-type": "text/plain" });
-        res.end(`fault proxy: ${error instanceof Error ? error.message : String(error)}`);
-      } else res.destroy();
-    });
+    handle(session, req, res).catch((error: unknown) => answerProxyError(res, error));
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://${options.host ?? "127.0.0.1"}:${port}`;
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
+  const origin = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     origin,
     baseUrl: `${origin}/v1`,
     get hits() {
-      return hits;
+      return counts.hits;
     },
     get requests() {
-      return requests;
+      return counts.requests;
     },
     state,
     async close() {
@@ -474,4 +265,306 @@ export async function startFaultProxy(options: ProxyOptions): Promise<FaultProxy
       agent.destroy();
     },
   };
+}
+
+function upstreamOpener(upstream: URL, agent: http.Agent): OpenUpstream {
+  return (method, pathAndQuery, headers, body, signal) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method,
+          path: pathAndQuery,
+          headers: forwardedHeaders(headers, body),
+          agent,
+          signal,
+        },
+        resolve,
+      );
+      req.on("error", reject);
+      writeBody(req, body);
+    });
+}
+
+/** The end-to-end headers, with the length (or chunking) of the body that goes upstream. */
+function forwardedHeaders(
+  headers: Record<string, string>,
+  body: Buffer | NodeJS.ReadableStream | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
+  if (Buffer.isBuffer(body)) out["content-length"] = String(body.length);
+  else if (body !== undefined && headers["content-length"] !== undefined)
+    out["content-length"] = headers["content-length"];
+  else if (body !== undefined && headers["transfer-encoding"] !== undefined)
+    out["transfer-encoding"] = headers["transfer-encoding"];
+  return out;
+}
+
+function writeBody(req: http.ClientRequest, body: Buffer | NodeJS.ReadableStream | undefined): void {
+  if (body === undefined) req.end();
+  else if (Buffer.isBuffer(body)) req.end(body);
+  else {
+    // The head goes upstream at once, as a proxy must: a server may answer before the
+    // body (a key refused, a declared length over its limit), and a client may wait
+    // for that answer before sending the body, or never send it.
+    req.flushHeaders();
+    body.pipe(req);
+  }
+}
+
+function faultContext(
+  state: Map<string, unknown>,
+  keys: Record<string, string>,
+  open: OpenUpstream,
+  counts: { hits: number },
+): FaultContext {
+  const accountByKey = new Map(Object.entries(keys).map(([account, key]) => [key, account]));
+  return {
+    state,
+    upstream: (partial) => callUpstream(open, partial),
+    accountOfKey: (key) => (key === undefined ? undefined : accountByKey.get(key)),
+    keyOfAccount: (account) => keys[account],
+    keys: () => ({ ...keys }),
+    hit: () => {
+      counts.hits++;
+    },
+    keyOf(request) {
+      const auth = request.headers.authorization;
+      const bearer = auth?.match(/^Bearer\s+(.+)$/i)?.[1];
+      return bearer ?? request.headers["x-api-key"];
+    },
+  };
+}
+
+/** A fault's own upstream call, read whole (its answer is not transformed). */
+async function callUpstream(
+  open: OpenUpstream,
+  partial: Partial<ProxyRequest> & { method: string; path: string },
+): Promise<ProxyResponse> {
+  const query = partial.query?.toString() ?? "";
+  const json = partial.json;
+  const body = partial.body ?? (json === undefined ? undefined : Buffer.from(JSON.stringify(json)));
+  const headers = { ...(partial.headers ?? {}) };
+  if (json !== undefined && headers["content-type"] === undefined) headers["content-type"] = "application/json";
+  const res = await open(partial.method, partial.path + (query ? `?${query}` : ""), headers, body);
+  return proxyResponse(res.statusCode ?? 502, headerRecord(res.headers), await readAll(res));
+}
+
+/** An answer as a fault sees it: `json` for a JSON body, `events` for an event stream. */
+function proxyResponse(status: number, headers: Record<string, string | string[]>, body: Buffer): ProxyResponse {
+  const response: ProxyResponse = { status, headers, body };
+  if (isJson(headers)) response.json = tryJson(body.toString("utf8"));
+  if (isEventStream(headers)) response.events = parseEvents(body.toString("utf8"));
+  return response;
+}
+
+function sendHead(
+  res: http.ServerResponse,
+  status: number,
+  headers: Record<string, string | string[]>,
+  length?: number,
+): void {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name)) out[name] = value;
+  if (length !== undefined) out["content-length"] = String(length);
+  res.writeHead(status, out);
+}
+
+function answerProxyError(res: http.ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(502, { "content-type": "text/plain" });
+  res.end(`fault proxy: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+async function handle(session: ProxySession, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  session.counts.requests++;
+  const url = new URL(req.url ?? "/", "http://proxy");
+  const signal = abortOnClose(res);
+  const probe = probeOf(req, url);
+  const fault = session.fault;
+  if (fault === undefined || (fault.match !== undefined && !fault.match(probe))) {
+    await pipeUntouched(session, req, res, probe, url.search, signal);
+    return;
+  }
+  const { request, original } = await rewrittenRequest(session, fault, req, probe);
+  const canned = fault.respond ? await fault.respond(request, session.ctx) : undefined;
+  if (canned) {
+    session.counts.hits++;
+    sendCanned(res, canned);
+    return;
+  }
+  const up = await forward(session, fault, req, request, original, signal);
+  const upHeaders = headerRecord(up.headers);
+  const status = up.statusCode ?? 502;
+  if (isEventStream(upHeaders) && fault.onEvent && !fault.onResponse) {
+    await streamEventByEvent(session, fault, request, up, res, status, upHeaders);
+  } else if (fault.onResponse) {
+    await sendTransformed(session, fault, request, up, res, status, upHeaders);
+  } else {
+    sendHead(res, status, upHeaders);
+    up.pipe(res);
+  }
+}
+
+/** Aborts the upstream call when the client goes away before its answer is finished. */
+function abortOnClose(res: http.ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}
+
+/** The request as `match` sees it: method, path, query and headers, the body not read yet. */
+function probeOf(req: http.IncomingMessage, url: URL): ProxyRequest {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers))
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value;
+  return { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers, body: Buffer.alloc(0) };
+}
+
+function hasDeclaredBody(req: http.IncomingMessage): boolean {
+  return req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined;
+}
+
+/** Not this fault's business: stream both ways untouched. */
+async function pipeUntouched(
+  session: ProxySession,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  probe: ProxyRequest,
+  search: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const body = hasDeclaredBody(req) ? req : undefined;
+  const up = await session.open(probe.method, probe.path + search, probe.headers, body, signal);
+  sendHead(res, up.statusCode ?? 502, headerRecord(up.headers));
+  up.pipe(res);
+}
+
+/** The request read whole and given to the fault's `onRequest`; a change counts as a hit. */
+async function rewrittenRequest(
+  session: ProxySession,
+  fault: Fault,
+  req: http.IncomingMessage,
+  probe: ProxyRequest,
+): Promise<{ request: ProxyRequest; original: Original }> {
+  const body = await readAll(req);
+  const json = /\bjson\b/i.test(probe.headers["content-type"] ?? "") ? tryJson(body.toString("utf8")) : undefined;
+  let request: ProxyRequest = { ...probe, body, json };
+  const original: Original = { body, json: json === undefined ? undefined : JSON.stringify(json) };
+  if (fault.onRequest) {
+    const before = requestSnapshot(request);
+    request = (await fault.onRequest(request, session.ctx)) ?? request;
+    if (requestSnapshot(request) !== before || request.body !== body) session.counts.hits++;
+  }
+  return { request, original };
+}
+
+function requestSnapshot(request: ProxyRequest): string {
+  return JSON.stringify({
+    m: request.method,
+    p: request.path,
+    q: request.query.toString(),
+    h: request.headers,
+    j: request.json === undefined ? undefined : JSON.stringify(request.json),
+  });
+}
+
+/** A fault's own answer, sent instead of the upstream's. */
+function sendCanned(res: http.ServerResponse, canned: ProxyResponse): void {
+  const out =
+    canned.body.length > 0 || canned.json === undefined ? canned.body : Buffer.from(JSON.stringify(canned.json));
+  const data = canned.events ? Buffer.from(canned.events.map(serialiseEvent).join("")) : out;
+  sendHead(res, canned.status, canned.headers, data.length);
+  res.end(data);
+}
+
+/** The (possibly rewritten) request sent upstream. */
+function forward(
+  session: ProxySession,
+  fault: Fault,
+  req: http.IncomingMessage,
+  request: ProxyRequest,
+  original: Original,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
+  const body = requestBody(request, original);
+  const query = request.query.toString();
+  const headers = { ...request.headers };
+  // A fault that reads the answer needs it uncompressed.
+  if (fault.onResponse || fault.onEvent) headers["accept-encoding"] = "identity";
+  const hasBody = body.length > 0 || hasDeclaredBody(req);
+  return session.open(
+    request.method,
+    request.path + (query ? `?${query}` : ""),
+    headers,
+    hasBody ? body : undefined,
+    signal,
+  );
+}
+
+/** An event stream given to the fault's `onEvent` event by event, as the events arrive. */
+async function streamEventByEvent(
+  session: ProxySession,
+  fault: Fault,
+  request: ProxyRequest,
+  up: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  headers: Record<string, string | string[]>,
+): Promise<void> {
+  sendHead(res, status, headers);
+  const parser = createParser({
+    onEvent: ({ event, data, id }) => {
+      const parsed: SseEvent = { event, data, id, json: tryJson(data) };
+      const before = serialiseEvent(parsed);
+      const result = fault.onEvent?.(parsed, request, session.ctx) ?? parsed;
+      const text = (Array.isArray(result) ? result : [result]).map(serialiseEvent).join("");
+      if (text !== before) session.counts.hits++;
+      res.write(text);
+    },
+  });
+  up.setEncoding("utf8");
+  for await (const chunk of up) parser.feed(chunk as string);
+  res.end();
+}
+
+/** The whole answer given to the fault's `onResponse`; an untouched one goes out byte for byte. */
+async function sendTransformed(
+  session: ProxySession,
+  fault: Fault,
+  request: ProxyRequest,
+  up: http.IncomingMessage,
+  res: http.ServerResponse,
+  status: number,
+  headers: Record<string, string | string[]>,
+): Promise<void> {
+  const data = await readAll(up);
+  let response = proxyResponse(status, headers, data);
+  const original: Original = {
+    body: data,
+    json: response.json === undefined ? undefined : JSON.stringify(response.json),
+  };
+  const before = responseSnapshot(response);
+  response = (await fault.onResponse?.(response, request, session.ctx)) ?? response;
+  const untouched = responseSnapshot(response) === before && response.body === data;
+  const out = untouched ? data : responseBody(response, original);
+  if (!untouched) session.counts.hits++;
+  sendHead(res, response.status, response.headers, out.length);
+  res.end(out);
+}
+
+function responseSnapshot(response: ProxyResponse): string {
+  return JSON.stringify({
+    s: response.status,
+    h: response.headers,
+    j: response.json === undefined ? undefined : JSON.stringify(response.json),
+    e: response.events?.map(serialiseEvent).join(""),
+  });
 }
