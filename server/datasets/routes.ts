@@ -7,6 +7,7 @@
 import type { Request, Response, Router } from "express";
 import { ApiError } from "../http/errors.ts";
 import { onOperation } from "../http/operation-routes.ts";
+import { meantApiError } from "../http/store-errors.ts";
 import { versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
 import { removeFile, storageError, tooLarge, writeFileDurably } from "./files.ts";
@@ -30,7 +31,7 @@ export interface DatasetRouteDeps {
 export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): void {
   const { store } = deps;
   onOperation(router, "createDataset", async (req, res, params) => {
-    const body = req.body as { datasetId: string; dataset: { displayName?: string } };
+    const body = req.body;
     const dataset = await store.datasets.create({
       accountId: account(params),
       datasetId: body.datasetId,
@@ -174,7 +175,8 @@ async function receive(
 
 /** The error to answer: ours as they are, a broken connection as a short body, storage as 503. */
 function uploadError(error: unknown): unknown {
-  if (error instanceof ApiError) return error;
+  const meant = meantApiError(error);
+  if (meant) return meant;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (
     code === "ECONNRESET" ||

@@ -18,6 +18,7 @@ import {
   requireModelAllowed,
   requirePaymentMethod,
 } from "../http/permissions.ts";
+import { meantApiError } from "../http/store-errors.ts";
 import { enforceBalance, enforceBudget } from "../http/tenant-limits.ts";
 import { findPlatformModel, type PlatformModel } from "../inference/catalog.ts";
 import { costMicros, formatMoney } from "../store/money.ts";
@@ -308,7 +309,8 @@ async function createRefusal(
     if (await store.fineTuning.outputModelTaken(account.id, outputModelId)) throw outputModelTakenError(outputModelId);
     return undefined;
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    const refusal = meantApiError(error);
+    if (refusal) return refusal;
     throw error;
   }
 }

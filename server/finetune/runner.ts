@@ -19,10 +19,10 @@ import {
   resolveDatasetVersion,
   type DatasetVersionRef,
 } from "../datasets/training-data.ts";
-import { ApiError } from "../http/errors.ts";
 import { log } from "../log.ts";
 import { findPlatformModel } from "../inference/catalog.ts";
 import { loadAdapter } from "../inference/local/index.ts";
+import { isStoreError } from "../store/errors.ts";
 import { costMicros } from "../store/money.ts";
 import {
   ACTIVE_STATES,
@@ -325,7 +325,7 @@ class Training {
       rows: held.map((r) => r.row),
     }).catch(async (error: unknown) => {
       // A previous run of this job wrote it before the process died.
-      if (error instanceof ApiError && error.code === "ALREADY_EXISTS")
+      if (isStoreError(error, "already-exists"))
         return this.#version(`accounts/${job.accountId}/datasets/${datasetId}`);
       throw error;
     });
@@ -446,7 +446,7 @@ class Training {
       source: "DATASET_SOURCE_JOB_OUTPUT",
       rows: tunedAnswers(job.baseModel, adapter, evaluation, this.#signal),
     }).catch((error: unknown) => {
-      if (!(error instanceof ApiError && error.code === "ALREADY_EXISTS")) throw error;
+      if (!isStoreError(error, "already-exists")) throw error;
     });
   }
 

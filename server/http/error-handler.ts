@@ -3,6 +3,7 @@
  * `{error: {message, type, code, param}}` with its status (x-request-id is already set).
  *
  * - ApiError: its own status and body; Retry-After on 429 and 503; Allow on 405.
+ * - StoreError: the store's refusal, mapped to its code by store-errors.ts.
  * - Body-parser and validator failures: mapped to the codes the decisions give.
  * - Anything else is a bug: 500 INTERNAL with a generic message; the details go to the log
  *   (server/log.ts) under the request id, never to the client.
@@ -20,6 +21,7 @@ import { fromBodyParserError } from "./body.ts";
 import { closeWhenAnswered } from "./linger.ts";
 import { BASE_PATH } from "./contract.ts";
 import { ApiError } from "./errors.ts";
+import { isMeantError, meantApiError } from "./store-errors.ts";
 import { fromValidatorError } from "./validation.ts";
 
 /** The operation whose errors use the messages format's envelope. */
@@ -53,7 +55,8 @@ export function notFound(req: Request, _res: Response, next: NextFunction): void
 }
 
 function toApiError(error: unknown): { apiError: ApiError; detail?: unknown } {
-  if (error instanceof ApiError) return { apiError: error };
+  const meant = meantApiError(error);
+  if (meant) return { apiError: meant };
   const fromValidator = fromValidatorError(error);
   if (fromValidator) return fromValidator;
   const fromBody = fromBodyParserError(error);
@@ -90,14 +93,13 @@ function isMessagesPath(path: string): boolean {
   return path === MESSAGES_PATH || path === `${MESSAGES_PATH}/`;
 }
 
-/** An ApiError was meant (a 503 from upstream): its message says enough. Anything else is a bug: log its stack. */
+/** An ApiError or StoreError was meant (a 503 from upstream or storage): its message says enough. Anything else is a bug: log its stack. */
 function logFailure(req: Request, res: Response, apiError: ApiError, detail: unknown): void {
-  const what =
-    detail instanceof ApiError
-      ? detail.message
-      : detail instanceof Error
-        ? (detail.stack ?? detail.message)
-        : String(detail);
+  const what = isMeantError(detail)
+    ? detail.message
+    : detail instanceof Error
+      ? (detail.stack ?? detail.message)
+      : String(detail);
   log("error", "request.failed", {
     code: apiError.code,
     status: apiError.status,

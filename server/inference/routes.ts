@@ -7,6 +7,7 @@ import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../http/errors.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
+import { meantApiError } from "../http/store-errors.ts";
 import type { OpenStreams } from "../ops/drain.ts";
 import { recordGeneration } from "../ops/generation-record.ts";
 import type { GenerationEvent } from "./engine.ts";
@@ -122,7 +123,7 @@ async function streamRun(
     if (wire.terminal !== undefined) writer.send(undefined, wire.terminal);
   } catch (error) {
     if (disconnect.signal.aborted) return; // the client left: no one to tell
-    const failure = error instanceof ApiError ? error : internalError(res, error);
+    const failure = meantApiError(error) ?? internalError(res, error);
     res.locals.errorCode = failure.code;
     send([wire.errorEvent(failure)]);
   } finally {

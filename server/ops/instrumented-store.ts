@@ -9,9 +9,10 @@
  * a call returns is passed on untouched. Lines carry names, states and sizes only: never
  * rows, file content or keys.
  */
-import { ApiError } from "../http/errors.ts";
+import { storeErrorCode } from "../http/store-errors.ts";
 import { log } from "../log.ts";
 import { versionName, type VersionKey, type VersionRecord } from "../store/datasets.ts";
+import { StoreError } from "../store/errors.ts";
 import { jobName, TERMINAL_STATES, type ClaimedJob, type JobPatch, type JobRecord } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
 import {
@@ -143,7 +144,7 @@ function timedCall(
     const started = performance.now();
     const failed = (error: unknown) => {
       storeDuration.observe({ operation, outcome: "error" }, (performance.now() - started) / 1000);
-      storeErrors.inc({ operation, code: error instanceof ApiError ? error.code : "UNKNOWN" });
+      storeErrors.inc({ operation, code: error instanceof StoreError ? storeErrorCode(error) : "UNKNOWN" });
     };
     let result: unknown;
     try {

@@ -4,7 +4,7 @@
  * contract's shapes (64-bit integers as strings, times as RFC 3339).
  */
 import type { components } from "../../generated/api.d.ts";
-import { ApiError } from "../http/errors.ts";
+import { StoreError } from "./errors.ts";
 
 export type JobType = components["schemas"]["JobType"];
 export type JobState = components["schemas"]["JobState"];
@@ -207,11 +207,11 @@ export function jobName(accountId: string, jobId: string): string {
   return `accounts/${accountId}/trainingJobs/${jobId}`;
 }
 
-/** 409 ALREADY_EXISTS for an output model id the account already uses: the stores' refusal, and the estimate's. */
-export function outputModelTakenError(modelId: string): ApiError {
-  return new ApiError(
-    "ALREADY_EXISTS",
+/** An output model id the account already uses (409 ALREADY_EXISTS): the stores' refusal, and the estimate's. */
+export function outputModelTakenError(modelId: string): StoreError {
+  return new StoreError(
+    "already-exists",
     `The account already has a model (or a job making one) with the id ${modelId}.`,
-    { param: "config.outputModelId" },
+    { field: "config.outputModelId" },
   );
 }

@@ -10,9 +10,10 @@
  * Money is held in integer micro-units (1 unit = 1 000 000), never in floating point, so
  * that sums of many small charges are exact; see money.ts for parsing and formatting.
  *
- * Methods throw `ApiError` (server/http/errors.ts): `NOT_FOUND` for a missing record the
- * caller named, `ALREADY_EXISTS` for a duplicate id, `STORAGE_UNAVAILABLE` when the
- * database does not answer.
+ * Methods throw `StoreError` (errors.ts), never an HTTP error: `not-found` for a missing
+ * record the caller named, `already-exists` for a duplicate id, `unavailable` when the
+ * database does not answer. The HTTP edge (server/http/store-errors.ts) maps each kind to
+ * the envelope's code.
  */
 import type { DatasetStore } from "./datasets.ts";
 import type { FineTuningStore } from "./fine-tuning.ts";

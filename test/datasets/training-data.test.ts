@@ -149,6 +149,7 @@ test("createDerivedDataset with bad rows ends FAILED; a taken id is ALREADY_EXIS
       source: "DATASET_SOURCE_SPLIT",
       rows: [],
     }),
-    { code: "ALREADY_EXISTS" },
+    // The store's refusal as it is; the HTTP edge would answer it as ALREADY_EXISTS.
+    { name: "StoreError", kind: "already-exists" },
   );
 });

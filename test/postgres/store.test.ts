@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import { skipping } from "../support/skip.ts";
 import pg from "pg";
 import { ownerAlive } from "../../server/datasets/owners.ts";
-import { ApiError } from "../../server/http/errors.ts";
+import { fromStoreError } from "../../server/http/store-errors.ts";
+import { isStoreError, StoreError } from "../../server/store/errors.ts";
 import { openPostgresStore, postgresStore } from "../../server/store/postgres.ts";
 import { createPool } from "../../server/store/postgres/database.ts";
 import { appliedVersions, migrate, MIGRATIONS } from "../../server/store/postgres/migrations.ts";
@@ -29,9 +30,9 @@ async function newStore(url?: string, options = {}): Promise<{ store: Store; url
 }
 
 function isUnavailable(error: unknown): boolean {
-  return (
-    error instanceof ApiError && error.code === "STORAGE_UNAVAILABLE" && error.status === 503 && error.retryAfter === 1
-  );
+  if (!(error instanceof StoreError)) return false;
+  const answer = fromStoreError(error); // what the HTTP edge sends
+  return answer.code === "STORAGE_UNAVAILABLE" && answer.status === 503 && answer.retryAfter === 1;
 }
 
 let n = 0;
@@ -225,11 +226,7 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
         ),
       );
       assert.equal(outcomes.filter((o) => o.status === "fulfilled").length, 1);
-      assert.ok(
-        outcomes.every(
-          (o) => o.status === "fulfilled" || (o.reason instanceof ApiError && o.reason.code === "ALREADY_EXISTS"),
-        ),
-      );
+      assert.ok(outcomes.every((o) => o.status === "fulfilled" || isStoreError(o.reason, "already-exists")));
     });
 
     it("12 workers claiming at once: every queued job claimed by exactly one", async () => {

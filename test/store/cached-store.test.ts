@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { hashApiKeySecret, issueApiKey } from "../../server/store/api-keys.ts";
 import { withCaches, type CachedStore } from "../../server/store/cache/cached-store.ts";
+import { isStoreError } from "../../server/store/errors.ts";
 import type { UsageCharge, VersionedStore } from "../../server/store/store.ts";
 import { openTestStore } from "./test-store.ts";
 
@@ -181,7 +182,7 @@ describe("group commit", () => {
       cached.usage.charge(charge("nobody", 3)),
     ]);
     assert.equal(good.status, "fulfilled");
-    assert.equal(missing.status === "rejected" && (missing.reason as { code?: string }).code, "NOT_FOUND");
+    assert.ok(missing.status === "rejected" && isStoreError(missing.reason, "not-found"));
     assert.equal(await other.usage.spentSince(t.id, new Date(0)), 3);
   });
 });

@@ -10,8 +10,9 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterEach, beforeEach, describe, it } from "vitest";
 import { skipping } from "../support/skip.ts";
-import { ApiError } from "../../server/http/errors.ts";
+import { fromStoreError, storeErrorCode } from "../../server/http/store-errors.ts";
 import { apiKeyRecord, hashApiKeySecret, issueApiKey } from "../../server/store/api-keys.ts";
+import { StoreError } from "../../server/store/errors.ts";
 import { DATABASE_FILE } from "../../server/store/sqlite.ts";
 import { storeCall } from "../../server/store/sqlite/database.ts";
 import { appliedVersions, MIGRATIONS } from "../../server/store/sqlite/migrations.ts";
@@ -33,7 +34,8 @@ afterEach(async () => {
 });
 
 function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
-  return assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.code === code);
+  // The code the HTTP edge answers the store's refusal with.
+  return assert.rejects(promise, (error: unknown) => error instanceof StoreError && storeErrorCode(error) === code);
 }
 
 describe("persistence", () => {
@@ -287,11 +289,11 @@ describe("storage failures", () => {
       storeCall(() => {
         throw busy;
       }),
-      (error: unknown) =>
-        error instanceof ApiError &&
-        error.code === "STORAGE_UNAVAILABLE" &&
-        error.status === 503 &&
-        error.retryAfter === 1,
+      (error: unknown) => {
+        if (!(error instanceof StoreError)) return false;
+        const answer = fromStoreError(error); // what the HTTP edge sends
+        return answer.code === "STORAGE_UNAVAILABLE" && answer.status === 503 && answer.retryAfter === 1;
+      },
     );
   });
 });

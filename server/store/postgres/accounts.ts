@@ -1,6 +1,6 @@
 /** Accounts in PostgreSQL: the same records and rules as sqlite/accounts.ts. */
 import type pg from "pg";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import { ACCOUNT_DEFAULTS } from "../store.ts";
 import type { Account, AccountImport, AccountPatch, AccountStore, NewAccount } from "../store.ts";
 import { insertApiKey } from "./api-keys.ts";
@@ -41,7 +41,7 @@ export class PostgresAccountStore implements AccountStore {
               `UPDATE accounts SET ${columns.map(([column], i) => `${column} = $${i + 2}`).join(", ")} WHERE id = $1 RETURNING *`,
               [id, ...columns.map(([, value]) => value)],
             );
-      if (!row) throw new ApiError("NOT_FOUND", `No account ${id}.`);
+      if (!row) throw new StoreError("not-found", `No account ${id}.`);
       return accountFromRow(row);
     });
   }
@@ -79,7 +79,7 @@ async function insertAccount(db: Db, account: NewAccount): Promise<Account> {
     );
     return accountFromRow(inserted as Row);
   } catch (error) {
-    if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `Account ${account.id} already exists.`);
+    if (isDuplicate(error)) throw new StoreError("already-exists", `Account ${account.id} already exists.`);
     throw error;
   }
 }

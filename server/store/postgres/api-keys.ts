@@ -1,6 +1,6 @@
 /** API keys in PostgreSQL: only the secret's hash is stored (see ../api-keys.ts). */
 import type pg from "pg";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import type { ApiKey, ApiKeyStore, NewApiKey } from "../store.ts";
 import { intOrNull, isDuplicate, isMissingReference, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
 
@@ -38,7 +38,7 @@ export class PostgresApiKeyStore implements ApiKeyStore {
         "UPDATE api_keys SET revoked_at_ms = COALESCE(revoked_at_ms, $2) WHERE id = $1 RETURNING *",
         [id, Date.now()],
       );
-      if (!row) throw new ApiError("NOT_FOUND", `No API key ${id}.`);
+      if (!row) throw new StoreError("not-found", `No API key ${id}.`);
       return apiKeyFromRow(row);
     });
   }
@@ -54,8 +54,8 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<ApiKey> {
     );
     return apiKeyFromRow(row as Row);
   } catch (error) {
-    if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `API key ${key.id} (or its secret) already exists.`);
-    if (isMissingReference(error)) throw new ApiError("NOT_FOUND", `No account ${key.accountId}.`);
+    if (isDuplicate(error)) throw new StoreError("already-exists", `API key ${key.id} (or its secret) already exists.`);
+    if (isMissingReference(error)) throw new StoreError("not-found", `No account ${key.accountId}.`);
     throw error;
   }
 }

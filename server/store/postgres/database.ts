@@ -9,7 +9,7 @@
  * it is back (the pool opens new connections; broken ones are discarded).
  */
 import pg from "pg";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 
 /** What a query runs on: the pool (one statement, autocommit) or a client inside a transaction. */
 export type Db = Pick<pg.Pool | pg.PoolClient, "query">;
@@ -111,9 +111,9 @@ export async function inTransaction<T>(
 }
 
 /**
- * Runs a store operation and turns a database that does not answer into 503
- * STORAGE_UNAVAILABLE with Retry-After. ApiErrors pass unchanged (they were meant);
- * anything else is a bug and ends as 500 INTERNAL.
+ * Runs a store operation and turns a database that does not answer into the StoreError
+ * `unavailable` (503 STORAGE_UNAVAILABLE with Retry-After at the HTTP edge). StoreErrors
+ * pass unchanged (they were meant); anything else is a bug and ends as 500 INTERNAL.
  *
  * A COMMIT cut off by a lost connection may or may not have happened; the client is told
  * 503 and retries, which is why job creation takes an Idempotency-Key.
@@ -122,10 +122,10 @@ export async function pgCall<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof StoreError) throw error;
     if (isUnavailable(error)) {
-      throw new ApiError("STORAGE_UNAVAILABLE", "The database is not answering. Retry shortly.", {
-        retryAfter: RETRY_AFTER_SECONDS,
+      throw new StoreError("unavailable", "The database is not answering. Retry shortly.", {
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
       });
     }
     throw error;

@@ -10,7 +10,7 @@
  */
 import path from "node:path";
 import type pg from "pg";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import {
   datasetName,
   datasetStateOf,
@@ -25,15 +25,15 @@ import {
   type VersionRecord,
 } from "../datasets.ts";
 import { datasetFromRow, versionFromRow } from "../dataset-rows.ts";
-import { requireReceiving, versionFilePath } from "../sqlite/datasets.ts";
+import {
+  requireReceiving,
+  RESET_VALIDATION,
+  unstoredProblem,
+  VERSION_COLUMNS,
+  VERSION_JOIN,
+  versionFilePath,
+} from "../shared/dataset-versions.ts";
 import { inTransaction, intOrNull, isDuplicate, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
-
-const VERSION_COLUMNS = "d.account_id, d.dataset_id, v.*";
-const VERSION_JOIN = "dataset_versions v JOIN datasets d ON d.seq = v.dataset_seq";
-
-/** The assignments that put a version's validation result back to "not yet validated". */
-const RESET_VALIDATION = `total_lines = 0, valid_lines = 0, example_count = 0, estimated_token_count = 0,
-  first_invalid_line = NULL, first_invalid_reason = NULL, top_level_keys = '[]', format = NULL`;
 
 export class PostgresDatasetStore implements DatasetStore {
   readonly #pool: pg.Pool;
@@ -56,10 +56,10 @@ export class PostgresDatasetStore implements DatasetStore {
         return datasetFromRow(row as Row);
       } catch (error) {
         if (isDuplicate(error)) {
-          throw new ApiError(
-            "ALREADY_EXISTS",
+          throw new StoreError(
+            "already-exists",
             `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`,
-            { param: "datasetId" },
+            { field: "datasetId" },
           );
         }
         throw error;
@@ -132,8 +132,8 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED") {
-          throw new ApiError(
-            "INVALID_REQUEST",
+          throw new StoreError(
+            "dataset-unusable",
             `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`,
           );
         }
@@ -194,15 +194,15 @@ export class PostgresDatasetStore implements DatasetStore {
         const dataset = await lockDataset(db, accountId, datasetId);
         const name = datasetName(accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED")
-          throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
+          throw new StoreError("dataset-unusable", `The dataset ${name} is deleted.`);
         if (dataset.latestVersionNo === 0)
-          throw new ApiError(
-            "INVALID_REQUEST",
+          throw new StoreError(
+            "dataset-unusable",
             `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`,
           );
         const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
         const version = await requireVersion(db, key);
-        if (!version.stored) throw new ApiError("INVALID_REQUEST", unstoredProblem(version, name));
+        if (!version.stored) throw new StoreError("dataset-unusable", unstoredProblem(version, name));
         if (version.state !== "DATASET_VERSION_STATE_VALIDATING") {
           await db.query(
             `UPDATE dataset_versions SET state = 'DATASET_VERSION_STATE_VALIDATING', owner = $1, ${RESET_VALIDATION}, update_time_ms = $2
@@ -374,9 +374,9 @@ async function lockDataset(
   return row && datasetFromRow(row);
 }
 
-function notFound(accountId: string, datasetId: string): ApiError {
-  return new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
-    param: "dataset",
+function notFound(accountId: string, datasetId: string): StoreError {
+  return new StoreError("not-found", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
+    field: "dataset",
   });
 }
 
@@ -392,17 +392,10 @@ async function findVersion(db: Db, key: VersionKey): Promise<VersionRecord | und
 async function requireVersion(db: Db, key: VersionKey): Promise<VersionRecord> {
   const version = await findVersion(db, key);
   if (!version)
-    throw new ApiError(
-      "NOT_FOUND",
+    throw new StoreError(
+      "not-found",
       `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`,
-      { param: "version" },
+      { field: "version" },
     );
   return version;
-}
-
-/** Why a version whose file is not complete cannot be validated. */
-function unstoredProblem(version: VersionRecord, name: string): string {
-  if (version.state === "DATASET_VERSION_STATE_UPLOADING")
-    return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
-  return `Version ${version.versionNo} of ${name} was never completely uploaded; upload the file again.`;
 }

@@ -14,7 +14,7 @@
  *   polling at once get two different jobs (or one gets none), never the same one.
  */
 import type pg from "pg";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import {
   ACTIVE_STATES,
   jobName,
@@ -32,7 +32,7 @@ import {
   type ListedJob,
   outputModelTakenError,
 } from "../fine-tuning.ts";
-import { HOLDS_OUTPUT_MODEL, parseRecord, serializeRecord } from "../sqlite/fine-tuning.ts";
+import { HOLDS_OUTPUT_MODEL, parseRecord, serializeRecord } from "../shared/job-records.ts";
 import { inTransaction, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
 
 export class PostgresFineTuningStore implements FineTuningStore {
@@ -261,7 +261,7 @@ export class PostgresFineTuningStore implements FineTuningStore {
           leaseOwner,
         );
         // Thrown inside the transaction: the model row is rolled back with it.
-        if (job === undefined) throw new ApiError("JOB_STATE_INVALID", `The job ${jobId} is no longer running.`);
+        if (job === undefined) throw new StoreError("job-state", `The job ${jobId} is no longer running.`);
         return job;
       }),
     );
@@ -323,8 +323,8 @@ async function findIdempotent(
   );
   if (row === undefined) return undefined;
   if (row.request_hash !== claim.requestHash) {
-    throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request body.", {
-      param: "Idempotency-Key",
+    throw new StoreError("idempotency-conflict", "This Idempotency-Key was used with a different request body.", {
+      field: "Idempotency-Key",
     });
   }
   return parseRecord(row.record as string);
@@ -394,7 +394,7 @@ async function updateLocked(
     "SELECT seq, record, lease_owner FROM training_jobs WHERE account_id = $1 AND job_id = $2 FOR UPDATE",
     [accountId, jobId],
   );
-  if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
+  if (row === undefined) throw new StoreError("not-found", `No job ${jobId}.`);
   const current = parseRecord(row.record as string);
   if (fromStates && !fromStates.includes(current.state)) return undefined;
   if (leaseOwner !== undefined && row.lease_owner !== leaseOwner) return undefined;
@@ -413,7 +413,7 @@ async function jobSeq(db: Db, accountId: string, jobId: string): Promise<number>
     accountId,
     jobId,
   ]);
-  if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
+  if (row === undefined) throw new StoreError("not-found", `No job ${jobId}.`);
   return Number(row.seq);
 }
 

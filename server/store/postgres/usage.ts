@@ -1,6 +1,6 @@
 /** Usage charges in PostgreSQL: each charge is a record and a balance change, written together. */
 import type pg from "pg";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import type { ChargeOutcome, UsageCharge, UsageStore } from "../store.ts";
 import { inTransaction, pgCall, query, queryOne } from "./database.ts";
 
@@ -46,7 +46,7 @@ export class PostgresUsageStore implements UsageStore {
           "UPDATE accounts SET balance_micros = balance_micros - $1 WHERE id = $2 RETURNING balance_micros",
           [charge.amountMicros, charge.accountId],
         );
-        if (updated === undefined) throw new ApiError("NOT_FOUND", `No account ${charge.accountId}.`);
+        if (updated === undefined) throw new StoreError("not-found", `No account ${charge.accountId}.`);
         await db.query(
           "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES ($1, $2, $3, $4, $5)",
           [charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime()],
@@ -79,7 +79,7 @@ export class PostgresUsageStore implements UsageStore {
         return charges.map((c): ChargeOutcome => {
           const balanceMicros = balances.get(c.accountId);
           return balanceMicros === undefined
-            ? { error: new ApiError("NOT_FOUND", `No account ${c.accountId}.`) }
+            ? { error: new StoreError("not-found", `No account ${c.accountId}.`) }
             : { balanceMicros };
         });
       }),

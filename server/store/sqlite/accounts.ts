@@ -1,6 +1,6 @@
 /** Accounts in SQLite. */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import { ACCOUNT_DEFAULTS } from "../store.ts";
 import type { Account, AccountImport, AccountPatch, AccountStore, NewAccount } from "../store.ts";
 import { insertApiKey } from "./api-keys.ts";
@@ -66,7 +66,7 @@ export class SqliteAccountStore implements AccountStore {
 
   #require(id: string): Account {
     const account = this.#find(id);
-    if (!account) throw new ApiError("NOT_FOUND", `No account ${id}.`);
+    if (!account) throw new StoreError("not-found", `No account ${id}.`);
     return account;
   }
 }
@@ -84,7 +84,7 @@ function insertAccount(db: DatabaseSync, account: NewAccount): void {
       ...Object.values(row),
     );
   } catch (error) {
-    if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `Account ${account.id} already exists.`);
+    if (isDuplicate(error)) throw new StoreError("already-exists", `Account ${account.id} already exists.`);
     throw error;
   }
 }

@@ -1,6 +1,6 @@
 /** API keys in SQLite: only the secret's hash is stored (see ../api-keys.ts). */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import type { ApiKey, ApiKeyStore, NewApiKey } from "../store.ts";
 import { inTransaction, intOrNull, isConstraint, isDuplicate, storeCall } from "./database.ts";
 
@@ -49,7 +49,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
 
   #require(id: string): ApiKey {
     const row = this.#db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id);
-    if (row === undefined) throw new ApiError("NOT_FOUND", `No API key ${id}.`);
+    if (row === undefined) throw new StoreError("not-found", `No API key ${id}.`);
     return apiKeyFromRow(row);
   }
 }
@@ -65,8 +65,8 @@ export function insertApiKey(db: DatabaseSync, key: NewApiKey): void {
       Date.now(),
     );
   } catch (error) {
-    if (isDuplicate(error)) throw new ApiError("ALREADY_EXISTS", `API key ${key.id} (or its secret) already exists.`);
-    if (isConstraint(error)) throw new ApiError("NOT_FOUND", `No account ${key.accountId}.`);
+    if (isDuplicate(error)) throw new StoreError("already-exists", `API key ${key.id} (or its secret) already exists.`);
+    if (isConstraint(error)) throw new StoreError("not-found", `No account ${key.accountId}.`);
     throw error;
   }
 }

@@ -1,13 +1,13 @@
 /**
  * The SQLite connection every SQLite sub-store shares, with the two things they all need:
- * a transaction helper and the translation of SQLite failures into ApiErrors.
+ * a transaction helper and the translation of SQLite failures into StoreErrors.
  *
  * node:sqlite is synchronous. Each store method runs its statements (and its transaction)
  * without awaiting in between, so no other request's statements can interleave with an
  * open transaction on this one connection.
  */
 import { DatabaseSync } from "node:sqlite";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 
 /** How long a writer waits for another process's write lock before giving up. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -68,15 +68,16 @@ export function isConstraint(error: unknown): boolean {
 
 /**
  * Runs a store operation and turns a database that does not answer (locked past the busy
- * timeout) into 503 STORAGE_UNAVAILABLE. Other errors pass through unchanged: an ApiError
- * was meant, anything else is a bug and ends as 500 INTERNAL.
+ * timeout) into the StoreError `unavailable` (503 STORAGE_UNAVAILABLE at the HTTP edge).
+ * Other errors pass through unchanged: a StoreError was meant, anything else is a bug and
+ * ends as 500 INTERNAL.
  */
 export async function storeCall<T>(work: () => T): Promise<T> {
   try {
     return work();
   } catch (error) {
     if (isSqliteError(error) && [SQLITE_BUSY, SQLITE_LOCKED].includes(error.errcode & 0xff)) {
-      throw new ApiError("STORAGE_UNAVAILABLE", "The database is busy. Retry shortly.", { retryAfter: 1 });
+      throw new StoreError("unavailable", "The database is busy. Retry shortly.", { retryAfterSeconds: 1 });
     }
     throw error;
   }

@@ -7,7 +7,7 @@
  */
 import path from "node:path";
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import {
   datasetName,
   datasetStateOf,
@@ -22,10 +22,15 @@ import {
   type VersionRecord,
 } from "../datasets.ts";
 import { datasetFromRow, versionFromRow } from "../dataset-rows.ts";
+import {
+  requireReceiving,
+  RESET_VALIDATION,
+  unstoredProblem,
+  VERSION_COLUMNS,
+  VERSION_JOIN,
+  versionFilePath,
+} from "../shared/dataset-versions.ts";
 import { inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
-
-const VERSION_COLUMNS = "d.account_id, d.dataset_id, v.*";
-const VERSION_JOIN = "dataset_versions v JOIN datasets d ON d.seq = v.dataset_seq";
 
 export class SqliteDatasetStore implements DatasetStore {
   readonly #db: DatabaseSync;
@@ -54,10 +59,10 @@ export class SqliteDatasetStore implements DatasetStore {
           );
       } catch (error) {
         if (isDuplicate(error)) {
-          throw new ApiError(
-            "ALREADY_EXISTS",
+          throw new StoreError(
+            "already-exists",
             `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`,
-            { param: "datasetId" },
+            { field: "datasetId" },
           );
         }
         throw error;
@@ -125,8 +130,8 @@ export class SqliteDatasetStore implements DatasetStore {
       inTransaction(this.#db, () => {
         const dataset = this.#requireDataset(accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED") {
-          throw new ApiError(
-            "INVALID_REQUEST",
+          throw new StoreError(
+            "dataset-unusable",
             `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`,
           );
         }
@@ -188,15 +193,15 @@ export class SqliteDatasetStore implements DatasetStore {
         const dataset = this.#requireDataset(accountId, datasetId);
         const name = datasetName(accountId, datasetId);
         if (dataset.state === "DATASET_STATE_DELETED")
-          throw new ApiError("INVALID_REQUEST", `The dataset ${name} is deleted.`);
+          throw new StoreError("dataset-unusable", `The dataset ${name} is deleted.`);
         if (dataset.latestVersionNo === 0)
-          throw new ApiError(
-            "INVALID_REQUEST",
+          throw new StoreError(
+            "dataset-unusable",
             `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`,
           );
         const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
         const version = this.#requireVersion(key);
-        if (!version.stored) throw new ApiError("INVALID_REQUEST", unstoredProblem(version, name));
+        if (!version.stored) throw new StoreError("dataset-unusable", unstoredProblem(version, name));
         if (version.state !== "DATASET_VERSION_STATE_VALIDATING") {
           this.#db
             .prepare(
@@ -336,8 +341,8 @@ export class SqliteDatasetStore implements DatasetStore {
   #requireDataset(accountId: string, datasetId: string): DatasetRecord {
     const dataset = this.#findDataset(accountId, datasetId);
     if (!dataset)
-      throw new ApiError("NOT_FOUND", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
-        param: "dataset",
+      throw new StoreError("not-found", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
+        field: "dataset",
       });
     return dataset;
   }
@@ -354,48 +359,11 @@ export class SqliteDatasetStore implements DatasetStore {
   #requireVersion(key: VersionKey): VersionRecord {
     const version = this.#findVersion(key);
     if (!version)
-      throw new ApiError(
-        "NOT_FOUND",
+      throw new StoreError(
+        "not-found",
         `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`,
-        { param: "version" },
+        { field: "version" },
       );
     return version;
   }
-}
-
-/**
- * An upload is acknowledged only while its version is still being received: recovery in
- * another process may have declared its owner dead (owners.ts) and failed it meanwhile.
- */
-export function requireReceiving(version: VersionRecord): void {
-  if (version.state !== "DATASET_VERSION_STATE_UPLOADING" || version.stored) {
-    throw new ApiError(
-      "STORAGE_UNAVAILABLE",
-      `The upload of version ${version.versionNo} was interrupted (its server was taken for dead); upload the file again.`,
-    );
-  }
-}
-
-/** Why a version whose file is not complete cannot be validated. */
-function unstoredProblem(version: VersionRecord, name: string): string {
-  if (version.state === "DATASET_VERSION_STATE_UPLOADING")
-    return `Version ${version.versionNo} of ${name} is still being uploaded; validate it once its upload has answered.`;
-  return `Version ${version.versionNo} of ${name} was never completely uploaded; upload the file again.`;
-}
-
-/** The assignments that put a version's validation result back to "not yet validated". */
-const RESET_VALIDATION = `total_lines = 0, valid_lines = 0, example_count = 0, estimated_token_count = 0,
-  first_invalid_line = NULL, first_invalid_reason = NULL, top_level_keys = '[]', format = NULL`;
-
-/** Where a version's rows are kept under the datasets directory (the PostgreSQL store uses the same layout). */
-export function versionFilePath(filesDir: string, key: VersionKey): string {
-  return path.join(filesDir, safeSegment(key.accountId), safeSegment(key.datasetId), `${key.versionNo}.jsonl`);
-}
-
-/**
- * One path segment from an id. Ids are checked where they are created ([a-z0-9-]); this
- * keeps a file inside the datasets directory whatever an id holds.
- */
-function safeSegment(id: string): string {
-  return encodeURIComponent(id).replace(/^\./, "%2E");
 }

@@ -3,7 +3,7 @@
  * one row: the columns the queries need, and the whole record as JSON beside them.
  */
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import {
   ACTIVE_STATES,
   jobName,
@@ -21,12 +21,10 @@ import {
   type ListedJob,
   outputModelTakenError,
 } from "../fine-tuning.ts";
+import { HOLDS_OUTPUT_MODEL, parseRecord, serializeRecord } from "../shared/job-records.ts";
 import { inTransaction, storeCall } from "./database.ts";
 
 type Row = Record<string, SQLInputValue>;
-
-/** States whose output model id stays taken (a failed, cancelled or expired job frees it). */
-export const HOLDS_OUTPUT_MODEL: readonly JobState[] = ["JOB_STATE_QUEUED", ...ACTIVE_STATES, "JOB_STATE_SUCCEEDED"];
 
 export class SqliteFineTuningStore implements FineTuningStore {
   readonly #db: DatabaseSync;
@@ -234,7 +232,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
           ACTIVE_STATES,
           leaseOwner,
         );
-        if (job === undefined) throw new ApiError("JOB_STATE_INVALID", `The job ${jobId} is no longer running.`);
+        if (job === undefined) throw new StoreError("job-state", `The job ${jobId} is no longer running.`);
         return job;
       }),
     );
@@ -288,8 +286,8 @@ export class SqliteFineTuningStore implements FineTuningStore {
       .get(accountId, jobType, claim.key);
     if (row === undefined) return undefined;
     if (row.request_hash !== claim.requestHash) {
-      throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was used with a different request body.", {
-        param: "Idempotency-Key",
+      throw new StoreError("idempotency-conflict", "This Idempotency-Key was used with a different request body.", {
+        field: "Idempotency-Key",
       });
     }
     return parseRecord(row.record);
@@ -370,7 +368,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
     const row = this.#db
       .prepare("SELECT record FROM training_jobs WHERE account_id = ? AND job_id = ?")
       .get(accountId, jobId);
-    if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
+    if (row === undefined) throw new StoreError("not-found", `No job ${jobId}.`);
     return parseRecord(row.record);
   }
 
@@ -378,24 +376,9 @@ export class SqliteFineTuningStore implements FineTuningStore {
     const row = this.#db
       .prepare("SELECT seq FROM training_jobs WHERE account_id = ? AND job_id = ?")
       .get(accountId, jobId);
-    if (row === undefined) throw new ApiError("NOT_FOUND", `No job ${jobId}.`);
+    if (row === undefined) throw new StoreError("not-found", `No job ${jobId}.`);
     return Number(row.seq);
   }
-}
-
-const DATE_FIELDS = ["createTime", "startTime", "completeTime"] as const;
-
-/** The record as stored: JSON with times as milliseconds (the PostgreSQL store keeps the same text). */
-export function serializeRecord(job: JobRecord): string {
-  return JSON.stringify(job, (key, value) =>
-    DATE_FIELDS.includes(key as (typeof DATE_FIELDS)[number]) && typeof value === "string" ? Date.parse(value) : value,
-  );
-}
-
-export function parseRecord(text: SQLInputValue | undefined): JobRecord {
-  const raw = JSON.parse(String(text)) as Record<string, unknown>;
-  for (const field of DATE_FIELDS) if (typeof raw[field] === "number") raw[field] = new Date(raw[field]);
-  return raw as unknown as JobRecord;
 }
 
 function toModel(row: Row): AccountModel {

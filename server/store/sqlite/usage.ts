@@ -1,6 +1,6 @@
 /** Usage charges in SQLite: each charge is a record and a balance change, written together. */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { ApiError } from "../../http/errors.ts";
+import { StoreError } from "../errors.ts";
 import type { ChargeOutcome, UsageCharge, UsageStore } from "../store.ts";
 import { inTransaction, storeCall } from "./database.ts";
 
@@ -29,7 +29,7 @@ export class SqliteUsageStore implements UsageStore {
           try {
             return this.#record(charge);
           } catch (error) {
-            if (error instanceof ApiError) return { error };
+            if (error instanceof StoreError) return { error };
             throw error;
           }
         }),
@@ -58,7 +58,7 @@ export class SqliteUsageStore implements UsageStore {
       ),
     };
     const updated = this.#statements.debit.get(charge.amountMicros, charge.accountId);
-    if (updated === undefined) throw new ApiError("NOT_FOUND", `No account ${charge.accountId}.`);
+    if (updated === undefined) throw new StoreError("not-found", `No account ${charge.accountId}.`);
     this.#statements.record.run(charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime());
     return { balanceMicros: Number(updated.balance_micros) };
   }
