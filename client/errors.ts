@@ -3,81 +3,16 @@
  * `error` event part-way through a stream, and `ok()`, which turns openapi-fetch's
  * `{ data, error, response }` into the data or a thrown ApiError.
  */
-import type { ErrorCode, ErrorType, Schema } from "./types.ts";
+import { ERROR_STATUS, ERROR_TYPE } from "../generated/contract-values.ts";
+import type { ErrorCode, ErrorType } from "./types.ts";
 
 /**
- * The HTTP status each error code is sent with. The contract pairs every code with one
- * status; the checks below make `tsc` fail when that pairing changes, so this table
- * cannot drift from the contract. `REQUEST_CANCELLED` is only ever logged (499).
+ * The status each code is sent with and the `error.type` of each status come from the
+ * contract (generated/contract-values.ts, which `tsc` checks against the contract's types).
+ * `REQUEST_CANCELLED` is only ever logged (499).
  */
-const STATUS_OF_CODE = {
-  INVALID_REQUEST: 400,
-  CONTENT_BLOCKED_INPUT: 400,
-  CONTENT_BLOCKED_OUTPUT: 400,
-  CONTEXT_LENGTH_EXCEEDED: 400,
-  MEDIA_FETCH_FAILED: 400,
-  MEDIA_UNSUPPORTED: 400,
-  MODEL_CAPABILITY_UNSUPPORTED: 400,
-  UPSTREAM_CONTENT_REJECTED: 400,
-  INVALID_API_KEY: 401,
-  INSUFFICIENT_BALANCE: 402,
-  PAYMENT_REQUIRED: 402,
-  AGREEMENT_REQUIRED: 403,
-  MODEL_NOT_ALLOWED: 403,
-  OPERATION_NOT_ALLOWED: 403,
-  TENANT_SUSPENDED: 403,
-  MODEL_NOT_FOUND: 404,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  ALREADY_EXISTS: 409,
-  IDEMPOTENCY_CONFLICT: 409,
-  JOB_STATE_INVALID: 409,
-  MEDIA_TOO_LARGE: 413,
-  TENANT_BUDGET_EXCEEDED: 429,
-  TENANT_RATE_LIMITED: 429,
-  UPSTREAM_RATE_LIMITED: 429,
-  REQUEST_CANCELLED: 499,
-  INTERNAL: 500,
-  DEPLOYMENT_SCALING_UP: 503,
-  STORAGE_UNAVAILABLE: 503,
-  UPSTREAM_UNAVAILABLE: 503,
-  PARTIAL_RESPONSE_TIMEOUT: 504,
-  REQUEST_DEADLINE_EXCEEDED: 504,
-  UPSTREAM_TIMEOUT: 504,
-} as const satisfies Record<ErrorCode, number>;
-
-type CodesWithStatus<S extends number> = {
-  [C in ErrorCode]: (typeof STATUS_OF_CODE)[C] extends S ? C : never;
-}[ErrorCode];
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Assert<T extends true> = T;
-// Type-level only: each alias fails to compile if the contract moves a code to another status.
-export type StatusTableMatchesContract = [
-  Assert<Same<CodesWithStatus<400>, Schema<"BadRequestErrorCode">>>,
-  Assert<Same<CodesWithStatus<402>, Schema<"PaymentRequiredErrorCode">>>,
-  Assert<Same<CodesWithStatus<403>, Schema<"ForbiddenErrorCode">>>,
-  Assert<Same<CodesWithStatus<404>, Schema<"NotFoundErrorCode">>>,
-  Assert<Same<CodesWithStatus<409>, Schema<"ConflictErrorCode">>>,
-  Assert<Same<CodesWithStatus<429>, Schema<"TooManyRequestsErrorCode">>>,
-  Assert<Same<CodesWithStatus<503>, Schema<"ServiceUnavailableErrorCode">>>,
-  Assert<Same<CodesWithStatus<504>, Schema<"GatewayTimeoutErrorCode">>>,
-];
-
-/** The `error.type` of each status (the contract gives each status exactly one). */
-const TYPE_OF_STATUS: Record<number, ErrorType> = {
-  400: "invalid_request_error",
-  401: "authentication_error",
-  402: "billing_error",
-  403: "permission_error",
-  404: "not_found_error",
-  405: "invalid_request_error",
-  409: "invalid_request_error",
-  413: "invalid_request_error",
-  429: "rate_limit_error",
-  500: "server_error",
-  503: "service_unavailable",
-  504: "server_error",
-};
+const STATUS_OF_CODE: Readonly<Record<string, number>> = ERROR_STATUS;
+const TYPE_OF_STATUS: Readonly<Record<number, ErrorType>> = ERROR_TYPE;
 
 export interface ApiErrorInit {
   status: number;
@@ -171,7 +106,7 @@ export function errorFromEvent(data: unknown, requestId: string | null): ApiErro
   const detail: ErrorFields =
     typeof outer.error === "object" && outer.error !== null ? (outer.error as ErrorFields) : outer;
   const code = text(detail.code);
-  const status = (code !== null && (STATUS_OF_CODE as Record<string, number>)[code]) || 500;
+  const status = (code !== null && Object.hasOwn(STATUS_OF_CODE, code) && STATUS_OF_CODE[code]) || 500;
   return new ApiError({
     status,
     message: text(detail.message) ?? "The stream failed part-way.",

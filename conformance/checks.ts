@@ -3,6 +3,7 @@
  * media type, headers, body or every event against generated/openapi.3.2.yaml), the
  * protocol checks, and the transcript's expectation with its matchers.
  */
+import { ERROR_TYPE } from "../generated/contract-values.ts";
 import type { Contract, Operation } from "./contract.ts";
 import type { Exchange } from "./http.ts";
 import { getPath, isPlainObject, match, type Mismatch } from "./matchers.ts";
@@ -16,21 +17,8 @@ import {
 } from "./protocol.ts";
 import type { EventPattern, Expectation, StreamExpectation } from "./transcript.ts";
 
-/** error.type decided for each HTTP status (docs/contract-decisions.md, Errors). */
-export const DECIDED_ERROR_TYPES: Record<number, string> = {
-  400: "invalid_request_error",
-  405: "invalid_request_error",
-  409: "invalid_request_error",
-  413: "invalid_request_error",
-  401: "authentication_error",
-  402: "billing_error",
-  403: "permission_error",
-  404: "not_found_error",
-  429: "rate_limit_error",
-  500: "server_error",
-  504: "server_error",
-  503: "service_unavailable",
-};
+/** error.type of each error status, as the contract's error objects fix it (docs/decisions.md, Errors). */
+export const DECIDED_ERROR_TYPES: Readonly<Record<number, string>> = ERROR_TYPE;
 
 export interface Problem {
   kind: "contract" | "protocol" | "expectation";

@@ -3,7 +3,7 @@
  * each reason naming its line (the reason is often shown without the line number beside
  * it) and a file without a single row failing as a whole.
  */
-import { validateFile } from "../finetune/validate-file.ts";
+import { validateFile } from "./validate-file.ts";
 import type { ValidationRecord } from "../store/datasets.ts";
 
 /** Line 0 in `firstInvalidLine` stands for the file as a whole, not one of its lines. */

@@ -3,18 +3,15 @@
  * when the balance is used up or the budget reached (tenant-limits.ts); afterwards the
  * handler charges what the call actually used.
  */
+import { PAID_OPERATIONS as PAID_OPERATION_IDS } from "../../generated/contract-values.ts";
 import type { Store } from "../store/store.ts";
 import type { Caller } from "./locals.ts";
 
-/** Inference and the creation of training jobs; everything else is free. */
-export const PAID_OPERATIONS: ReadonlySet<string> = new Set([
-  "createResponse",
-  "createChatCompletion",
-  "createCompletion",
-  "createMessage",
-  "SupervisedFineTuningJobs_createSupervisedFineTuningJob",
-  "DpoJobs_createDpoJob",
-]);
+/**
+ * Inference and the creation of training jobs, the operations whose responses declare a 402
+ * (generated/contract-values.ts); everything else is free.
+ */
+export const PAID_OPERATIONS: ReadonlySet<string> = new Set(PAID_OPERATION_IDS);
 
 export function isPaidOperation(operationId: string): boolean {
   return PAID_OPERATIONS.has(operationId);

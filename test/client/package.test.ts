@@ -74,7 +74,8 @@ test("the build holds JavaScript with .js imports, declarations, and the contrac
   const dist = path.join(pkg, "dist");
   for (const file of ["index.js", "index.d.ts", "streams.js", "errors.d.ts"])
     assert.ok(existsSync(path.join(dist, file)), file);
-  assert.ok(existsSync(path.join(pkg, "generated/api.d.ts")));
+  for (const file of ["api.d.ts", "contract-values.js", "contract-values.d.ts"])
+    assert.ok(existsSync(path.join(pkg, "generated", file)), `generated/${file}`);
   for (const file of readdirSync(dist).filter((f) => f.endsWith(".js")))
     assert.doesNotMatch(readFileSync(path.join(dist, file), "utf8"), /from "\.[^"]*\.ts"/, file);
 });
@@ -151,13 +152,14 @@ test(
     // One origin for the page, the modules and the API (proxied to the server), as a web app
     // served next to its API would have it; no CORS involved.
     const modules: Record<string, string> = {
-      "/pkg/": path.join(pkg, "dist"),
+      // The whole package, as published: dist/ imports its generated/ sibling (contract values).
+      "/pkg/": pkg,
       "/openapi-fetch/": path.join(ROOT, "node_modules/openapi-fetch/dist"),
       "/eventsource-parser/": path.join(ROOT, "node_modules/eventsource-parser/dist"),
     };
     const page = `<!doctype html><script type="importmap">${JSON.stringify({
       imports: {
-        "@inference-toolkit/client": "/pkg/index.js",
+        "@inference-toolkit/client": "/pkg/dist/index.js",
         "openapi-fetch": "/openapi-fetch/index.mjs",
         "eventsource-parser": "/eventsource-parser/index.js",
         "eventsource-parser/stream": "/eventsource-parser/stream.js",
