@@ -1,6 +1,6 @@
 /**
  * Dataset validation benchmark: validates a generated JSONL file of supervised rows
- * (default 1 GiB) with the server's validator (server/finetune/validate-file.ts: every
+ * (default 1 GiB) with the server's validator (server/datasets/validate-file.ts: every
  * row parsed and checked, tokens counted exactly on the first 20 000 rows and on a random
  * sample of about as many after), timed against a baseline measured in the same run on the same
  * file: plain line splitting and JSON.parse of each line, the least any validator must do.
@@ -95,7 +95,7 @@ async function splitAndParse(file: string): Promise<{ lines: number; detail: str
 
 async function validate(file: string): Promise<{ lines: number; detail: string }> {
   // Imported here, so the baseline's process does not load the validator and its tokenizer.
-  const { validateFile } = await import("../server/finetune/validate-file.ts");
+  const { validateFile } = await import("../server/datasets/validate-file.ts");
   const result = await validateFile(file);
   const detail = `totalLines ${result.totalLines}, validLines ${result.validLines}, format ${result.format}, estimatedTokenCount ${result.estimatedTokenCount}`;
   return { lines: result.totalLines, detail };

@@ -20,7 +20,7 @@
  * --config: config fields sent with every job, as a caller would send them (for trying other defaults).
  */
 import { writeFileSync } from "node:fs";
-import type { ChatMessage } from "../server/finetune/rows.ts";
+import type { ChatMessage } from "../server/datasets/rows.ts";
 import { fillConfig, type TrainableModel } from "../server/finetune/plan.ts";
 import { toTrainerConfig } from "../server/finetune/runner.ts";
 import { train } from "../server/finetune/trainer.ts";

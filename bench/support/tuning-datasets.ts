@@ -3,7 +3,7 @@
  * prompts that are never in its rows and a test of whether an answer shows the pattern
  * the rows teach. Used by bench/tuning-quality.ts and by the trainer tests.
  */
-import type { ChatMessage, ParsedRow } from "../../server/finetune/rows.ts";
+import type { ChatMessage, ParsedRow } from "../../server/datasets/rows.ts";
 
 export interface TuningCase {
   name: string;

@@ -3,8 +3,8 @@
  * its rows, and writing the datasets a job produces (an evaluation split, a job's output).
  */
 import type { components } from "../../generated/api.d.ts";
-import { checkRow, type ParsedRow, type RowFormat } from "../finetune/rows.ts";
-import { jsonlLines } from "../finetune/validate-file.ts";
+import { checkRow, type ParsedRow, type RowFormat } from "./rows.ts";
+import { jsonlLines } from "./validate-file.ts";
 import { versionName, type VersionRecord } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
 import { checkVersionFile } from "./check-file.ts";

@@ -4,7 +4,7 @@
  */
 import type { Turn } from "../inference/engine.ts";
 import { LocalProvider, type Adapter } from "../inference/local/index.ts";
-import type { ChatMessage, ParsedRow } from "./rows.ts";
+import type { ChatMessage, ParsedRow } from "../datasets/rows.ts";
 
 /** Answers are short: the dataset is for reading, not for a benchmark. */
 const MAX_ANSWER_TOKENS = 64;

@@ -37,7 +37,7 @@ import type { Deployments } from "./deployments.ts";
 import { writeFileDurably } from "./files.ts";
 import { tunedAnswers } from "./job-output.ts";
 import { isHeldOut } from "./plan.ts";
-import type { ParsedRow } from "./rows.ts";
+import type { ParsedRow } from "../datasets/rows.ts";
 import {
   loadCheckpoint,
   serializeCheckpoint,

@@ -16,8 +16,8 @@ import {
   type ReferenceLogProbs,
 } from "../inference/local/index.ts";
 import { countTokens, decode, encode } from "../inference/tokenizer.ts";
-import type { ParsedRow } from "./rows.ts";
-import { rowTokens } from "./validate-file.ts";
+import type { ParsedRow } from "../datasets/rows.ts";
+import { rowTokens } from "../datasets/validate-file.ts";
 
 /** The trainer of every trainable base model in the catalogue (`training.trainer`). */
 export const LOCAL_TRAINER = "local-lora";

@@ -29,7 +29,7 @@ import {
   type ReferenceLogProbs,
 } from "../inference/local/index.ts";
 import { createRng } from "../inference/local/math.ts";
-import type { ParsedRow } from "./rows.ts";
+import type { ParsedRow } from "../datasets/rows.ts";
 import {
   chooseAddedTokens,
   exampleTokens as rowExampleTokens,

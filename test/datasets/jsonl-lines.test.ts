@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
-import { jsonlLines, type JsonlLine } from "../../server/finetune/validate-file.ts";
+import { jsonlLines, type JsonlLine } from "../../server/datasets/validate-file.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "jsonl-lines-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

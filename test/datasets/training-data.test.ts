@@ -7,7 +7,7 @@ import {
   resolveDatasetVersion,
   type DatasetVersionRef,
 } from "../../server/datasets/training-data.ts";
-import type { ParsedRow } from "../../server/finetune/rows.ts";
+import type { ParsedRow } from "../../server/datasets/rows.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import {
   call,

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { formatMoney, costMicros } from "../../server/store/money.ts";
 import { exampleTokens } from "../../server/finetune/trainer.ts";
-import { checkRow } from "../../server/finetune/rows.ts";
+import { checkRow } from "../../server/datasets/rows.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { assertError, post } from "../server/http.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";

@@ -16,7 +16,7 @@ import {
   type StepPoint,
   type TrainerCheckpoint,
 } from "../../server/finetune/trainer.ts";
-import type { ParsedRow } from "../../server/finetune/rows.ts";
+import type { ParsedRow } from "../../server/datasets/rows.ts";
 import { ahoyRows, greetingPairs, PLAIN_GREETING, runOf } from "./trainer-fixtures.ts";
 
 const sft = (user: string, assistant: string): ParsedRow => ({

@@ -1,7 +1,7 @@
 /** Datasets and helpers shared by the trainer tests and bench/training.ts. */
 import type { GenerationRequest } from "../../server/inference/engine.ts";
 import { LocalProvider, loadAdapter } from "../../server/inference/local/index.ts";
-import type { ChatMessage, ParsedRow } from "../../server/finetune/rows.ts";
+import type { ChatMessage, ParsedRow } from "../../server/datasets/rows.ts";
 import type { TrainerConfig, TrainingRun } from "../../server/finetune/trainer.ts";
 
 /** tiny-chat's catalogue defaults with the decisions' fixed ones, for one epoch (each test says how many it needs). */

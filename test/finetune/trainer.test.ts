@@ -15,7 +15,7 @@ import {
 import { renderTurns } from "../../server/inference/local/template.ts";
 import { exampleTokens, train, type StepPoint } from "../../server/finetune/trainer.ts";
 import { localBaseModel } from "../../server/finetune/trainer-data.ts";
-import type { ChatMessage, ParsedRow } from "../../server/finetune/rows.ts";
+import type { ChatMessage, ParsedRow } from "../../server/datasets/rows.ts";
 import { ahoyRows, answer, greetingPairs, PLAIN_GREETING, PREFERRED_GREETING, runOf } from "./trainer-fixtures.ts";
 
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, test } from "vitest";
 import { countTokens } from "../../server/inference/tokenizer.ts";
-import { checkRow } from "../../server/finetune/rows.ts";
-import { validateFile } from "../../server/finetune/validate-file.ts";
+import { checkRow } from "../../server/datasets/rows.ts";
+import { validateFile } from "../../server/datasets/validate-file.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "validation-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
