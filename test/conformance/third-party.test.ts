@@ -10,12 +10,12 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import { Contract, loadTranscripts, operationsOf, type RunReport } from "../../conformance/index.ts";
+import { freePort } from "../support/listen.ts";
 
 const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
 const MOCK_LLM = createRequire(import.meta.url).resolve("@dwmkerr/mock-llm/dist/main.js");
@@ -25,14 +25,6 @@ const RUN_TIMEOUT_MS = 120_000;
 let dir: string;
 let mockLlm: ChildProcess | undefined;
 let baseUrl: string;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "conformance-third-party-"));

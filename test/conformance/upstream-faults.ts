@@ -6,9 +6,8 @@
  * recipe of the profile (`faults.<name>: {model, input}`), the way a third party's test
  * deployment would route a model to a failing upstream.
  */
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocally } from "../support/listen.ts";
 
 export interface TriggeredUpstream {
   baseUrl: string;
@@ -92,13 +91,8 @@ export async function startTriggeredUpstream(): Promise<TriggeredUpstream> {
       }
     });
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  state.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  state.close = async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-  };
+  const listening = await listenLocally(server);
+  state.baseUrl = `${listening.origin}/v1`;
+  state.close = listening.close;
   return state;
 }

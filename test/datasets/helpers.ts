@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { countTokens } from "../../server/inference/tokenizer.ts";
-import { reply, type Reply } from "../server/http.ts";
+import { type Reply, request } from "../support/http.ts";
 
 export interface Target {
   baseUrl: string;
@@ -16,13 +16,13 @@ export function target(server: { baseUrl: string; keys: Record<string, string> }
   return { baseUrl: server.baseUrl, key: server.keys[account] as string, account };
 }
 
-export async function call(
+export function call(
   t: Target,
   method: string,
   path: string,
   body?: { json?: unknown; raw?: BodyInit; type?: string; signal?: AbortSignal },
 ): Promise<Reply> {
-  const headers: Record<string, string> = { authorization: `Bearer ${t.key}` };
+  const headers: Record<string, string> = {};
   let payload: BodyInit | undefined;
   if (body?.json !== undefined) {
     headers["content-type"] = "application/json";
@@ -31,9 +31,13 @@ export async function call(
     if (body.type) headers["content-type"] = body.type;
     payload = body.raw;
   }
-  const init: RequestInit & { duplex?: "half" } = { method, headers, body: payload, signal: body?.signal ?? null };
-  if (payload instanceof ReadableStream) init.duplex = "half";
-  return reply(await fetch(`${t.baseUrl}/accounts/${t.account}${path}`, init));
+  return request(`${t.baseUrl}/accounts/${t.account}${path}`, {
+    method,
+    key: t.key,
+    headers,
+    body: payload,
+    signal: body?.signal,
+  });
 }
 
 export async function createDataset(t: Target, datasetId: string, displayName?: string): Promise<any> {

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
-import { assertError } from "../server/http.ts";
+import { assertError } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import {
   call,
@@ -137,7 +137,7 @@ test("a form upload takes the file from its part named file", async () => {
   const noFile = new FormData();
   noFile.append("other", new Blob(["x"]), "x.jsonl");
   const missing = await call(acme, "POST", "/datasets/form:upload", { raw: noFile });
-  assertError(missing, 400, "INVALID_REQUEST", "invalid_request_error");
+  assertError(missing, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
   assert.equal(missing.body.error.param, "file");
   assert.equal((await getDataset(acme, "form")).latestVersionNo, 1, "a refused form makes no version");
 });
@@ -161,8 +161,16 @@ test("octet-stream uploads work too; each upload is the next version and validat
   const v2 = await call(acme, "GET", "/datasets/versions/versions/2");
   assert.equal(v2.status, 200, v2.text);
   assert.equal(v2.body.exampleCount, "2");
-  assertError(await call(acme, "GET", "/datasets/versions/versions/3"), 404, "NOT_FOUND", "not_found_error");
-  assertError(await call(acme, "GET", "/datasets/nope/versions/1"), 404, "NOT_FOUND", "not_found_error");
+  assertError(await call(acme, "GET", "/datasets/versions/versions/3"), {
+    status: 404,
+    code: "NOT_FOUND",
+    type: "not_found_error",
+  });
+  assertError(await call(acme, "GET", "/datasets/nope/versions/1"), {
+    status: 404,
+    code: "NOT_FOUND",
+    type: "not_found_error",
+  });
 });
 
 test("the basic view is the dataset alone; the full view adds versions and jobs", async () => {
@@ -181,24 +189,21 @@ test("the basic view is the dataset alone; the full view adds versions and jobs"
 
 test("validateUpload needs an uploaded version", async () => {
   await createDataset(acme, "no-version");
-  assertError(
-    await call(acme, "POST", "/datasets/no-version:validateUpload", { json: {} }),
-    400,
-    "INVALID_REQUEST",
-    "invalid_request_error",
-  );
-  assertError(
-    await call(acme, "POST", "/datasets/missing:validateUpload", { json: {} }),
-    404,
-    "NOT_FOUND",
-    "not_found_error",
-  );
-  assertError(
-    await call(acme, "POST", "/datasets/missing:upload", { raw: "{}\n", type: "application/jsonl" }),
-    404,
-    "NOT_FOUND",
-    "not_found_error",
-  );
+  assertError(await call(acme, "POST", "/datasets/no-version:validateUpload", { json: {} }), {
+    status: 400,
+    code: "INVALID_REQUEST",
+    type: "invalid_request_error",
+  });
+  assertError(await call(acme, "POST", "/datasets/missing:validateUpload", { json: {} }), {
+    status: 404,
+    code: "NOT_FOUND",
+    type: "not_found_error",
+  });
+  assertError(await call(acme, "POST", "/datasets/missing:upload", { raw: "{}\n", type: "application/jsonl" }), {
+    status: 404,
+    code: "NOT_FOUND",
+    type: "not_found_error",
+  });
 });
 
 test("delete is soft: DELETED, again unchanged, still readable, no more uploads", async () => {
@@ -216,36 +221,35 @@ test("delete is soft: DELETED, again unchanged, still readable, no more uploads"
   );
   assertError(
     await call(acme, "POST", "/datasets/doomed:upload", { raw: jsonl(GOOD_ROWS), type: "application/jsonl" }),
-    400,
-    "INVALID_REQUEST",
-    "invalid_request_error",
+    { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" },
   );
-  assertError(
-    await call(acme, "POST", "/datasets/doomed:validateUpload", { json: {} }),
-    400,
-    "INVALID_REQUEST",
-    "invalid_request_error",
-  );
-  assertError(await call(acme, "DELETE", "/datasets/never-was"), 404, "NOT_FOUND", "not_found_error");
+  assertError(await call(acme, "POST", "/datasets/doomed:validateUpload", { json: {} }), {
+    status: 400,
+    code: "INVALID_REQUEST",
+    type: "invalid_request_error",
+  });
+  assertError(await call(acme, "DELETE", "/datasets/never-was"), {
+    status: 404,
+    code: "NOT_FOUND",
+    type: "not_found_error",
+  });
 });
 
 test("an id is taken for good: a duplicate, even of a deleted dataset, is 409 ALREADY_EXISTS", async () => {
   await createDataset(acme, "taken");
-  assertError(
-    await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }),
-    409,
-    "ALREADY_EXISTS",
-    "invalid_request_error",
-  );
+  assertError(await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }), {
+    status: 409,
+    code: "ALREADY_EXISTS",
+    type: "invalid_request_error",
+  });
   await call(acme, "DELETE", "/datasets/taken");
-  assertError(
-    await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }),
-    409,
-    "ALREADY_EXISTS",
-    "invalid_request_error",
-  );
+  assertError(await call(acme, "POST", "/datasets", { json: { datasetId: "taken", dataset: {} } }), {
+    status: 409,
+    code: "ALREADY_EXISTS",
+    type: "invalid_request_error",
+  });
   const bad = await call(acme, "POST", "/datasets", { json: { datasetId: "Not_Valid", dataset: {} } });
-  assertError(bad, 400, "INVALID_REQUEST", "invalid_request_error");
+  assertError(bad, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
   assert.equal(bad.body.error.param, "datasetId");
 });
 
@@ -253,15 +257,26 @@ test("another account's datasets are out of reach: 403 on its paths, invisible t
   await createDataset(acme, "private");
   const globex = target(server, "globex");
   const intruder = { ...globex, account: "acme" };
-  assertError(await call(intruder, "GET", "/datasets/private"), 403, "OPERATION_NOT_ALLOWED", "permission_error");
-  assertError(await call(intruder, "GET", "/datasets"), 403, "OPERATION_NOT_ALLOWED", "permission_error");
-  assertError(
-    await call(intruder, "POST", "/datasets/private:upload", { raw: "{}\n", type: "application/jsonl" }),
-    403,
-    "OPERATION_NOT_ALLOWED",
-    "permission_error",
-  );
-  assertError(await call(globex, "GET", "/datasets/private"), 404, "NOT_FOUND", "not_found_error");
+  assertError(await call(intruder, "GET", "/datasets/private"), {
+    status: 403,
+    code: "OPERATION_NOT_ALLOWED",
+    type: "permission_error",
+  });
+  assertError(await call(intruder, "GET", "/datasets"), {
+    status: 403,
+    code: "OPERATION_NOT_ALLOWED",
+    type: "permission_error",
+  });
+  assertError(await call(intruder, "POST", "/datasets/private:upload", { raw: "{}\n", type: "application/jsonl" }), {
+    status: 403,
+    code: "OPERATION_NOT_ALLOWED",
+    type: "permission_error",
+  });
+  assertError(await call(globex, "GET", "/datasets/private"), {
+    status: 404,
+    code: "NOT_FOUND",
+    type: "not_found_error",
+  });
   const list = await call(globex, "GET", "/datasets");
   assert.equal(list.body.totalSize, 0);
   // The same id is free in another account.

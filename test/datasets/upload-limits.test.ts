@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
-import { assertError } from "../server/http.ts";
+import { assertError } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { call, createDataset, getDataset, jsonl, sftRow, target, uploadJsonl, type Target } from "./helpers.ts";
 
@@ -55,7 +55,7 @@ test("a body declared over the limit is 413 before anything is stored", async ()
     raw: Buffer.alloc(LIMIT + 1, "x"),
     type: "application/jsonl",
   });
-  assertError(r, 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+  assertError(r, { status: 413, code: "MEDIA_TOO_LARGE", type: "invalid_request_error" });
   const dataset = await getDataset(acme, "declared", "DATASET_VIEW_FULL");
   assert.equal(dataset.latestVersionNo, 0);
   assert.deepEqual(dataset.versions, []);
@@ -70,7 +70,7 @@ test("a streamed body that grows over the limit is 413, and the partial file and
     raw: chunked(LIMIT * 4),
     type: "application/jsonl",
   });
-  assertError(r, 413, "MEDIA_TOO_LARGE", "invalid_request_error");
+  assertError(r, { status: 413, code: "MEDIA_TOO_LARGE", type: "invalid_request_error" });
   const dataset = await getDataset(acme, "streamed", "DATASET_VIEW_FULL");
   assert.equal(dataset.latestVersionNo, 1, "the refused upload made no version");
   assert.deepEqual(dataset.versions, [kept]);
@@ -85,12 +85,11 @@ test("a form whose file is over the limit is 413 too", async () => {
   await createDataset(acme, "big-form");
   const form = new FormData();
   form.append("file", new Blob([Buffer.alloc(LIMIT + 10, "x")]), "rows.jsonl");
-  assertError(
-    await call(acme, "POST", "/datasets/big-form:upload", { raw: form }),
-    413,
-    "MEDIA_TOO_LARGE",
-    "invalid_request_error",
-  );
+  assertError(await call(acme, "POST", "/datasets/big-form:upload", { raw: form }), {
+    status: 413,
+    code: "MEDIA_TOO_LARGE",
+    type: "invalid_request_error",
+  });
   assert.deepEqual((await getDataset(acme, "big-form", "DATASET_VIEW_FULL")).versions, []);
   assert.deepEqual(filesOf("big-form"), []);
 });

@@ -9,7 +9,8 @@ import { formatMoney, costMicros } from "../../server/store/money.ts";
 import { exampleTokens } from "../../server/finetune/trainer.ts";
 import { checkRow } from "../../server/datasets/rows.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { assertError, post } from "../server/http.ts";
+import { post } from "../server/http.ts";
+import { assertError } from "../support/http.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
 
 let server: TestServer;
@@ -210,9 +211,7 @@ describe("an SFT job, end to end", () => {
         { model: "accounts/acme/models/ahoy-chat", input: "Hi", store: false },
         { key: server.keys.globex },
       ),
-      404,
-      "MODEL_NOT_FOUND",
-      "not_found_error",
+      { status: 404, code: "MODEL_NOT_FOUND", type: "not_found_error" },
     );
   });
 
@@ -235,23 +234,30 @@ describe("an SFT job, end to end", () => {
     const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", sftBody("ahoy-chat"));
     assert.equal(estimate.status, 200, estimate.text);
     const created = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("ahoy-chat"));
-    assertError(created, 409, "ALREADY_EXISTS", "invalid_request_error");
+    assertError(created, { status: 409, code: "ALREADY_EXISTS", type: "invalid_request_error" });
     assert.equal(estimate.body.egress.allowed, false);
     assert.deepEqual(estimate.body.egress.reason, { code: "ALREADY_EXISTS", message: created.body.error.message });
   });
 
   test("a succeeded job cannot be cancelled: 409 JOB_STATE_INVALID", async () => {
-    assertError(
-      await call(acme, "POST", `/supervisedFineTuningJobs/${job.jobId}:cancel`),
-      409,
-      "JOB_STATE_INVALID",
-      "invalid_request_error",
-    );
+    assertError(await call(acme, "POST", `/supervisedFineTuningJobs/${job.jobId}:cancel`), {
+      status: 409,
+      code: "JOB_STATE_INVALID",
+      type: "invalid_request_error",
+    });
   });
 
   test("the job is reachable through its own collection only", async () => {
-    assertError(await call(acme, "GET", `/dpoJobs/${job.jobId}`), 404, "NOT_FOUND", "not_found_error");
-    assertError(await call(acme, "POST", `/dpoJobs/${job.jobId}:cancel`), 404, "NOT_FOUND", "not_found_error");
+    assertError(await call(acme, "GET", `/dpoJobs/${job.jobId}`), {
+      status: 404,
+      code: "NOT_FOUND",
+      type: "not_found_error",
+    });
+    assertError(await call(acme, "POST", `/dpoJobs/${job.jobId}:cancel`), {
+      status: 404,
+      code: "NOT_FOUND",
+      type: "not_found_error",
+    });
   });
 });
 
@@ -279,10 +285,10 @@ describe("a DPO job", () => {
       inputDatasetVersion: sftData,
       config: { outputModelId: "nope" },
     });
-    assertError(wrong, 400, "INVALID_REQUEST", "invalid_request_error");
+    assertError(wrong, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
     assert.equal(wrong.body.error.param, "inputDatasetVersion");
     const beta = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("nope", { dpoBeta: "0.2" }));
-    assertError(beta, 400, "INVALID_REQUEST", "invalid_request_error");
+    assertError(beta, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
     assert.equal(beta.body.error.param, "config.dpoBeta");
   });
 });
@@ -294,23 +300,20 @@ describe("create: refusals", () => {
         ...sftBody("x"),
         baseModel: "accounts/maas/models/no-such-model",
       }),
-      404,
-      "MODEL_NOT_FOUND",
-      "not_found_error",
+      { status: 404, code: "MODEL_NOT_FOUND", type: "not_found_error" },
     );
     const notOffered = await call(acme, "POST", "/supervisedFineTuningJobs", {
       ...sftBody("x"),
       baseModel: "accounts/maas/models/tiny-reasoner",
     });
-    assertError(notOffered, 400, "INVALID_REQUEST", "invalid_request_error");
+    assertError(notOffered, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
     assert.equal(notOffered.body.error.param, "baseModel");
     const globex: Caller = { server, account: "globex", key: server.keys.globex as string };
-    assertError(
-      await call(globex, "POST", "/supervisedFineTuningJobs", sftBody("x")),
-      404,
-      "NOT_FOUND",
-      "not_found_error",
-    );
+    assertError(await call(globex, "POST", "/supervisedFineTuningJobs", sftBody("x")), {
+      status: 404,
+      code: "NOT_FOUND",
+      type: "not_found_error",
+    });
   });
 
   test("baseModel is the full resource name accounts/maas/models/{model}: a bare id, or any other name, is 400 with param baseModel", async () => {
@@ -328,7 +331,7 @@ describe("create: refusals", () => {
         "/dpoJobs:estimateCost",
       ]) {
         const result = await call(acme, "POST", path, { ...sftBody("bare"), baseModel });
-        assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+        assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
         assert.equal(result.body.error.param, "baseModel", `${path} ${baseModel}: ${result.text}`);
       }
     }
@@ -336,19 +339,17 @@ describe("create: refusals", () => {
 
   test("another account's path is 403; fine-tuning disabled is 403 OPERATION_NOT_ALLOWED", async () => {
     const intruder: Caller = { server, account: "acme", key: server.keys.globex as string };
-    assertError(
-      await call(intruder, "GET", "/supervisedFineTuningJobs"),
-      403,
-      "OPERATION_NOT_ALLOWED",
-      "permission_error",
-    );
+    assertError(await call(intruder, "GET", "/supervisedFineTuningJobs"), {
+      status: 403,
+      code: "OPERATION_NOT_ALLOWED",
+      type: "permission_error",
+    });
     const hooli: Caller = { server, account: "hooli", key: server.keys.hooli as string };
-    assertError(
-      await call(hooli, "POST", "/supervisedFineTuningJobs", sftBody("x")),
-      403,
-      "OPERATION_NOT_ALLOWED",
-      "permission_error",
-    );
+    assertError(await call(hooli, "POST", "/supervisedFineTuningJobs", sftBody("x")), {
+      status: 403,
+      code: "OPERATION_NOT_ALLOWED",
+      type: "permission_error",
+    });
   });
 
   test("the estimate of a create that would be refused says allowed: false with the create's error", async () => {
@@ -358,7 +359,7 @@ describe("create: refusals", () => {
     const estimate = await call(hooli, "POST", "/supervisedFineTuningJobs:estimateCost", body);
     assert.equal(estimate.status, 200, estimate.text);
     const created = await call(hooli, "POST", "/supervisedFineTuningJobs", body);
-    assertError(created, 403, "OPERATION_NOT_ALLOWED", "permission_error");
+    assertError(created, { status: 403, code: "OPERATION_NOT_ALLOWED", type: "permission_error" });
     assert.equal(estimate.body.egress.allowed, false);
     assert.deepEqual(estimate.body.egress.reason, {
       code: "OPERATION_NOT_ALLOWED",
@@ -377,7 +378,7 @@ describe("create: refusals", () => {
         ...sftBody("x"),
         inputDatasetVersion: "accounts/acme/datasets/empty-one",
       });
-      assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+      assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
       assert.equal(result.body.error.param, "inputDatasetVersion");
       assert.match(
         result.body.error.message,
@@ -390,7 +391,7 @@ describe("create: refusals", () => {
     for (const learningRate of ["1e6", "0", "-0.1", "1.5"]) {
       for (const op of [":estimateCost", ""]) {
         const result = await call(acme, "POST", `/supervisedFineTuningJobs${op}`, sftBody("x", { learningRate }));
-        assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+        assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
         assert.equal(result.body.error.param, "config.learningRate");
       }
     }
@@ -398,7 +399,7 @@ describe("create: refusals", () => {
       ...sftBody("x", { dpoBeta: "50" }),
       inputDatasetVersion: dpoData,
     });
-    assertError(beta, 400, "INVALID_REQUEST", "invalid_request_error");
+    assertError(beta, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
     assert.equal(beta.body.error.param, "config.dpoBeta");
   });
 
@@ -430,12 +431,11 @@ describe("idempotency", () => {
     assert.equal(first.status, 201);
     assert.equal(again.status, 201);
     assert.equal(again.body.name, first.body.name);
-    assertError(
-      await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("idem-other"), headers),
-      409,
-      "IDEMPOTENCY_CONFLICT",
-      "invalid_request_error",
-    );
+    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("idem-other"), headers), {
+      status: 409,
+      code: "IDEMPOTENCY_CONFLICT",
+      type: "invalid_request_error",
+    });
     await call(acme, "POST", `/supervisedFineTuningJobs/${first.body.jobId}:cancel`);
   });
 
@@ -456,7 +456,11 @@ describe("idempotency", () => {
     assert.equal(again.status, 201, again.text);
     assert.equal(again.body.name, first.body.name);
     // Without the key the same body is planned again, and the dataset is gone.
-    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", body), 404, "NOT_FOUND", "not_found_error");
+    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", body), {
+      status: 404,
+      code: "NOT_FOUND",
+      type: "not_found_error",
+    });
   });
 
   test("concurrent duplicates create one job", async () => {
@@ -503,12 +507,11 @@ describe("cancel", () => {
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.equal(cancelled.body.state, "JOB_STATE_CANCELLED");
     assert.ok(cancelled.body.completeTime);
-    assertError(
-      await call(acme, "POST", `/supervisedFineTuningJobs/${created.body.jobId}:cancel`),
-      409,
-      "JOB_STATE_INVALID",
-      "invalid_request_error",
-    );
+    assertError(await call(acme, "POST", `/supervisedFineTuningJobs/${created.body.jobId}:cancel`), {
+      status: 409,
+      code: "JOB_STATE_INVALID",
+      type: "invalid_request_error",
+    });
     // Training stopped: the curve does not grow any more once the runner has seen the cancel.
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", created.body.jobId);
     assert.equal(job.state, "JOB_STATE_CANCELLED");
@@ -533,7 +536,7 @@ describe("lists", () => {
     assert.deepEqual(short, long);
     assert.ok(short.supervisedFineTuningJobs.every((j: any) => j.state === "JOB_STATE_SUCCEEDED"));
     const bad = await call(acme, "GET", "/supervisedFineTuningJobs?filter=colour:blue");
-    assertError(bad, 400, "INVALID_REQUEST", "invalid_request_error");
+    assertError(bad, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
     assert.equal(bad.body.error.param, "filter");
   });
 });

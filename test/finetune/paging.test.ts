@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { assertError } from "../server/http.ts";
+import { assertError } from "../support/http.ts";
 import { ahoyRows, call, readyDataset, type Caller } from "./fixtures.ts";
 
 let server: TestServer;
@@ -48,20 +48,18 @@ test("a page token used with other parameters, or a forged one, is 400", async (
   const first = await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=100");
   const token = first.body.nextPageToken;
   const other = await call(acme, "GET", `/supervisedFineTuningJobs?pageSize=50&pageToken=${token}`);
-  assertError(other, 400, "INVALID_REQUEST", "invalid_request_error");
+  assertError(other, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
   assert.equal(other.body.error.param, "pageToken");
-  assertError(
-    await call(acme, "GET", "/supervisedFineTuningJobs?pageToken=forged"),
-    400,
-    "INVALID_REQUEST",
-    "invalid_request_error",
-  );
-  assertError(
-    await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=201"),
-    400,
-    "INVALID_REQUEST",
-    "invalid_request_error",
-  );
+  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageToken=forged"), {
+    status: 400,
+    code: "INVALID_REQUEST",
+    type: "invalid_request_error",
+  });
+  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=201"), {
+    status: 400,
+    code: "INVALID_REQUEST",
+    type: "invalid_request_error",
+  });
 });
 
 test("the other collection is empty", async () => {

@@ -9,7 +9,7 @@ import { encode as exactEncode } from "gpt-tokenizer/encoding/o200k_base";
 import { decode, encode } from "../../server/inference/tokenizer.ts";
 import { ahoyRows, readyDataset } from "../finetune/fixtures.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { REQUEST_ID } from "../server/http.ts";
+import { REQUEST_ID } from "../support/http.ts";
 import { sendRaw, type WireResult } from "./wire.ts";
 
 let server: TestServer;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tapLog } from "../../server/log.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { REQUEST_ID } from "../server/http.ts";
+import { REQUEST_ID } from "../support/http.ts";
 import { chunkEncode, sendRaw, type Delivery, type WireResult } from "./wire.ts";
 
 let server: TestServer;

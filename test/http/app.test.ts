@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { REQUEST_ID, assertError, call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startTestServer } from "./harness.ts";
+import { REQUEST_ID, assertError } from "../support/http.ts";
 import type { TestServer } from "./harness.ts";
 import { MODEL_LIST, SECRET_DETAIL } from "./test-routes.ts";
 import { captureLog } from "../ops/log-capture.ts";

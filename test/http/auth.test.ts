@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { budgetPeriod } from "../../server/http/tenant-limits.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
-import { assertError, call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startTestServer } from "./harness.ts";
+import { assertError } from "../support/http.ts";
 import type { TestServer } from "./harness.ts";
 
 let server: TestServer;

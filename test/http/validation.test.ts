@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { paramOf } from "../../server/http/validation.ts";
-import { assertError, call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startTestServer } from "./harness.ts";
+import { assertError } from "../support/http.ts";
 import type { TestServer } from "./harness.ts";
 
 let server: TestServer;

@@ -15,7 +15,7 @@ import { skipping } from "../support/skip.ts";
 import { onPostgres } from "../store/test-store.ts";
 import { ahoyRows, readyDataset, type Caller } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
-import { REQUEST_ID } from "../server/http.ts";
+import { REQUEST_ID } from "../support/http.ts";
 import { startOpsServer, type OpsServer } from "./process.ts";
 import { startRecordingUpstream, writeRouting, type RecordingUpstream } from "./recording-upstream.ts";
 

@@ -2,10 +2,9 @@
  * An OpenAI-compatible upstream on an ephemeral port that records the headers of every
  * call, and answers as its mode says (UpstreamMode). A routing file written beside it points models at it.
  */
-import { once } from "node:events";
 import { writeFileSync } from "node:fs";
 import http, { type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocally } from "../support/listen.ts";
 
 /** short: two chunks at once; slow: ten chunks 100 ms apart; endless: a chunk every 50 ms until the caller leaves; unavailable: 503. */
 export type UpstreamMode = "short" | "slow" | "endless" | "unavailable";
@@ -55,14 +54,9 @@ export async function startRecordingUpstream(mode: UpstreamMode): Promise<Record
       res.on("close", () => clearInterval(timer));
     });
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  state.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  state.close = async () => {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-  };
+  const listening = await listenLocally(server);
+  state.baseUrl = `${listening.origin}/v1`;
+  state.close = listening.close;
   return state;
 }
 

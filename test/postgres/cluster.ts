@@ -8,9 +8,9 @@
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freePort } from "../support/listen.ts";
 
 export interface PgCluster {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
@@ -58,14 +58,6 @@ function runAs(): string | undefined {
 function run(user: string | undefined, command: string, args: string[]): void {
   const [file, fileArgs] = user ? ["runuser", ["-u", user, "--", command, ...args]] : [command, args];
   execFileSync(file, fileArgs, { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const running = new Set<PgCluster>();

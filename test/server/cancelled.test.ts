@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
 import { captureLog } from "../ops/log-capture.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { REQUEST_ID, responsesBody } from "./http.ts";
+import { responsesBody } from "./http.ts";
+import { REQUEST_ID } from "../support/http.ts";
 
 /** Streams one delta, then waits until the request is aborted (a slow answer a client gives up on). */
 const endless: Provider = {

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { assertError, parseSse, post, responsesBody } from "./http.ts";
+import { parseSse, post, responsesBody } from "./http.ts";
+import { assertError } from "../support/http.ts";
 
 let server: TestServer;
 
@@ -18,19 +19,18 @@ afterAll(() => server.close());
 const within = (ms: string) => ({ key: server.keys.acme, headers: { "x-request-timeout-ms": ms } });
 
 test("POST /responses on the local model with x-request-timeout-ms 1 is 504 REQUEST_DEADLINE_EXCEEDED", async () => {
-  assertError(
-    await post(server.baseUrl, "/responses", responsesBody(), within("1")),
-    504,
-    "REQUEST_DEADLINE_EXCEEDED",
-    "server_error",
-  );
+  assertError(await post(server.baseUrl, "/responses", responsesBody(), within("1")), {
+    status: 504,
+    code: "REQUEST_DEADLINE_EXCEEDED",
+    type: "server_error",
+  });
 });
 
 test("streamed: 504 when the deadline passed before the first event, else the error event; never a completed answer", async () => {
   for (let i = 0; i < 5; i++) {
     const result = await post(server.baseUrl, "/responses", responsesBody({ stream: true }), within("1"));
     if (result.status === 504) {
-      assertError(result, 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+      assertError(result, { status: 504, code: "REQUEST_DEADLINE_EXCEEDED", type: "server_error" });
       continue;
     }
     // The first token came within the millisecond: the stream started, and then ran out of time.
@@ -50,7 +50,11 @@ test("every inference format keeps the deadline", async () => {
     ["/responses", responsesBody({ model: "tiny-reasoner", reasoning: { effort: "low" } })],
   ];
   for (const [path, body] of calls)
-    assertError(await post(server.baseUrl, path, body, within("1")), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+    assertError(await post(server.baseUrl, path, body, within("1")), {
+      status: 504,
+      code: "REQUEST_DEADLINE_EXCEEDED",
+      type: "server_error",
+    });
 });
 
 test("a generous deadline is met", async () => {

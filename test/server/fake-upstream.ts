@@ -4,9 +4,8 @@
  * is answered by the current `behaviour`; the server counts requests and records when
  * the router closed a connection.
  */
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocally } from "../support/listen.ts";
 
 export type Behaviour =
   /** Streams the text in word chunks, `delayMs` apart, then usage and [DONE]. */
@@ -39,11 +38,7 @@ export async function startFakeUpstream(initial: Behaviour): Promise<FakeUpstrea
     behaviour: initial,
     requests: 0,
     nextClientClose: () => new Promise((resolve) => waiters.push({ after: state.requests, resolve })),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, "close");
-    },
+    close: async () => undefined,
   };
   const server = http.createServer((req, res) => {
     const number = ++state.requests;
@@ -57,9 +52,9 @@ export async function startFakeUpstream(initial: Behaviour): Promise<FakeUpstrea
     req.resume();
     req.on("end", () => void answer(state.behaviour, res));
   });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  state.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const listening = await listenLocally(server);
+  state.baseUrl = `${listening.origin}/v1`;
+  state.close = listening.close;
   return state;
 }
 

@@ -1,17 +1,9 @@
 /**
- * Plain HTTP calls to a running server, and SSE bodies parsed with eventsource-parser,
- * for tests that check the wire itself rather than what an SDK makes of it.
+ * POST to a running server, and SSE bodies parsed with eventsource-parser, for tests that
+ * check the wire itself rather than what an SDK makes of it (requests: test/support/http.ts).
  */
-import assert from "node:assert/strict";
 import { createParser } from "eventsource-parser";
-
-export interface Reply {
-  status: number;
-  headers: Headers;
-  text: string;
-  /** The body parsed as JSON, when it is JSON. */
-  body: any;
-}
+import { type Reply, request } from "../support/http.ts";
 
 export interface PostOptions {
   key?: string;
@@ -19,27 +11,9 @@ export interface PostOptions {
   signal?: AbortSignal;
 }
 
-export async function post(baseUrl: string, path: string, body: unknown, options: PostOptions = {}): Promise<Reply> {
-  const headers: Record<string, string> = { "content-type": "application/json", ...options.headers };
-  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  const response = await fetch(baseUrl + path, {
-    method: "POST",
-    headers,
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    signal: options.signal,
-  });
-  return reply(response);
-}
-
-export async function reply(response: Response): Promise<Reply> {
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body };
+export function post(baseUrl: string, path: string, body: unknown, options: PostOptions = {}): Promise<Reply> {
+  const headers = { "content-type": "application/json", ...options.headers };
+  return request(baseUrl + path, { method: "POST", key: options.key, headers, body, signal: options.signal });
 }
 
 export interface SseEvent {
@@ -64,17 +38,6 @@ export function parseSse(text: string): SseEvent[] {
   });
   parser.feed(text);
   return events;
-}
-
-export const REQUEST_ID = /^req_[0-9a-f]{24}$/;
-
-/** Asserts the error envelope, its status and type, and the x-request-id. */
-export function assertError(result: Reply, status: number, code: string, type: string): void {
-  assert.equal(result.status, status, result.text);
-  assert.equal(result.body?.error?.code, code, result.text);
-  assert.equal(result.body.error.type, type, result.text);
-  assert.equal(typeof result.body.error.message, "string");
-  assert.match(result.headers.get("x-request-id") ?? "", REQUEST_ID);
 }
 
 /** A valid responses body with overrides. */

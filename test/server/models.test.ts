@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { assertError, reply } from "./http.ts";
+import { assertError, reply } from "../support/http.ts";
 
 let server: TestServer;
 
@@ -33,7 +33,7 @@ test("an account that has accepted it does", async () => {
 test("GET /models/{model} of it is 403 AGREEMENT_REQUIRED, by slug and by full name", async () => {
   for (const name of ["tiny-chat-community", encodeURIComponent("accounts/maas/models/tiny-chat-community")]) {
     const result = await get(`/models/${name}`, "globex");
-    assertError(result, 403, "AGREEMENT_REQUIRED", "permission_error");
+    assertError(result, { status: 403, code: "AGREEMENT_REQUIRED", type: "permission_error" });
     assert.match(result.body.error.message, /community-license-2026-01/);
   }
   assert.equal((await get("/models/tiny-chat-community", "acme")).status, 200);
@@ -44,5 +44,9 @@ test("every model listed can be read one by one; unknown ones stay 404", async (
     for (const id of await ids(account))
       assert.equal((await get(`/models/${encodeURIComponent(id)}`, account)).status, 200, `${account}: ${id}`);
   }
-  assertError(await get("/models/no-such-model", "globex"), 404, "MODEL_NOT_FOUND", "not_found_error");
+  assertError(await get("/models/no-such-model", "globex"), {
+    status: 404,
+    code: "MODEL_NOT_FOUND",
+    type: "not_found_error",
+  });
 });

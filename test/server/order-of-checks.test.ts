@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { assertError, post, REQUEST_ID, responsesBody } from "./http.ts";
+import { post, responsesBody } from "./http.ts";
+import { assertError, REQUEST_ID } from "../support/http.ts";
 
 let server: TestServer;
 
@@ -99,33 +100,30 @@ function declareOnly(
 describe("the key comes before the body", () => {
   test("malformed JSON without a key is 401 INVALID_API_KEY, not 400", async () => {
     const result = await post(server.baseUrl, "/responses", '{"model": "tiny-chat",');
-    assertError(result, 401, "INVALID_API_KEY", "authentication_error");
+    assertError(result, { status: 401, code: "INVALID_API_KEY", type: "authentication_error" });
   });
 
   test("malformed JSON with a wrong key is 401 too", async () => {
     const result = await post(server.baseUrl, "/responses", '{"model": ', { key: "sk-not-a-key" });
-    assertError(result, 401, "INVALID_API_KEY", "authentication_error");
+    assertError(result, { status: 401, code: "INVALID_API_KEY", type: "authentication_error" });
   });
 
   test("a 9 MiB body without a key is 401, not 413", async () => {
     const result = await post(server.baseUrl, "/responses", responsesBody({ input: "x".repeat(9 * MIB) }));
-    assertError(result, 401, "INVALID_API_KEY", "authentication_error");
+    assertError(result, { status: 401, code: "INVALID_API_KEY", type: "authentication_error" });
   });
 
   test("with the key, the same bodies are 400 and 413 as before", async () => {
-    assertError(
-      await post(server.baseUrl, "/responses", '{"model": "tiny-chat",', { key: server.keys.acme }),
-      400,
-      "INVALID_REQUEST",
-      "invalid_request_error",
-    );
+    assertError(await post(server.baseUrl, "/responses", '{"model": "tiny-chat",', { key: server.keys.acme }), {
+      status: 400,
+      code: "INVALID_REQUEST",
+      type: "invalid_request_error",
+    });
     assertError(
       await post(server.baseUrl, "/responses", responsesBody({ input: "x".repeat(9 * MIB) }), {
         key: server.keys.acme,
       }),
-      413,
-      "MEDIA_TOO_LARGE",
-      "invalid_request_error",
+      { status: 413, code: "MEDIA_TOO_LARGE", type: "invalid_request_error" },
     );
   });
 

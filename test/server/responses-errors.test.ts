@@ -13,7 +13,8 @@ import type { GenerationEvent, Provider } from "../../server/inference/engine.ts
 import { DATABASE_FILE } from "../../server/store/sqlite.ts";
 import { databaseUrlFor } from "../store/test-store.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { assertError, post, responsesBody } from "./http.ts";
+import { post, responsesBody } from "./http.ts";
+import { assertError } from "../support/http.ts";
 
 let server: TestServer;
 
@@ -68,120 +69,131 @@ describe("400", () => {
       [responsesBody({ max_output_tokens: "many" }), "max_output_tokens"],
     ] as const) {
       const result = await call(body);
-      assertError(result, 400, "INVALID_REQUEST", "invalid_request_error");
+      assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
       assert.equal(result.body.error.param, param, result.text);
     }
-    assertError(await call('{"model": "tiny-chat",'), 400, "INVALID_REQUEST", "invalid_request_error");
+    assertError(await call('{"model": "tiny-chat",'), {
+      status: 400,
+      code: "INVALID_REQUEST",
+      type: "invalid_request_error",
+    });
   });
 
   test("CONTENT_BLOCKED_INPUT: the input holds a blocked term", async () => {
-    assertError(
-      await call(responsesBody({ input: "Tell me about blocked-demo-term." })),
-      400,
-      "CONTENT_BLOCKED_INPUT",
-      "invalid_request_error",
-    );
-    assertError(
-      await call(responsesBody({ instructions: "BLOCKED-DEMO-TERM" })),
-      400,
-      "CONTENT_BLOCKED_INPUT",
-      "invalid_request_error",
-    );
+    assertError(await call(responsesBody({ input: "Tell me about blocked-demo-term." })), {
+      status: 400,
+      code: "CONTENT_BLOCKED_INPUT",
+      type: "invalid_request_error",
+    });
+    assertError(await call(responsesBody({ instructions: "BLOCKED-DEMO-TERM" })), {
+      status: 400,
+      code: "CONTENT_BLOCKED_INPUT",
+      type: "invalid_request_error",
+    });
   });
 
   test("CONTEXT_LENGTH_EXCEEDED: input plus the output ceiling exceed the window", async () => {
     const result = await call(responsesBody({ max_output_tokens: 100_000 }));
-    assertError(result, 400, "CONTEXT_LENGTH_EXCEEDED", "invalid_request_error");
+    assertError(result, { status: 400, code: "CONTEXT_LENGTH_EXCEEDED", type: "invalid_request_error" });
     assert.equal(result.body.error.param, "max_output_tokens");
-    assertError(
-      await call(responsesBody({ input: "word ".repeat(3000), max_output_tokens: undefined })),
-      400,
-      "CONTEXT_LENGTH_EXCEEDED",
-      "invalid_request_error",
-    );
+    assertError(await call(responsesBody({ input: "word ".repeat(3000), max_output_tokens: undefined })), {
+      status: 400,
+      code: "CONTEXT_LENGTH_EXCEEDED",
+      type: "invalid_request_error",
+    });
   });
 
   test("MEDIA_FETCH_FAILED: an image URL off the allow-list", async () => {
     const result = await call(responsesBody({ input: image("http://127.0.0.1:9/cat.png") }));
-    assertError(result, 400, "MEDIA_FETCH_FAILED", "invalid_request_error");
+    assertError(result, { status: 400, code: "MEDIA_FETCH_FAILED", type: "invalid_request_error" });
     assert.equal(result.body.error.param, "input[0].content[1]");
   });
 
   test("MEDIA_UNSUPPORTED: an inline image to a text-only model", async () => {
-    assertError(
-      await call(responsesBody({ input: image("data:image/png;base64,iVBORw0KGgo=") })),
-      400,
-      "MEDIA_UNSUPPORTED",
-      "invalid_request_error",
-    );
+    assertError(await call(responsesBody({ input: image("data:image/png;base64,iVBORw0KGgo=") })), {
+      status: 400,
+      code: "MEDIA_UNSUPPORTED",
+      type: "invalid_request_error",
+    });
   });
 
   test("MODEL_CAPABILITY_UNSUPPORTED: reasoning on a model that does not reason", async () => {
     const result = await call(responsesBody({ reasoning: { effort: "low" } }));
-    assertError(result, 400, "MODEL_CAPABILITY_UNSUPPORTED", "invalid_request_error");
+    assertError(result, { status: 400, code: "MODEL_CAPABILITY_UNSUPPORTED", type: "invalid_request_error" });
     assert.equal(result.body.error.param, "reasoning");
   });
 });
 
 describe("401, 402, 403, 404", () => {
   test("INVALID_API_KEY: no key, an unknown key, a malformed header", async () => {
-    assertError(
-      await post(server.baseUrl, "/responses", responsesBody()),
-      401,
-      "INVALID_API_KEY",
-      "authentication_error",
-    );
-    assertError(
-      await call(responsesBody(), "sk-not-a-key-000000000000000000"),
-      401,
-      "INVALID_API_KEY",
-      "authentication_error",
-    );
+    assertError(await post(server.baseUrl, "/responses", responsesBody()), {
+      status: 401,
+      code: "INVALID_API_KEY",
+      type: "authentication_error",
+    });
+    assertError(await call(responsesBody(), "sk-not-a-key-000000000000000000"), {
+      status: 401,
+      code: "INVALID_API_KEY",
+      type: "authentication_error",
+    });
     const result = await post(server.baseUrl, "/responses", responsesBody(), {
       headers: { authorization: "Basic abc" },
     });
-    assertError(result, 401, "INVALID_API_KEY", "authentication_error");
+    assertError(result, { status: 401, code: "INVALID_API_KEY", type: "authentication_error" });
   });
 
   test("INSUFFICIENT_BALANCE: an account with a zero balance", async () => {
-    assertError(await call(responsesBody(), server.keys.umbrella), 402, "INSUFFICIENT_BALANCE", "billing_error");
+    assertError(await call(responsesBody(), server.keys.umbrella), {
+      status: 402,
+      code: "INSUFFICIENT_BALANCE",
+      type: "billing_error",
+    });
   });
 
   test("PAYMENT_REQUIRED: a paid model without a payment method", async () => {
-    assertError(await call(responsesBody(), server.keys.hooli), 402, "PAYMENT_REQUIRED", "billing_error");
+    assertError(await call(responsesBody(), server.keys.hooli), {
+      status: 402,
+      code: "PAYMENT_REQUIRED",
+      type: "billing_error",
+    });
   });
 
   test("AGREEMENT_REQUIRED: a model whose licence the account has not accepted", async () => {
-    assertError(
-      await call(responsesBody({ model: "tiny-chat-community" }), server.keys.globex),
-      403,
-      "AGREEMENT_REQUIRED",
-      "permission_error",
-    );
+    assertError(await call(responsesBody({ model: "tiny-chat-community" }), server.keys.globex), {
+      status: 403,
+      code: "AGREEMENT_REQUIRED",
+      type: "permission_error",
+    });
     assert.equal((await call(responsesBody({ model: "tiny-chat-community" }), server.keys.acme)).status, 200);
   });
 
   test("MODEL_NOT_ALLOWED: a model outside the account's allow-list", async () => {
-    assertError(
-      await call(responsesBody({ model: "tiny-reasoner" }), server.keys.hooli),
-      403,
-      "MODEL_NOT_ALLOWED",
-      "permission_error",
-    );
+    assertError(await call(responsesBody({ model: "tiny-reasoner" }), server.keys.hooli), {
+      status: 403,
+      code: "MODEL_NOT_ALLOWED",
+      type: "permission_error",
+    });
   });
 
   test("TENANT_SUSPENDED: a suspended account's key", async () => {
-    assertError(await call(responsesBody(), server.keys.initech), 403, "TENANT_SUSPENDED", "permission_error");
+    assertError(await call(responsesBody(), server.keys.initech), {
+      status: 403,
+      code: "TENANT_SUSPENDED",
+      type: "permission_error",
+    });
   });
 
   test("MODEL_NOT_FOUND: an unknown model, and another account's model", async () => {
-    assertError(await call(responsesBody({ model: "no-such-model" })), 404, "MODEL_NOT_FOUND", "not_found_error");
-    assertError(
-      await call(responsesBody({ model: "accounts/globex/models/secret" })),
-      404,
-      "MODEL_NOT_FOUND",
-      "not_found_error",
-    );
+    assertError(await call(responsesBody({ model: "no-such-model" })), {
+      status: 404,
+      code: "MODEL_NOT_FOUND",
+      type: "not_found_error",
+    });
+    assertError(await call(responsesBody({ model: "accounts/globex/models/secret" })), {
+      status: 404,
+      code: "MODEL_NOT_FOUND",
+      type: "not_found_error",
+    });
   });
 
   test("rule 3: no GET or DELETE on /responses/{id}", async () => {
@@ -199,23 +211,21 @@ describe("401, 402, 403, 404", () => {
 describe("413, 429", () => {
   test("MEDIA_TOO_LARGE: an inline image over the media limit, and a body over the body limit", async () => {
     const big = Buffer.alloc(2048, 1).toString("base64");
-    assertError(
-      await call(responsesBody({ input: image(`data:image/png;base64,${big}`) })),
-      413,
-      "MEDIA_TOO_LARGE",
-      "invalid_request_error",
-    );
-    assertError(
-      await call(responsesBody({ input: "x".repeat(100 * 1024) })),
-      413,
-      "MEDIA_TOO_LARGE",
-      "invalid_request_error",
-    );
+    assertError(await call(responsesBody({ input: image(`data:image/png;base64,${big}`) })), {
+      status: 413,
+      code: "MEDIA_TOO_LARGE",
+      type: "invalid_request_error",
+    });
+    assertError(await call(responsesBody({ input: "x".repeat(100 * 1024) })), {
+      status: 413,
+      code: "MEDIA_TOO_LARGE",
+      type: "invalid_request_error",
+    });
   });
 
   test("TENANT_BUDGET_EXCEEDED with Retry-After: an account whose budget is spent", async () => {
     const result = await call(responsesBody(), server.keys.vandelay);
-    assertError(result, 429, "TENANT_BUDGET_EXCEEDED", "rate_limit_error");
+    assertError(result, { status: 429, code: "TENANT_BUDGET_EXCEEDED", type: "rate_limit_error" });
     assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
   });
 
@@ -223,7 +233,7 @@ describe("413, 429", () => {
     assert.equal((await call(responsesBody(), server.keys.wonka)).status, 200);
     assert.equal((await call(responsesBody(), server.keys.wonka)).status, 200);
     const result = await call(responsesBody(), server.keys.wonka);
-    assertError(result, 429, "TENANT_RATE_LIMITED", "rate_limit_error");
+    assertError(result, { status: 429, code: "TENANT_RATE_LIMITED", type: "rate_limit_error" });
     assert.ok(Number(result.headers.get("retry-after")) >= 1);
   });
 });
@@ -231,7 +241,7 @@ describe("413, 429", () => {
 describe("500, 503", () => {
   test("INTERNAL: a provider crash is a 500 that leaks nothing", async () => {
     const result = await call(responsesBody({ model: "tiny-reasoner" }));
-    assertError(result, 500, "INTERNAL", "server_error");
+    assertError(result, { status: 500, code: "INTERNAL", type: "server_error" });
     assert.doesNotMatch(result.text, /secret|passwd|crash|at .*\.ts/);
   });
 
@@ -239,7 +249,7 @@ describe("500, 503", () => {
     const release = await lockStore();
     try {
       const result = await call(responsesBody(), server.keys.globex);
-      assertError(result, 503, "STORAGE_UNAVAILABLE", "service_unavailable");
+      assertError(result, { status: 503, code: "STORAGE_UNAVAILABLE", type: "service_unavailable" });
       assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
     } finally {
       await release();

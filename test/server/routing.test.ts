@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { assertError, parseSse, post, responsesBody } from "./http.ts";
+import { parseSse, post, responsesBody } from "./http.ts";
+import { assertError } from "../support/http.ts";
 
 let server: TestServer;
 let upstream: FakeUpstream;
@@ -91,7 +92,7 @@ describe("primary and fallback", () => {
       status: 400,
       body: '{"error":{"code":"content_filter","message":"blocked by content policy"}}',
     };
-    assertError(await call({}), 400, "UPSTREAM_CONTENT_REJECTED", "invalid_request_error");
+    assertError(await call({}), { status: 400, code: "UPSTREAM_CONTENT_REJECTED", type: "invalid_request_error" });
   });
 });
 
@@ -99,35 +100,39 @@ describe("upstream failures with no standby", () => {
   test("429 → 429 UPSTREAM_RATE_LIMITED with the upstream's Retry-After", async () => {
     upstream.behaviour = { kind: "status", status: 429, retryAfter: "7" };
     const result = await call(alone);
-    assertError(result, 429, "UPSTREAM_RATE_LIMITED", "rate_limit_error");
+    assertError(result, { status: 429, code: "UPSTREAM_RATE_LIMITED", type: "rate_limit_error" });
     assert.equal(result.headers.get("retry-after"), "7");
   });
 
   test("503 → 503 UPSTREAM_UNAVAILABLE with Retry-After", async () => {
     upstream.behaviour = { kind: "status", status: 503 };
     const result = await call(alone);
-    assertError(result, 503, "UPSTREAM_UNAVAILABLE", "service_unavailable");
+    assertError(result, { status: 503, code: "UPSTREAM_UNAVAILABLE", type: "service_unavailable" });
     assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
   });
 
   test("no headers in time → 504 UPSTREAM_TIMEOUT", async () => {
     upstream.behaviour = { kind: "hang" };
-    assertError(await call(alone), 504, "UPSTREAM_TIMEOUT", "server_error");
+    assertError(await call(alone), { status: 504, code: "UPSTREAM_TIMEOUT", type: "server_error" });
   });
 
   test("a stream that stalls after its first chunk → 504 PARTIAL_RESPONSE_TIMEOUT", async () => {
     upstream.behaviour = { kind: "stall", text: TEXT };
-    assertError(await call(alone), 504, "PARTIAL_RESPONSE_TIMEOUT", "server_error");
+    assertError(await call(alone), { status: 504, code: "PARTIAL_RESPONSE_TIMEOUT", type: "server_error" });
   });
 
   test("x-request-timeout-ms shorter than the generation → 504 REQUEST_DEADLINE_EXCEEDED", async () => {
     upstream.behaviour = { kind: "endless", chunk: "more ", delayMs: 30 };
-    assertError(await call(alone, { "x-request-timeout-ms": "300" }), 504, "REQUEST_DEADLINE_EXCEEDED", "server_error");
+    assertError(await call(alone, { "x-request-timeout-ms": "300" }), {
+      status: 504,
+      code: "REQUEST_DEADLINE_EXCEEDED",
+      type: "server_error",
+    });
   });
 
   test("generated text with a blocked term → 400 CONTENT_BLOCKED_OUTPUT", async () => {
     upstream.behaviour = { kind: "stream", text: "This holds forbidden-output in it." };
-    assertError(await call(alone), 400, "CONTENT_BLOCKED_OUTPUT", "invalid_request_error");
+    assertError(await call(alone), { status: 400, code: "CONTENT_BLOCKED_OUTPUT", type: "invalid_request_error" });
   });
 });
 
