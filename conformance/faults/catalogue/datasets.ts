@@ -175,7 +175,9 @@ export const datasetFaults: Fault[] = [
   {
     id: "datasets.int64-as-number",
     areas: ["datasets"],
-    transcripts: ["limits/filter"],
+    // A transcript that makes its own dataset: limits/filter lists the READY datasets earlier
+    // runs happened to leave, and caught this only when there was one.
+    transcripts: ["datasets/lifecycle"],
     rule: "datasets.get",
     description: "totalBytes is a JSON number.",
     onResponse(response) {
@@ -188,7 +190,9 @@ export const datasetFaults: Fault[] = [
   {
     id: "datasets.latest-version-missing",
     areas: ["datasets"],
-    transcripts: ["limits/filter"],
+    // A transcript that makes its own dataset: limits/filter lists the READY datasets earlier
+    // runs happened to leave, and caught this only when there was one.
+    transcripts: ["datasets/lifecycle"],
     rule: "datasets.get",
     description: "Datasets are sent without latestVersionNo.",
     onResponse(response) {
