@@ -35,4 +35,14 @@ export {
   type WaitOptions,
 } from "./polling.ts";
 export { toJsonl, uploadDataset, type UploadBody } from "./upload.ts";
+export {
+  PLATFORM_ACCOUNT,
+  accountOfName,
+  datasetVersionName,
+  parseDatasetName,
+  parseResourceName,
+  resourceName,
+  type DatasetNameParts,
+  type NamedCollection,
+} from "./resource-names.ts";
 export type * from "./types.ts";

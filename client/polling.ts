@@ -5,6 +5,7 @@
  */
 import type { ApiClient } from "./client.ts";
 import { ok } from "./errors.ts";
+import { parseResourceName, type NamedCollection } from "./resource-names.ts";
 import { sleep } from "./retry.ts";
 import type { Dataset, DatasetState, JobState, JobType, TrainingJob } from "./types.ts";
 
@@ -108,9 +109,9 @@ async function poll<State, Resource>(
   }
 }
 
-/** `accounts/{account}/{collection}/{id}` → its account and id. */
-function parseName(name: string, collection: string): { account: string; id: string } {
-  const match = new RegExp(`^accounts/([^/]+)/${collection}/([^/]+)$`).exec(name);
-  if (!match) throw new Error(`Not a ${collection} name: ${name}`);
-  return { account: match[1] as string, id: match[2] as string };
+/** `accounts/{account}/{collection}/{id}` → its account and id; a thrown Error when it is not one. */
+function parseName(name: string, collection: NamedCollection): { account: string; id: string } {
+  const parts = parseResourceName(name, collection);
+  if (!parts) throw new Error(`Not a ${collection} name: ${name}`);
+  return parts;
 }
