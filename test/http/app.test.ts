@@ -4,17 +4,17 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startAppServer } from "./harness.ts";
 import { REQUEST_ID, assertError } from "../support/http.ts";
-import type { TestServer } from "./harness.ts";
+import type { AppServer } from "./harness.ts";
 import { MODEL_LIST, SECRET_DETAIL } from "./test-routes.ts";
 import { captureLog } from "../ops/log-capture.ts";
 
-let server: TestServer;
+let server: AppServer;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ maxBodyBytes: 1024 });
+  server = await startAppServer({ maxBodyBytes: 1024 });
   key = server.keys.acme!;
 });
 afterAll(() => server.close());
@@ -185,7 +185,7 @@ describe("response validation", () => {
   });
 
   it("is off when validateResponses is false", async () => {
-    const unchecked = await startTestServer({ validateResponses: false });
+    const unchecked = await startAppServer({ validateResponses: false });
     try {
       const result = await call(unchecked, "/v1/models/breaks-contract", { key: unchecked.keys.acme! });
       assert.equal(result.status, 200);

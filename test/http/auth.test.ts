@@ -6,16 +6,16 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { budgetPeriod } from "../../server/http/tenant-limits.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
-import { call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startAppServer } from "./harness.ts";
 import { assertError } from "../support/http.ts";
-import type { TestServer } from "./harness.ts";
+import type { AppServer } from "./harness.ts";
 
-let server: TestServer;
+let server: AppServer;
 
 const unauthenticated = { status: 401, code: "INVALID_API_KEY", type: "authentication_error" };
 
 beforeAll(async () => {
-  server = await startTestServer({
+  server = await startAppServer({
     accounts: [
       { id: "acme", balanceMicros: 100_000_000, hasPaymentMethod: true },
       { id: "globex", balanceMicros: 100_000_000, hasPaymentMethod: true },

@@ -2,17 +2,17 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { loadDevSeed } from "../../server/store/seed.ts";
-import { call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startAppServer } from "./harness.ts";
 import { assertError } from "../support/http.ts";
-import type { TestServer } from "./harness.ts";
+import type { AppServer } from "./harness.ts";
 
-let server: TestServer;
+let server: AppServer;
 const key = (account: string) => `sk-dev-${account}-00000000000000000000000000000000`;
 const paidCall = (account: string) =>
   call(server, "/v1/responses", { method: "POST", key: key(account), body: responsesBody() });
 
 beforeAll(async () => {
-  server = await startTestServer({ accounts: [] });
+  server = await startAppServer({ accounts: [] });
   assert.equal(await loadDevSeed(server.store), true);
 });
 afterAll(() => server.close());

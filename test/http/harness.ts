@@ -1,6 +1,8 @@
 /**
- * A real server for HTTP tests: createApp over a SQLite store (PostgreSQL with TEST_STORE=postgres) in a temp directory, on an
- * ephemeral port, with accounts and one key each. `close()` stops everything it started.
+ * The HTTP app alone for the HTTP layer's tests: createApp with the test-only routes of
+ * test-routes.ts over a SQLite store (PostgreSQL with TEST_STORE=postgres) in a temp directory,
+ * on an ephemeral port, with accounts and one key each. `close()` stops everything it started.
+ * The whole server as `npm start` runs it is test/server/harness.ts's startTestServer.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -16,7 +18,7 @@ import { type Reply, request, type RequestOptions } from "../support/http.ts";
 import { listenLocally } from "../support/listen.ts";
 import { registerTestRoutes } from "./test-routes.ts";
 
-export interface TestServer {
+export interface AppServer {
   baseUrl: string;
   store: Store;
   /** The secret of each account's key, by account id. */
@@ -26,7 +28,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export interface TestServerOptions {
+export interface AppServerOptions {
   accounts?: NewAccount[];
   maxBodyBytes?: number;
   validateResponses?: boolean;
@@ -38,7 +40,7 @@ export const ORDINARY: NewAccount[] = [
   { id: "globex", balanceMicros: 100_000_000, hasPaymentMethod: true },
 ];
 
-export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+export async function startAppServer(options: AppServerOptions = {}): Promise<AppServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "http-test-"));
   // As the server uses it: keys, accounts and models cached, charges committed in groups.
   const store = withCaches(await openTestStore(dataDir));
@@ -71,7 +73,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 /** One request to the server; the body is parsed as JSON when it is JSON (test/support/http.ts). */
-export function call(server: TestServer, path: string, options: RequestOptions = {}): Promise<Reply> {
+export function call(server: AppServer, path: string, options: RequestOptions = {}): Promise<Reply> {
   return request(server.baseUrl + path, options);
 }
 

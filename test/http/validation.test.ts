@@ -5,15 +5,15 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { paramOf } from "../../server/http/validation.ts";
-import { call, responsesBody, startTestServer } from "./harness.ts";
+import { call, responsesBody, startAppServer } from "./harness.ts";
 import { assertError } from "../support/http.ts";
-import type { TestServer } from "./harness.ts";
+import type { AppServer } from "./harness.ts";
 
-let server: TestServer;
+let server: AppServer;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startAppServer();
   key = server.keys.acme!;
 });
 afterAll(() => server.close());
