@@ -2,6 +2,7 @@
  * What the fine-tuning side uses of datasets: finding the version a job names, reading
  * its rows, and writing the datasets a job produces (an evaluation split, a job's output).
  */
+import { parseDatasetName } from "../../client/resource-names.ts";
 import type { components } from "../../generated/api.d.ts";
 import { checkRow, type ParsedRow, type RowFormat } from "./rows.ts";
 import { jsonlLines } from "./validate-file.ts";
@@ -25,8 +26,6 @@ export interface DatasetVersionRef {
   estimatedTokenCount: number;
 }
 
-const REF = /^accounts\/([^/]+)\/datasets\/([^/]+)(?:\/versions\/([1-9][0-9]{0,8}))?$/;
-
 /**
  * ref = "accounts/{a}/datasets/{d}" (latest version) or ".../versions/{n}" (pinned);
  * undefined when it does not exist, is deleted, or belongs to another account than accountId.
@@ -36,12 +35,12 @@ export async function resolveDatasetVersion(
   accountId: string,
   ref: string,
 ): Promise<DatasetVersionRef | undefined> {
-  const match = REF.exec(ref);
-  if (!match || match[1] !== accountId) return undefined;
-  const datasetId = match[2] as string;
+  const named = parseDatasetName(ref);
+  if (!named || named.account !== accountId) return undefined;
+  const datasetId = named.dataset;
   const dataset = await store.datasets.get(accountId, datasetId);
   if (!dataset || dataset.state === "DATASET_STATE_DELETED") return undefined;
-  const versionNo = match[3] === undefined ? dataset.latestVersionNo : Number(match[3]);
+  const versionNo = named.version ?? dataset.latestVersionNo;
   if (versionNo === 0) return undefined;
   const version = await store.datasets.getVersion({ accountId, datasetId, versionNo });
   return version && refOf(version);
@@ -56,9 +55,9 @@ export async function versionlessDatasetState(
   accountId: string,
   ref: string,
 ): Promise<string | undefined> {
-  const match = REF.exec(ref);
-  if (!match || match[1] !== accountId || match[3] !== undefined) return undefined;
-  const dataset = await store.datasets.get(accountId, match[2] as string);
+  const named = parseDatasetName(ref);
+  if (!named || named.account !== accountId || named.version !== undefined) return undefined;
+  const dataset = await store.datasets.get(accountId, named.dataset);
   if (!dataset || dataset.state === "DATASET_STATE_DELETED" || dataset.latestVersionNo !== 0) return undefined;
   return dataset.state;
 }

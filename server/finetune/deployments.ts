@@ -7,6 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { resourceName } from "../../client/resource-names.ts";
 import { ApiError } from "../http/errors.ts";
 import { findPlatformModel } from "../inference/catalog.ts";
 import type { ResolvedModel } from "../inference/generation.ts";
@@ -46,7 +47,7 @@ export class Deployments implements AccountModels {
   #resolved(model: AccountModel, kind: AccountModelKind): ResolvedModel | undefined {
     const spec = findPlatformModel(model.baseModel);
     if (spec === undefined) return undefined; // a base model the catalogue no longer has
-    const name = `accounts/${model.accountId}/${kind}/${model.modelId}`;
+    const name = resourceName(model.accountId, kind, model.modelId);
     return {
       name,
       spec,

@@ -2,6 +2,7 @@
  * The platform models: what each can do and how it may be trained. Routing
  * (routing.ts) says which provider serves a model; this file says what the model is.
  */
+import { PLATFORM_ACCOUNT, parseResourceName, resourceName } from "../../client/resource-names.ts";
 
 export interface TrainingDefaults {
   loraRank: number;
@@ -44,7 +45,7 @@ export interface PlatformModel {
   };
 }
 
-export const PLATFORM_ACCOUNT = "maas";
+export { PLATFORM_ACCOUNT };
 
 export const PLATFORM_MODELS: readonly PlatformModel[] = [
   {
@@ -98,12 +99,12 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
 
 /** `accounts/maas/models/{id}`: a platform model's full resource name. */
 export function platformModelName(id: string): string {
-  return `accounts/${PLATFORM_ACCOUNT}/models/${id}`;
+  return resourceName(PLATFORM_ACCOUNT, "models", id);
 }
 
 /** The platform model a request names, by bare slug or `accounts/maas/models/{id}`; undefined if none. */
 export function findPlatformModel(name: string): PlatformModel | undefined {
-  const prefix = `accounts/${PLATFORM_ACCOUNT}/models/`;
-  const id = name.startsWith(prefix) ? name.slice(prefix.length) : name;
+  const named = parseResourceName(name, "models");
+  const id = named?.account === PLATFORM_ACCOUNT ? named.id : name;
   return PLATFORM_MODELS.find((m) => m.id === id);
 }

@@ -8,11 +8,13 @@
 import type { Request, Response, Router } from "express";
 import { ApiError } from "../http/errors.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
+import { parseResourceName } from "../../client/resource-names.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
 import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
 
 /** How an account's own model is named: as a model, or as its dedicated deployment. */
 export type AccountModelKind = "models" | "deployments";
+const ACCOUNT_MODEL_KINDS: readonly AccountModelKind[] = ["models", "deployments"];
 
 /** The account's own models; the fine-tuning side provides them. */
 export interface AccountModels {
@@ -38,10 +40,14 @@ export class CatalogResolver implements ModelResolver {
   async resolve(name: string, accountId: string): Promise<ResolvedModel | undefined> {
     const spec = findPlatformModel(name);
     if (spec !== undefined) return platformModel(name, spec);
-    const own = /^accounts\/([^/]+)\/(models|deployments)\/([^/]+)$/.exec(name);
-    if (own === null || own[1] !== accountId) return undefined;
-    const model = await this.#accountModels.find(accountId, own[2] as AccountModelKind, own[3] as string);
-    return model && { ...model, name };
+    for (const kind of ACCOUNT_MODEL_KINDS) {
+      const own = parseResourceName(name, kind);
+      if (own === undefined) continue;
+      if (own.account !== accountId) return undefined;
+      const model = await this.#accountModels.find(accountId, kind, own.id);
+      return model && { ...model, name };
+    }
+    return undefined;
   }
 
   async list(accountId: string): Promise<ResolvedModel[]> {

@@ -13,6 +13,7 @@
  * a dataset's state is its newest version's state (CREATING with no version), except that a
  * DELETED dataset stays DELETED.
  */
+import { datasetVersionName, resourceName } from "../../client/resource-names.ts";
 import type { components } from "../../generated/api.d.ts";
 
 export type DatasetState = components["schemas"]["DatasetState"];
@@ -148,11 +149,11 @@ export interface DatasetStore {
 }
 
 export function datasetName(accountId: string, datasetId: string): string {
-  return `accounts/${accountId}/datasets/${datasetId}`;
+  return resourceName(accountId, "datasets", datasetId);
 }
 
 export function versionName(key: VersionKey): string {
-  return `${datasetName(key.accountId, key.datasetId)}/versions/${key.versionNo}`;
+  return datasetVersionName(key.accountId, key.datasetId, key.versionNo);
 }
 
 /** The dataset state that mirrors a version state. */
