@@ -77,7 +77,7 @@ export interface RuleRow {
 export function areaRows(report: RunReport): AreaRow[] {
   const byArea = new Map<string, Status[]>();
   for (const r of report.details) {
-    const area = r.transcript.includes("/") ? (r.transcript.split("/")[0] as string) : "(setup)";
+    const area = areaOf(r.transcript);
     byArea.set(area, [...(byArea.get(area) ?? []), statusOf(r)]);
   }
   return [...byArea]
@@ -244,22 +244,45 @@ function slug(value: string): string {
   return value.replace(/[^a-zA-Z0-9]+/g, "-");
 }
 
-export function htmlReport(report: RunReport, options: HtmlReportOptions = {}): string {
-  const areas = areaRows(report);
-  const rules = ruleRows(report, options.rules);
-  const statuses = report.details.map(statusOf);
-  const totals: Record<Status, number> = { pass: 0, fail: 0, skipped: 0, "not-implemented": 0 };
-  for (const s of statuses) totals[s]++;
-  const verdict = report.failed === 0 && report.passed > 0;
-  const date = options.date ?? new Date();
-  const title = options.title ?? `Conformance report: ${report.profile}`;
-  const cov = report.coverage;
+/** The area of a transcript (`inference/stream-basic` → `inference`); setup transcripts have none. */
+function areaOf(transcript: string): string {
+  return transcript.includes("/") ? (transcript.split("/")[0] as string) : "(setup)";
+}
 
-  const failureBlocks = report.failures
-    .map((f, i) => {
-      const request = failureRequest(f, options.transcripts);
-      const detail = report.details.find((d) => d.transcript === f.transcript);
-      return `<article class="failure" id="failure-${i + 1}" data-transcript="${h(f.transcript)}">
+/** `name: value` lines of a header map. */
+function headerLines(headers: Record<string, string>): string {
+  return Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\n");
+}
+
+/** The request of a failure as text: its line, headers and body; "(not recorded)" when there is none. */
+function requestText(request: FailureRequest | undefined): string {
+  if (!request) return "(not recorded)";
+  const headers = request.headers ? "\n" + headerLines(request.headers) : "";
+  const body = request.body !== undefined ? "\n\n" + pretty(request.body) : "";
+  return h(`${request.method} ${request.path}${headers}${body}`);
+}
+
+/** The answer a failure saw, with the events up to it, folded away; empty when no response came. */
+function responseDetails(f: StepFailure): string {
+  const response = f.exchange?.response;
+  if (!response?.status) return "";
+  const events = f.exchange?.events;
+  const body = response.body !== undefined ? `\n\n${pretty(response.body)}` : "";
+  const eventText = events
+    ? `\n\n${events.map((e) => `event: ${e.event ?? "message"}\ndata: ${typeof e.data === "string" ? e.data : JSON.stringify(e.data)}`).join("\n\n")}`
+    : "";
+  return `<details class="response"><summary>Response ${response.status}${events ? `, ${events.length} events up to the failure` : ""}</summary><pre>${h(
+    `${headerLines(response.headers)}${body}${eventText}`,
+  )}</pre></details>`;
+}
+
+/** One failure: what was sent, what was expected, what came back. */
+function failureBlock(report: RunReport, options: HtmlReportOptions, f: StepFailure, i: number): string {
+  const request = failureRequest(f, options.transcripts);
+  const detail = report.details.find((d) => d.transcript === f.transcript);
+  return `<article class="failure" id="failure-${i + 1}" data-transcript="${h(f.transcript)}">
   <h3><span class="num">${i + 1}</span> <a href="#t-${slug(f.transcript)}">${h(f.transcript)}</a>, step ${h(String(f.step))}${detail?.title ? ` <span class="muted">— ${h(detail.title)}</span>` : ""}</h3>
   <p class="message">${h(f.message)}</p>
   <dl>
@@ -268,73 +291,42 @@ export function htmlReport(report: RunReport, options: HtmlReportOptions = {}): 
   </dl>
   <div class="panes">
     <section class="pane request"><h4>Request${request?.template ? ' <span class="muted">(from the transcript, before its variables were filled in)</span>' : ""}</h4>
-      <pre>${
-        request
-          ? h(
-              `${request.method} ${request.path}${
-                request.headers
-                  ? "\n" +
-                    Object.entries(request.headers)
-                      .map(([k, v]) => `${k}: ${v}`)
-                      .join("\n")
-                  : ""
-              }${request.body !== undefined ? "\n\n" + pretty(request.body) : ""}`,
-            )
-          : "(not recorded)"
-      }</pre></section>
+      <pre>${requestText(request)}</pre></section>
     <section class="pane expected"><h4>Expected</h4><pre>${h(pretty(f.expected))}</pre></section>
     <section class="pane received"><h4>Received</h4><pre>${h(pretty(received(f)))}</pre></section>
   </div>
   ${f.details?.length ? `<details class="also"><summary>${f.details.length} more under this rule</summary><ul>${f.details.map((d) => `<li>${h(d)}</li>`).join("")}</ul></details>` : ""}
-  ${
-    f.exchange?.response.status
-      ? `<details class="response"><summary>Response ${f.exchange.response.status}${f.exchange.events ? `, ${f.exchange.events.length} events up to the failure` : ""}</summary><pre>${h(
-          `${Object.entries(f.exchange.response.headers)
-            .map(([k, v]) => `${k}: ${v}`)
-            .join(
-              "\n",
-            )}${f.exchange.response.body !== undefined ? `\n\n${pretty(f.exchange.response.body)}` : ""}${f.exchange.events ? `\n\n${f.exchange.events.map((e) => `event: ${e.event ?? "message"}\ndata: ${typeof e.data === "string" ? e.data : JSON.stringify(e.data)}`).join("\n\n")}` : ""}`,
-        )}</pre></details>`
-      : ""
-  }
+  ${responseDetails(f)}
 </article>`;
-    })
-    .join("\n");
+}
 
-  const transcriptSections = areas
-    .map((a) => {
-      const rows = report.details.filter(
-        (d) => (d.transcript.includes("/") ? d.transcript.split("/")[0] : "(setup)") === a.area,
-      );
-      return `<section class="area" id="area-${slug(a.area)}">
+/** A transcript's row: status, rules, requests, time, and a link to its first failure or the reason it did not run. */
+function transcriptRow(report: RunReport, r: TranscriptResult): string {
+  const s = statusOf(r);
+  const firstFailure = report.failures.findIndex((f) => f.transcript === r.transcript);
+  return `      <tr id="t-${slug(r.transcript)}" data-status="${s}"><td><code>${h(r.transcript)}</code><div class="muted">${h(r.title)}</div></td><td>${badge(s)}</td><td>${r.rules.map((x) => `<code>${h(x)}</code>`).join(" ")}</td><td class="n">${r.requests}</td><td class="n">${r.durationMs} ms</td><td>${
+    firstFailure >= 0
+      ? `<a href="#failure-${firstFailure + 1}">${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}</a>`
+      : h(r.reason ?? "")
+  }</td></tr>`;
+}
+
+/** An area's transcripts as a table under the area's name and status. */
+function transcriptSection(report: RunReport, a: AreaRow): string {
+  const rows = report.details.filter((d) => areaOf(d.transcript) === a.area);
+  return `<section class="area" id="area-${slug(a.area)}">
   <h3>${h(a.area)} ${badge(a.status)}</h3>
   <table class="transcripts">
     <thead><tr><th>transcript</th><th>status</th><th>rules</th><th>requests</th><th>time</th><th>note</th></tr></thead>
     <tbody>
-${rows
-  .map((r) => {
-    const s = statusOf(r);
-    const firstFailure = report.failures.findIndex((f) => f.transcript === r.transcript);
-    return `      <tr id="t-${slug(r.transcript)}" data-status="${s}"><td><code>${h(r.transcript)}</code><div class="muted">${h(r.title)}</div></td><td>${badge(s)}</td><td>${r.rules.map((x) => `<code>${h(x)}</code>`).join(" ")}</td><td class="n">${r.requests}</td><td class="n">${r.durationMs} ms</td><td>${
-      firstFailure >= 0
-        ? `<a href="#failure-${firstFailure + 1}">${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}</a>`
-        : h(r.reason ?? "")
-    }</td></tr>`;
-  })
-  .join("\n")}
+${rows.map((r) => transcriptRow(report, r)).join("\n")}
     </tbody>
   </table>
 </section>`;
-    })
-    .join("\n");
+}
 
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${h(title)}</title>
-<style>
+/** The page's own style sheet: the page loads no file. */
+const STYLE = `<style>
   :root { --pass: #1a7f37; --fail: #cf222e; --skip: #9a6700; --na: #6e7781; --line: #d0d7de; --soft: #f6f8fa; }
   * { box-sizing: border-box; }
   body { font: 14px/1.5 system-ui, "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1f2328; margin: 0; padding: 24px 32px 64px; max-width: 1280px; }
@@ -367,13 +359,25 @@ ${rows
   .meta { color: #656d76; }
   .counts span { margin-right: 6px; }
   footer { margin-top: 48px; color: #656d76; font-size: 12px; }
-</style>
-</head>
-<body>
-<header>
+</style>`;
+
+/** The verdict's words: no failures, how many failed, or nothing ran. */
+function verdictText(report: RunReport, verdict: boolean): string {
+  if (verdict) return "No failures: every transcript that ran passed";
+  if (report.failed > 0) return `Not conformant: ${report.failed} transcript${report.failed === 1 ? "" : "s"} failed`;
+  return "Nothing ran";
+}
+
+/** The title, the run's facts, the verdict and the count of each status. */
+function pageHeader(report: RunReport, options: HtmlReportOptions, title: string): string {
+  const totals: Record<Status, number> = { pass: 0, fail: 0, skipped: 0, "not-implemented": 0 };
+  for (const s of report.details.map(statusOf)) totals[s]++;
+  const verdict = report.failed === 0 && report.passed > 0;
+  const date = options.date ?? new Date();
+  return `<header>
   <h1>${h(title)}</h1>
   <div class="meta">Profile <strong>${h(report.profile)}</strong>${options.baseUrl ? ` against <code>${h(options.baseUrl)}</code>` : ""} · contract ${h(report.contractVersion)} · run <code>${h(report.runId)}</code> · ${h(date.toISOString().replace("T", " ").slice(0, 19))} UTC · ${(report.durationMs / 1000).toFixed(1)} s · ${report.requests} requests</div>
-  <div class="verdict ${verdict ? "ok" : "bad"}" id="verdict">${verdict ? "No failures: every transcript that ran passed" : report.failed > 0 ? `Not conformant: ${report.failed} transcript${report.failed === 1 ? "" : "s"} failed` : "Nothing ran"}</div>
+  <div class="verdict ${verdict ? "ok" : "bad"}" id="verdict">${verdictText(report, verdict)}</div>
   <div class="summary" id="summary">
     <div class="tile pass"><b>${totals.pass}</b>passed</div>
     <div class="tile fail"><b>${totals.fail}</b>failed</div>
@@ -381,26 +385,56 @@ ${rows
     <div class="tile na"><b>${totals["not-implemented"]}</b>not implemented</div>
   </div>
   <p class="muted">Skipped and not implemented never count as passed. <em>Not implemented</em>: the transcript calls an operation outside the profile's <code>implements</code>; <em>skipped</em>: the profile lacks a value the transcript requires (an optional feature, a kind of account), a setup it uses failed or was skipped, or the run stopped first.</p>
-</header>
+</header>`;
+}
 
-<h2 id="coverage">Coverage of the interface document</h2>
-<div class="meters">
+/** The four coverage meters: operations, status codes, error codes, rules. */
+function coverageMeters(cov: RunReport["coverage"]): string {
+  return `<div class="meters">
   ${meter("operations", cov.operations.touched, cov.operations.total, "", cov.operations.missing)}
   ${meter("status codes", cov.statusCodes.touched, cov.statusCodes.total, "operation × status pairs", cov.statusCodes.missing)}
   ${meter("error codes", cov.errorCodes.touched, cov.errorCodes.total, "", cov.errorCodes.missing)}
   ${meter("rules", cov.rules.touched, cov.rules.total, `${cov.rules.passed} passed`, cov.rules.missing)}
-</div>
+</div>`;
+}
+
+function areaTableRow(a: AreaRow): string {
+  return `    <tr data-area="${h(a.area)}" data-status="${a.status}"><td><a href="#area-${slug(a.area)}">${h(a.area)}</a></td><td>${badge(a.status)}</td><td class="n">${a.counts.pass}</td><td class="n">${a.counts.fail}</td><td class="n">${a.counts.skipped}</td><td class="n">${a.counts["not-implemented"]}</td><td class="n">${a.counts.pass + a.counts.fail + a.counts.skipped + a.counts["not-implemented"]}</td></tr>`;
+}
+
+function ruleTableRow(r: RuleRow): string {
+  return `    <tr data-rule="${h(r.id)}" data-status="${r.status}"><td><code>${h(r.id)}</code></td><td>${badge(r.status)}</td><td>${h(r.text)}${r.source ? ` <span class="muted">(${h(r.source)})</span>` : ""}</td><td>${
+    r.transcripts.length
+      ? r.transcripts.map((t) => `<a href="#t-${slug(t.id)}" class="${cls(t.status)}">${h(t.id)}</a>`).join(", ")
+      : '<span class="muted">no transcript in this run</span>'
+  }</td></tr>`;
+}
+
+export function htmlReport(report: RunReport, options: HtmlReportOptions = {}): string {
+  const areas = areaRows(report);
+  const rules = ruleRows(report, options.rules);
+  const title = options.title ?? `Conformance report: ${report.profile}`;
+  const failureBlocks = report.failures.map((f, i) => failureBlock(report, options, f, i)).join("\n");
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${h(title)}</title>
+${STYLE}
+</head>
+<body>
+${pageHeader(report, options, title)}
+
+<h2 id="coverage">Coverage of the interface document</h2>
+${coverageMeters(report.coverage)}
 
 <h2 id="by-area">Compatibility by area</h2>
 <table class="areas">
   <thead><tr><th>area</th><th>status</th><th class="n">pass</th><th class="n">fail</th><th class="n">skipped</th><th class="n">not implemented</th><th class="n">transcripts</th></tr></thead>
   <tbody>
-${areas
-  .map(
-    (a) =>
-      `    <tr data-area="${h(a.area)}" data-status="${a.status}"><td><a href="#area-${slug(a.area)}">${h(a.area)}</a></td><td>${badge(a.status)}</td><td class="n">${a.counts.pass}</td><td class="n">${a.counts.fail}</td><td class="n">${a.counts.skipped}</td><td class="n">${a.counts["not-implemented"]}</td><td class="n">${a.counts.pass + a.counts.fail + a.counts.skipped + a.counts["not-implemented"]}</td></tr>`,
-  )
-  .join("\n")}
+${areas.map(areaTableRow).join("\n")}
   </tbody>
 </table>
 
@@ -408,16 +442,7 @@ ${areas
 <table class="rules">
   <thead><tr><th>rule</th><th>status</th><th>what it says</th><th>proved by</th></tr></thead>
   <tbody>
-${rules
-  .map(
-    (r) =>
-      `    <tr data-rule="${h(r.id)}" data-status="${r.status}"><td><code>${h(r.id)}</code></td><td>${badge(r.status)}</td><td>${h(r.text)}${r.source ? ` <span class="muted">(${h(r.source)})</span>` : ""}</td><td>${
-        r.transcripts.length
-          ? r.transcripts.map((t) => `<a href="#t-${slug(t.id)}" class="${cls(t.status)}">${h(t.id)}</a>`).join(", ")
-          : '<span class="muted">no transcript in this run</span>'
-      }</td></tr>`,
-  )
-  .join("\n")}
+${rules.map(ruleTableRow).join("\n")}
   </tbody>
 </table>
 
@@ -425,7 +450,7 @@ ${rules
 ${report.failures.length ? failureBlocks : '<p class="muted">None.</p>'}
 
 <h2 id="transcripts">Transcripts</h2>
-${transcriptSections}
+${areas.map((a) => transcriptSection(report, a)).join("\n")}
 
 <footer>Written by <code>conformance run --html</code> of the inference-toolkit CLI from the kit's run report. Self-contained: no scripts, no external files.</footer>
 </body>
