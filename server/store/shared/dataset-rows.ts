@@ -12,7 +12,7 @@ import {
   type DatasetVersionState,
   type ValidationRecord,
   type VersionRecord,
-} from "./datasets.ts";
+} from "../datasets.ts";
 
 type Row = Record<string, unknown>;
 

@@ -21,7 +21,7 @@ import {
   type VersionKey,
   type VersionRecord,
 } from "../datasets.ts";
-import { datasetFromRow, versionFromRow } from "../dataset-rows.ts";
+import { datasetFromRow, versionFromRow } from "../shared/dataset-rows.ts";
 import {
   requireReceiving,
   RESET_VALIDATION,
