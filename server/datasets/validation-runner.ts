@@ -1,28 +1,25 @@
 /**
  * Validation in the background: versions moved to VALIDATING are checked one or two at a
- * time, each in its own worker thread (validation-worker.ts), and their result recorded.
+ * time, each in a worker thread (validation-pool.ts), and their result recorded.
  *
  * A version whose validation is cut short by close() stays VALIDATING in the store;
  * startDatasets validates it again on the next start, so nothing stays stuck.
  */
-import { Worker } from "node:worker_threads";
 import type { ValidationRecord, VersionKey } from "../store/datasets.ts";
 import { versionName } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
 import { WHOLE_FILE } from "./check-file.ts";
+import { ValidationPool } from "./validation-pool.ts";
 
 /** Validations at once: each keeps a core busy, and the server has requests to answer too. */
 const CONCURRENCY = 2;
-const WORKER = new URL("./validation-worker.ts", import.meta.url);
-
-type WorkerOutcome = { ok: true; result: ValidationRecord } | { ok: false; message: string };
 
 export class ValidationRunner {
   readonly #store: Store;
   readonly #queue: VersionKey[] = [];
   /** Names of the versions queued or running, so a version is validated once at a time. */
   readonly #pending = new Set<string>();
-  readonly #workers = new Set<Worker>();
+  readonly #pool = new ValidationPool();
   readonly #running = new Set<Promise<void>>();
   #closed = false;
 
@@ -43,7 +40,7 @@ export class ValidationRunner {
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.length = 0;
-    await Promise.all([...this.#workers].map((worker) => worker.terminate()));
+    await this.#pool.close();
     await Promise.all(this.#running);
   }
 
@@ -60,7 +57,7 @@ export class ValidationRunner {
   }
 
   async #validate(key: VersionKey): Promise<void> {
-    const outcome = await this.#inWorker(this.#store.datasets.versionFile(key));
+    const outcome = await this.#pool.check(this.#store.datasets.versionFile(key));
     if (this.#closed) return;
     const result: ValidationRecord = outcome.ok
       ? outcome.result
@@ -78,33 +75,5 @@ export class ValidationRunner {
       // The version stays VALIDATING; validateUpload (or the next start) tries again.
       console.error(`Could not record the validation of ${versionName(key)}: ${(error as Error).message}`);
     }
-  }
-
-  #inWorker(file: string): Promise<WorkerOutcome> {
-    return new Promise((resolve) => {
-      const worker = new Worker(WORKER, { workerData: { file } });
-      this.#workers.add(worker);
-      let outcome: WorkerOutcome | undefined;
-      worker.once("message", (message: WorkerOutcome) => {
-        outcome = message.ok
-          ? message
-          : { ok: false, message: `the stored file could not be read (${message.message}); upload it again` };
-      });
-      worker.once("error", (error) => {
-        outcome ??= {
-          ok: false,
-          message: `validation stopped unexpectedly (${error.message}); call validateUpload again`,
-        };
-      });
-      worker.once("exit", (code) => {
-        this.#workers.delete(worker);
-        resolve(
-          outcome ?? {
-            ok: false,
-            message: `validation stopped unexpectedly (exit code ${code}); call validateUpload again`,
-          },
-        );
-      });
-    });
   }
 }
