@@ -26,6 +26,7 @@ import {
   type EncodedExample,
   type EncodedPreference,
   type LocalModel,
+  type LrSchedule,
   type ReferenceLogProbs,
 } from "../inference/local/index.ts";
 import { createRng } from "../inference/local/math.ts";
@@ -49,8 +50,6 @@ export class TrainingDivergedError extends Error {
   override name = "TrainingDivergedError";
 }
 
-export type LrScheduleName = "constant" | "cosine" | "linear_decay";
-
 export interface TrainerConfig {
   loraRank: number;
   learningRate: number;
@@ -58,7 +57,7 @@ export interface TrainerConfig {
   batchSize: number;
   maxContextLength: number;
   earlyStop: boolean;
-  lrSchedule: LrScheduleName;
+  lrSchedule: LrSchedule;
   warmupSteps: number;
   /** Used by DPO only. */
   dpoBeta: number;

@@ -3,9 +3,10 @@
  * job can ask for. The optimizer works on any flat record of named Float32Arrays, so
  * the same code updates base weights (base training) or adapter factors (LoRA).
  */
+import type { components } from "../../../generated/api.d.ts";
 import type { Weights } from "./model.ts";
 
-export type LrSchedule = "constant" | "cosine" | "linear_decay";
+export type LrSchedule = components["schemas"]["LrSchedule"];
 
 export interface ScheduleOptions {
   learningRate: number;
