@@ -5,11 +5,13 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Request, Response, Router } from "express";
+import type { components } from "../../generated/api.d.ts";
+import { enums, type OperationId } from "../../generated/contract-values.ts";
 import { ApiError } from "../http/errors.ts";
 import { integerQuery, listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
 import { onOperation } from "../http/operation-routes.ts";
 import { requireFineTuningEnabled } from "../http/permissions.ts";
-import { CANCELLABLE_STATES, type JobRecord, type JobState, type JobType } from "../store/fine-tuning.ts";
+import { CANCELLABLE_STATES, type JobRecord, type JobType } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
 import { platformModelName } from "../inference/catalog.ts";
 import { costEstimate, planJob, type JobPlan, type TrainingJobRequest } from "./plan.ts";
@@ -23,15 +25,18 @@ export interface JobRouteDeps {
   cancelled(accountId: string, jobId: string): void;
 }
 
+type TrainingJob = components["schemas"]["TrainingJob"];
+
 interface Collection {
   jobType: JobType;
   /** The operationId prefix and suffix of the collection's operations. */
-  ids: { estimate: string; create: string; list: string; get: string; cancel: string; metrics: string };
+  ids: Record<"estimate" | "create" | "list" | "get" | "cancel" | "metrics", OperationId>;
   listKey: "supervisedFineTuningJobs" | "dpoJobs";
   idPrefix: string;
 }
 
-const COLLECTIONS: Collection[] = [
+// `as const`: each of `ids` is the union of the two collections' ids, so a handler gets their types.
+const COLLECTIONS = [
   {
     jobType: "JOB_TYPE_SFT",
     listKey: "supervisedFineTuningJobs",
@@ -58,19 +63,17 @@ const COLLECTIONS: Collection[] = [
       metrics: "DpoJobs_getDpoJobMetrics",
     },
   },
-];
+] as const satisfies readonly Collection[];
 
 export function registerJobRoutes(router: Router, deps: JobRouteDeps): void {
   for (const collection of COLLECTIONS) {
     const { ids, jobType } = collection;
     onOperation(router, ids.estimate, async (req, res) => {
-      const plan = await planJob(deps.store, res.locals.caller.account, jobType, req.body as TrainingJobRequest);
+      const plan = await planJob(deps.store, res.locals.caller.account, jobType, req.body);
       res.json(costEstimate(plan));
     });
     onOperation(router, ids.create, (req, res) => createJob(req, res, deps, collection));
-    onOperation(router, ids.list, (req, res, params) =>
-      listJobs(req, res, deps.store, collection, params.account as string),
-    );
+    onOperation(router, ids.list, (req, res, params) => listJobs(req, res, deps.store, collection, params.account));
     onOperation(router, ids.get, async (_req, res, params) => {
       res.json(toTrainingJob(await requireJob(deps.store, collection, params)));
     });
@@ -104,9 +107,14 @@ export function registerJobRoutes(router: Router, deps: JobRouteDeps): void {
   }
 }
 
-async function createJob(req: Request, res: Response, deps: JobRouteDeps, collection: Collection): Promise<void> {
+async function createJob(
+  req: Request<Record<string, string>, TrainingJob, TrainingJobRequest>,
+  res: Response<TrainingJob>,
+  deps: JobRouteDeps,
+  collection: Collection,
+): Promise<void> {
   const { account, keyId } = res.locals.caller;
-  const body = req.body as TrainingJobRequest;
+  const body = req.body;
   requireFineTuningEnabled(account);
   const key = req.header("idempotency-key");
   const idempotency = key === undefined ? undefined : { key, requestHash: requestHash(body) };
@@ -191,7 +199,7 @@ async function listJobs(
 ): Promise<void> {
   const pageSize = integerQuery(req.query.pageSize, "pageSize", 50);
   const filter = typeof req.query.filter === "string" ? req.query.filter : "";
-  const state = parseStateFilter(filter, "JOB_STATE_", JOB_STATES);
+  const state = parseStateFilter(filter, "JOB_STATE_", enums.JobState);
   const query = listBinding(collection.listKey, accountId, pageSize, filter);
   const after =
     typeof req.query.pageToken === "string" && req.query.pageToken !== ""
@@ -208,14 +216,3 @@ async function listJobs(
   const nextPageToken = more && last ? writePageToken(last.createSeq, query) : "";
   res.json({ [collection.listKey]: jobs.map(toTrainingJob), nextPageToken, totalSize: page.total });
 }
-
-const JOB_STATES: JobState[] = [
-  "JOB_STATE_QUEUED",
-  "JOB_STATE_RUNNING",
-  "JOB_STATE_CHECKPOINTING",
-  "JOB_STATE_FINALIZING",
-  "JOB_STATE_SUCCEEDED",
-  "JOB_STATE_FAILED",
-  "JOB_STATE_CANCELLED",
-  "JOB_STATE_EXPIRED",
-];
