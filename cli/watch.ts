@@ -6,12 +6,10 @@
  */
 import asciichart from "asciichart";
 import cliProgress from "cli-progress";
-import { ok, TERMINAL_JOB_STATES, WaitTimeoutError, type ApiClient, type TrainingJob } from "../client/index.ts";
-import type { Schema } from "../client/index.ts";
+import { TERMINAL_JOB_STATES, WaitTimeoutError, type ApiClient, type TrainingJob } from "../client/index.ts";
 import type { Context } from "./context.ts";
 import { count, duration, state } from "./format.ts";
-
-type Curve = Schema<"TrainingCurve">;
+import { jobAt, jobCollection, type Curve } from "./job-collections.ts";
 
 export interface WatchOptions {
   /** Between two polls. */
@@ -30,10 +28,7 @@ export async function getJob(
   job: Pick<TrainingJob, "jobType" | "jobId" | "name">,
   signal?: AbortSignal,
 ): Promise<TrainingJob> {
-  const params = { path: { account: accountOf(job.name), job: job.jobId } };
-  return job.jobType === "JOB_TYPE_DPO"
-    ? ok(client.GET("/accounts/{account}/dpoJobs/{job}", { params, signal }))
-    : ok(client.GET("/accounts/{account}/supervisedFineTuningJobs/{job}", { params, signal }));
+  return jobCollection(job.jobType).get(client, jobAt(job), signal);
 }
 
 export async function getCurve(
@@ -42,16 +37,7 @@ export async function getCurve(
   maxPoints: number,
   signal?: AbortSignal,
 ): Promise<Curve> {
-  const params = { path: { account: accountOf(job.name), job: job.jobId }, query: { maxPoints } };
-  return job.jobType === "JOB_TYPE_DPO"
-    ? ok(client.GET("/accounts/{account}/dpoJobs/{job}/metrics", { params, signal }))
-    : ok(client.GET("/accounts/{account}/supervisedFineTuningJobs/{job}/metrics", { params, signal }));
-}
-
-export function accountOf(name: string): string {
-  const match = /^accounts\/([^/]+)\//.exec(name);
-  if (!match) throw new Error(`not a resource name: ${name}`);
-  return match[1] as string;
+  return jobCollection(job.jobType).metrics(client, jobAt(job), maxPoints, signal);
 }
 
 const Y_LABEL_WIDTH = 9;

@@ -14,6 +14,7 @@ import {
   ApiError,
   ok,
   paginate,
+  parseDatasetName,
   uploadDataset,
   waitForDataset,
   type Dataset,
@@ -26,8 +27,8 @@ import { bytes, count, fields, state, table, time } from "../format.ts";
 
 /** `pirate` or `accounts/acme/datasets/pirate` (a version suffix is dropped). */
 export function datasetRef(ctx: Context, value: string): { account: string; dataset: string } {
-  const full = /^accounts\/([^/]+)\/datasets\/([^/]+)(\/versions\/\d+)?$/.exec(value);
-  if (full) return { account: full[1] as string, dataset: full[2] as string };
+  const full = parseDatasetName(value);
+  if (full) return { account: full.account, dataset: full.dataset };
   if (!/^[a-z0-9-]{1,64}$/.test(value))
     throw usageError(`not a dataset id or name: ${value}`, [
       "ids are lowercase letters, digits and -, at most 64 characters",

@@ -9,20 +9,23 @@
 import { Command, Option } from "commander";
 import {
   ApiError,
-  ok,
-  paginate,
+  PLATFORM_ACCOUNT,
+  datasetVersionName,
+  parseDatasetName,
+  parseResourceName,
+  resourceName,
   type JobType,
   type Schema,
   type TrainingJob,
   type TrainingJobRequest,
 } from "../../client/index.ts";
+import { enums } from "../../generated/contract-values.ts";
 import { act, decimal, integer, seconds } from "../command.ts";
 import type { Context } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
 import { count, fields, money, state, table, time } from "../format.ts";
+import { jobAt, jobCollection, otherJobType, type CostEstimate, type Curve } from "../job-collections.ts";
 import { getCurve, getJob, watchJob } from "../watch.ts";
-
-type CostEstimate = Schema<"CostEstimate">;
 
 interface TypeOptions {
   dpo?: boolean;
@@ -40,7 +43,7 @@ interface TrainingOptions extends TypeOptions {
   learningRate?: string;
   batchSize?: number;
   maxContextLength?: number;
-  lrSchedule?: "constant" | "cosine" | "linear_decay";
+  lrSchedule?: Schema<"LrSchedule">;
   warmupSteps?: number;
   earlyStop?: boolean;
   dpoBeta?: string;
@@ -62,32 +65,30 @@ function addTypeOptions(command: Command, what: string): Command {
 
 /** A dataset id, name or version name → the name the job request takes. */
 function datasetName(ctx: Context, value: string): string {
-  if (/^accounts\/[^/]+\/datasets\/[^/]+(\/versions\/[1-9]\d*)?$/.test(value)) return value;
+  if (parseDatasetName(value)) return value;
   const pinned = /^([a-z0-9-]{1,64})@([1-9]\d*)$/.exec(value);
-  if (pinned) return `accounts/${ctx.account}/datasets/${pinned[1]}/versions/${pinned[2]}`;
-  if (/^[a-z0-9-]{1,64}$/.test(value)) return `accounts/${ctx.account}/datasets/${value}`;
+  if (pinned) return datasetVersionName(ctx.account, pinned[1] as string, pinned[2] as string);
+  if (/^[a-z0-9-]{1,64}$/.test(value)) return resourceName(ctx.account, "datasets", value);
   throw usageError(`not a dataset: ${value}`, [
     "give its id (pirate), id@version (pirate@2), or full name (accounts/acme/datasets/pirate/versions/2)",
   ]);
 }
 
-/** The platform account whose models are offered for training. */
-const PLATFORM_MODELS = "accounts/maas/models";
+/** The example of a base model's full name in help texts: accounts/maas/models/tiny-chat. */
+const PLATFORM_MODEL_EXAMPLE = resourceName(PLATFORM_ACCOUNT, "models", "tiny-chat");
 
 /** A base model id (tiny-chat) or full name → the full resource name baseModel takes (accounts/maas/models/tiny-chat). */
 export function baseModelName(value: string): string {
-  if (new RegExp(`^${PLATFORM_MODELS}/[^/]+$`).test(value)) return value;
-  if (/^[^/]+$/.test(value)) return `${PLATFORM_MODELS}/${value}`;
-  throw usageError(`not a base model: ${value}`, [
-    `give its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`,
-  ]);
+  if (parseResourceName(value, "models")?.account === PLATFORM_ACCOUNT) return value;
+  if (/^[^/]+$/.test(value)) return resourceName(PLATFORM_ACCOUNT, "models", value);
+  throw usageError(`not a base model: ${value}`, [`give its id (tiny-chat) or full name (${PLATFORM_MODEL_EXAMPLE})`]);
 }
 
 function addTrainingOptions(command: Command): Command {
   return addTypeOptions(command, "for")
     .requiredOption(
       "--base-model <model>",
-      `the model to tune: its id (tiny-chat) or full name (${PLATFORM_MODELS}/tiny-chat)`,
+      `the model to tune: its id (tiny-chat) or full name (${PLATFORM_MODEL_EXAMPLE})`,
     )
     .requiredOption("--dataset <dataset>", "the training data: id (latest version), id@version, or full name")
     .requiredOption("--output-model <id>", "id of the model the job creates (accounts/{account}/models/{id})")
@@ -103,28 +104,27 @@ function addTrainingOptions(command: Command): Command {
     .option("--batch-size <n>", "examples per step (default: the base model's)", integer(1))
     .option("--max-context-length <tokens>", "longer examples are skipped (default: the base model's)", integer(1))
     .addOption(
-      new Option("--lr-schedule <schedule>", "how the learning rate changes (default constant)").choices([
-        "constant",
-        "cosine",
-        "linear_decay",
-      ]),
+      new Option("--lr-schedule <schedule>", "how the learning rate changes (default constant)").choices(
+        enums.LrSchedule,
+      ),
     )
     .option("--warmup-steps <n>", "steps of linear warm-up (default 0)", integer(0))
     .option("--early-stop", "stop when the evaluation loss stops improving")
     .option("--dpo-beta <beta>", "DPO's beta (DPO jobs only; default 0.1)", decimal);
 }
 
-/** The request body the options describe (the same for the estimate and the create). */
-export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobType; body: TrainingJobRequest } {
-  const type = typeOf(options) ?? "JOB_TYPE_SFT";
-  if (options.dpoBeta !== undefined && type !== "JOB_TYPE_DPO")
-    throw usageError("--dpo-beta is for preference jobs: add --dpo");
-  let basisPoints: number | undefined;
-  if (options.evalSplit !== undefined) {
-    basisPoints = Math.round(Number(options.evalSplit) * 100);
-    if (basisPoints < 1 || basisPoints > 9999)
-      throw usageError(`--eval-split must be between 0.01 and 99.99 percent, not ${options.evalSplit}`);
-  }
+/** --eval-split's percent as the basis points the config takes (0.01 % → 1), if given. */
+function evalSplitBasisPoints(evalSplit: string | undefined): number | undefined {
+  if (evalSplit === undefined) return undefined;
+  const basisPoints = Math.round(Number(evalSplit) * 100);
+  if (basisPoints < 1 || basisPoints > 9999)
+    throw usageError(`--eval-split must be between 0.01 and 99.99 percent, not ${evalSplit}`);
+  return basisPoints;
+}
+
+/** The request's config: the output model id and every setting the options give. */
+function trainingConfig(options: TrainingOptions): TrainingJobRequest["config"] {
+  const basisPoints = evalSplitBasisPoints(options.evalSplit);
   const config: TrainingJobRequest["config"] = { outputModelId: options.outputModel };
   if (options.epochs !== undefined) config.epochs = options.epochs;
   if (options.loraRank !== undefined) config.loraRank = options.loraRank;
@@ -136,20 +136,21 @@ export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobT
   if (options.earlyStop) config.earlyStop = true;
   if (basisPoints !== undefined) config.evalAutoCarveoutBasisPoints = basisPoints;
   if (options.dpoBeta !== undefined) config.dpoBeta = options.dpoBeta;
+  return config;
+}
+
+/** The request body the options describe (the same for the estimate and the create). */
+export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobType; body: TrainingJobRequest } {
+  const type = typeOf(options) ?? "JOB_TYPE_SFT";
+  if (options.dpoBeta !== undefined && type !== "JOB_TYPE_DPO")
+    throw usageError("--dpo-beta is for preference jobs: add --dpo");
   const body: TrainingJobRequest = {
     baseModel: baseModelName(options.baseModel),
     inputDatasetVersion: datasetName(ctx, options.dataset),
-    config,
+    config: trainingConfig(options),
   };
   if (options.evalDataset !== undefined) body.evaluationDatasetVersion = datasetName(ctx, options.evalDataset);
   return { type, body };
-}
-
-async function estimate(ctx: Context, type: JobType, body: TrainingJobRequest): Promise<CostEstimate> {
-  const params = { path: { account: ctx.account } };
-  return type === "JOB_TYPE_DPO"
-    ? ok(ctx.client.POST("/accounts/{account}/dpoJobs:estimateCost", { params, body }))
-    : ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs:estimateCost", { params, body }));
 }
 
 /** The estimate with its working, for people. */
@@ -160,7 +161,7 @@ export function estimateText(type: JobType, body: TrainingJobRequest, result: Co
     ? `yes (${g.execution.thirdParty ? "third-party trainer" : "trained by the service"}${g.requiredAgreementVersion ? `, agreement ${g.requiredAgreementVersion} accepted` : ""})`
     : `no: needs agreement ${g.requiredAgreementVersion || "(none named)"}, accepted: ${g.acceptedAgreementVersion || "none"}${g.providerApproved ? "" : "; provider not approved"}`;
   return [
-    `Cost estimate (${type === "JOB_TYPE_DPO" ? "DPO" : "SFT"}): ${body.baseModel} on ${body.inputDatasetVersion}`,
+    `Cost estimate (${jobCollection(type).label}): ${body.baseModel} on ${body.inputDatasetVersion}`,
     fields([
       ["  examples", count(e.exampleCount)],
       ["  skipped (too long)", `${count(e.examplesSkipped)}   (longer than maxContextLength: not trained, not billed)`],
@@ -183,12 +184,9 @@ export function estimateText(type: JobType, body: TrainingJobRequest, result: Co
 
 /** The account's jobs (of the type, when given; in a state, when given), newest first. */
 async function listJobs(ctx: Context, type: JobType | undefined, filter?: string): Promise<TrainingJob[]> {
-  const params = { path: { account: ctx.account }, query: { pageSize: 200, ...(filter ? { filter } : {}) } };
   const all: TrainingJob[] = [];
-  if (type !== "JOB_TYPE_DPO")
-    for await (const j of paginate(ctx.client, "/accounts/{account}/supervisedFineTuningJobs", { params })) all.push(j);
-  if (type !== "JOB_TYPE_SFT")
-    for await (const j of paginate(ctx.client, "/accounts/{account}/dpoJobs", { params })) all.push(j);
+  for (const listed of type ? [type] : enums.JobType)
+    for await (const j of jobCollection(listed).list(ctx.client, ctx.account, filter)) all.push(j);
   return all.sort((a, b) => b.createTime.localeCompare(a.createTime));
 }
 
@@ -201,7 +199,7 @@ const NO_STEPS_YET: ReadonlySet<string> = new Set(["JOB_STATE_QUEUED", "JOB_STAT
  * they trained). Says on stderr which job it picked.
  */
 async function latestJob(ctx: Context, type: JobType | undefined, withSteps = false): Promise<TrainingJob> {
-  const kind = type === "JOB_TYPE_DPO" ? "DPO " : type === "JOB_TYPE_SFT" ? "SFT " : "";
+  const kind = type ? `${jobCollection(type).label} ` : "";
   const jobs = await listJobs(ctx, type);
   if (jobs.length === 0) throw new CliError(`account ${ctx.account} has no ${kind}jobs yet`, EXIT.NOT_FOUND);
   const describe = (job: TrainingJob) =>
@@ -239,10 +237,9 @@ export async function findJob(
   latest: { withSteps?: boolean } = {},
 ): Promise<TrainingJob> {
   if (ref === "latest") return latestJob(ctx, type, latest.withSteps === true);
-  const named = /^accounts\/([^/]+)\/trainingJobs\/([^/]+)$/.exec(ref);
-  const account = named ? (named[1] as string) : ctx.account;
-  const jobId = named ? (named[2] as string) : ref;
-  const name = `accounts/${account}/trainingJobs/${jobId}`;
+  const named = parseResourceName(ref, "trainingJobs");
+  const jobId = named ? named.id : ref;
+  const name = resourceName(named ? named.account : ctx.account, "trainingJobs", jobId);
   if (type) return getJob(ctx.client, { name, jobId, jobType: type });
   const first: JobType = jobId.startsWith("dpo-") ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT";
   try {
@@ -250,11 +247,7 @@ export async function findJob(
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404)) throw error;
     try {
-      return await getJob(ctx.client, {
-        name,
-        jobId,
-        jobType: first === "JOB_TYPE_SFT" ? "JOB_TYPE_DPO" : "JOB_TYPE_SFT",
-      });
+      return await getJob(ctx.client, { name, jobId, jobType: otherJobType(first) });
     } catch (second) {
       // The first 404 speaks of the collection the id most likely belongs to.
       if (second instanceof ApiError && second.status === 404) throw error;
@@ -282,7 +275,7 @@ function printJob(ctx: Context, job: TrainingJob): void {
     ["evaluation data", job.evaluationDatasetVersion ?? "-"],
     [
       "output model",
-      job.outputModel ?? `(when it succeeds) accounts/${job.name.split("/")[1]}/models/${c.outputModelId}`,
+      job.outputModel ?? `(when it succeeds) ${resourceName(jobAt(job).account, "models", c.outputModelId)}`,
     ],
     [
       "config",
@@ -349,11 +342,24 @@ async function watch(
   finish(ctx, done);
 }
 
+/** The account's job states as `--state` takes them, without the prefix (QUEUED, RUNNING, …). */
+const STATE_CHOICES = enums.JobState.map((s) => s.replace(/^JOB_STATE_/, ""));
+
 export function jobsCommand(signal?: AbortSignal): Command {
   const jobs = new Command("jobs").description(
     "Fine-tuning jobs, supervised (SFT) or preference (DPO): estimate, create, follow, inspect, cancel, plot.",
   );
+  addEstimateCommand(jobs);
+  addCreateCommand(jobs, signal);
+  addListCommand(jobs);
+  addGetCommand(jobs);
+  addCancelCommand(jobs);
+  addWatchCommand(jobs, signal);
+  addMetricsCommand(jobs);
+  return jobs;
+}
 
+function addEstimateCommand(jobs: Command): void {
   addTrainingOptions(
     jobs
       .command("estimate")
@@ -361,12 +367,16 @@ export function jobsCommand(signal?: AbortSignal): Command {
   ).action(
     act<[], TrainingOptions>(async (ctx, options) => {
       const { type, body } = jobRequest(ctx, options);
-      const result = await estimate(ctx, type, body);
+      const result = await jobCollection(type).estimate(ctx.client, ctx.account, body);
       if (ctx.json) return ctx.printJson(result);
       ctx.print(estimateText(type, body, result));
     }),
   );
+}
 
+type CreateOptions = TrainingOptions & WatchFlags & { yes?: boolean; idempotencyKey?: string; watch?: boolean };
+
+function addCreateCommand(jobs: Command, signal: AbortSignal | undefined): void {
   addWatchOptions(
     addTrainingOptions(
       jobs
@@ -381,75 +391,59 @@ export function jobsCommand(signal?: AbortSignal): Command {
         "send this Idempotency-Key (a repeat with the same key returns the first job); default: a fresh one",
       )
       .option("--watch", "then follow the job as `jobs watch` does"),
-  ).action(
-    act<[], TrainingOptions & WatchFlags & { yes?: boolean; idempotencyKey?: string; watch?: boolean }>(
-      async (ctx, options) => {
-        const { type, body } = jobRequest(ctx, options);
-        const result = await estimate(ctx, type, body);
-        if (!ctx.json) ctx.print(estimateText(type, body, result));
-        if (Number(result.estimate.estimatedCost.amount) > 0) {
-          await ctx.confirm(
-            `Start this billable job (estimated ${money(result.estimate.estimatedCost)})?`,
-            options.yes,
-          );
-        }
-        const params = {
-          path: { account: ctx.account },
-          ...(options.idempotencyKey ? { header: { "Idempotency-Key": options.idempotencyKey } } : {}),
-        };
-        const job =
-          type === "JOB_TYPE_DPO"
-            ? await ok(ctx.client.POST("/accounts/{account}/dpoJobs", { params, body }))
-            : await ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs", { params, body }));
-        if (!options.watch) {
-          if (ctx.json) return ctx.printJson(job);
-          ctx.print(
-            `Created job ${job.jobId} (${state(job.state)}); it will make ${`accounts/${ctx.account}/models/${job.config.outputModelId}`}`,
-          );
-          ctx.print(`Follow it: ${ctx.invocation} jobs watch ${job.jobId}`);
-          return;
-        }
-        ctx.note(`Created job ${job.jobId}`);
-        await watch(ctx, job, options, signal);
-      },
-    ),
-  );
+  ).action(act<[], CreateOptions>((ctx, options) => createJob(ctx, options, signal)));
+}
 
+/** `jobs create`: the estimate's working, the question before a billable run, the job, then maybe `watch`. */
+async function createJob(ctx: Context, options: CreateOptions, signal: AbortSignal | undefined): Promise<void> {
+  const { type, body } = jobRequest(ctx, options);
+  const collection = jobCollection(type);
+  const result = await collection.estimate(ctx.client, ctx.account, body);
+  if (!ctx.json) ctx.print(estimateText(type, body, result));
+  if (Number(result.estimate.estimatedCost.amount) > 0) {
+    await ctx.confirm(`Start this billable job (estimated ${money(result.estimate.estimatedCost)})?`, options.yes);
+  }
+  const job = await collection.create(ctx.client, ctx.account, body, options.idempotencyKey);
+  if (options.watch) {
+    ctx.note(`Created job ${job.jobId}`);
+    return watch(ctx, job, options, signal);
+  }
+  if (ctx.json) return ctx.printJson(job);
+  ctx.print(
+    `Created job ${job.jobId} (${state(job.state)}); it will make ${resourceName(ctx.account, "models", job.config.outputModelId)}`,
+  );
+  ctx.print(`Follow it: ${ctx.invocation} jobs watch ${job.jobId}`);
+}
+
+function addListCommand(jobs: Command): void {
   addTypeOptions(jobs.command("list").description("List jobs, newest first (SFT and DPO unless --type says)."), "only")
-    .addOption(
-      new Option("--state <state>", "only jobs in this state").choices([
-        "QUEUED",
-        "RUNNING",
-        "CHECKPOINTING",
-        "FINALIZING",
-        "SUCCEEDED",
-        "FAILED",
-        "CANCELLED",
-        "EXPIRED",
-      ]),
-    )
+    .addOption(new Option("--state <state>", "only jobs in this state").choices(STATE_CHOICES))
     .action(
       act<[], TypeOptions & { state?: string }>(async (ctx, options) => {
         const all = await listJobs(ctx, typeOf(options), options.state ? `state:${options.state}` : undefined);
         if (ctx.json) return ctx.printJson(all);
         if (all.length === 0) return ctx.print("No jobs.");
-        ctx.print(
-          table([
-            ["JOB", "TYPE", "STATE", "PROGRESS", "BASE MODEL", "OUTPUT MODEL", "CREATED"],
-            ...all.map((j) => [
-              j.jobId,
-              state(j.jobType),
-              state(j.state),
-              `${j.progress.percent}%`,
-              j.baseModel,
-              j.outputModel ?? j.config.outputModelId,
-              time(j.createTime),
-            ]),
-          ]),
-        );
+        ctx.print(jobsTable(all));
       }),
     );
+}
 
+function jobsTable(all: TrainingJob[]): string {
+  return table([
+    ["JOB", "TYPE", "STATE", "PROGRESS", "BASE MODEL", "OUTPUT MODEL", "CREATED"],
+    ...all.map((j) => [
+      j.jobId,
+      state(j.jobType),
+      state(j.state),
+      `${j.progress.percent}%`,
+      j.baseModel,
+      j.outputModel ?? j.config.outputModelId,
+      time(j.createTime),
+    ]),
+  ]);
+}
+
+function addGetCommand(jobs: Command): void {
   addTypeOptions(
     jobs.command("get").description("Show a job: state, progress, configuration, data, cost, times."),
     "it is",
@@ -462,7 +456,9 @@ export function jobsCommand(signal?: AbortSignal): Command {
         printJob(ctx, job);
       }),
     );
+}
 
+function addCancelCommand(jobs: Command): void {
   addTypeOptions(
     jobs
       .command("cancel")
@@ -473,16 +469,14 @@ export function jobsCommand(signal?: AbortSignal): Command {
     .action(
       act<[string], TypeOptions>(async (ctx, options, ref) => {
         const found = await findJob(ctx, ref, typeOf(options));
-        const params = { path: { account: found.name.split("/")[1] as string, job: found.jobId } };
-        const job =
-          found.jobType === "JOB_TYPE_DPO"
-            ? await ok(ctx.client.POST("/accounts/{account}/dpoJobs/{job}:cancel", { params }))
-            : await ok(ctx.client.POST("/accounts/{account}/supervisedFineTuningJobs/{job}:cancel", { params }));
+        const job = await jobCollection(found.jobType).cancel(ctx.client, jobAt(found));
         if (ctx.json) return ctx.printJson(job);
         ctx.print(`Cancelled job ${job.jobId} (${state(job.state)} at ${job.progress.percent}%)`);
       }),
     );
+}
 
+function addWatchCommand(jobs: Command, signal: AbortSignal | undefined): void {
   addWatchOptions(
     addTypeOptions(
       jobs
@@ -497,7 +491,11 @@ export function jobsCommand(signal?: AbortSignal): Command {
       await watch(ctx, await findJob(ctx, ref, typeOf(options)), options, signal);
     }),
   );
+}
 
+type MetricsOptions = TypeOptions & { plot?: string; log?: boolean; maxPoints?: number };
+
+function addMetricsCommand(jobs: Command): void {
   addTypeOptions(
     jobs
       .command("metrics")
@@ -515,54 +513,55 @@ export function jobsCommand(signal?: AbortSignal): Command {
       integer(1, 10000),
     )
     .action(
-      act<[string], TypeOptions & { plot?: string; log?: boolean; maxPoints?: number }>(async (ctx, options, ref) => {
+      act<[string], MetricsOptions>(async (ctx, options, ref) => {
         const job = await findJob(ctx, ref, typeOf(options), { withSteps: true });
         const curve = await getCurve(ctx.client, job, options.maxPoints ?? 1000);
-        if (options.plot) {
-          if (curve.points.length === 0)
-            throw new CliError(
-              `job ${job.jobId} has no training steps yet (${state(job.state)}): nothing to plot`,
-              EXIT.FAILED,
-            );
-          // Vega loads only when a chart is asked for.
-          const { lossChartSpec, writeChart } = await import("../plot.ts");
-          const format = await writeChart(
-            options.plot,
-            lossChartSpec(job, curve, { log: options.log === true }),
-            ctx.io.env,
-          );
-          if (ctx.json)
-            return ctx.printJson({
-              file: options.plot,
-              format,
-              points: curve.points.length,
-              evaluationPoints: curve.evaluationPoints.length,
-            });
-          ctx.print(
-            `Wrote ${options.plot} (${format.toUpperCase()}): ${curve.points.length} training points, ${curve.evaluationPoints.length} evaluation points`,
-          );
-          return;
-        }
+        if (options.plot) return plotCurve(ctx, job, curve, options.plot, options.log === true);
         if (ctx.json) return ctx.printJson(curve);
-        const evalByStep = new Map(curve.evaluationPoints.map((p) => [p.step, p.loss]));
-        ctx.print(
-          table([
-            ["STEP", "EPOCH", "LOSS", "EVAL LOSS", "LEARNING RATE", "TIME"],
-            ...curve.points.map((p) => [
-              p.step,
-              String(p.epoch),
-              p.loss,
-              evalByStep.get(p.step) ?? "",
-              String(p.learningRate),
-              time(p.time),
-            ]),
-          ]),
-        );
-        ctx.print(
-          `${curve.points.length} of ${curve.totalPoints} training points, ${curve.evaluationPoints.length} of ${curve.totalEvaluationPoints} evaluation points; ${curve.complete ? "complete" : "still recording"}`,
-        );
+        printCurve(ctx, curve);
       }),
     );
+}
 
-  return jobs;
+/** `metrics --plot`: the loss curves written as an SVG or PNG chart. */
+async function plotCurve(ctx: Context, job: TrainingJob, curve: Curve, file: string, log: boolean): Promise<void> {
+  if (curve.points.length === 0)
+    throw new CliError(
+      `job ${job.jobId} has no training steps yet (${state(job.state)}): nothing to plot`,
+      EXIT.FAILED,
+    );
+  // Vega loads only when a chart is asked for.
+  const { lossChartSpec, writeChart } = await import("../plot.ts");
+  const format = await writeChart(file, lossChartSpec(job, curve, { log }), ctx.io.env);
+  if (ctx.json)
+    return ctx.printJson({
+      file,
+      format,
+      points: curve.points.length,
+      evaluationPoints: curve.evaluationPoints.length,
+    });
+  ctx.print(
+    `Wrote ${file} (${format.toUpperCase()}): ${curve.points.length} training points, ${curve.evaluationPoints.length} evaluation points`,
+  );
+}
+
+/** `metrics`: the curve as a table, the evaluation loss beside the step it was measured at. */
+function printCurve(ctx: Context, curve: Curve): void {
+  const evalByStep = new Map(curve.evaluationPoints.map((p) => [p.step, p.loss]));
+  ctx.print(
+    table([
+      ["STEP", "EPOCH", "LOSS", "EVAL LOSS", "LEARNING RATE", "TIME"],
+      ...curve.points.map((p) => [
+        p.step,
+        String(p.epoch),
+        p.loss,
+        evalByStep.get(p.step) ?? "",
+        String(p.learningRate),
+        time(p.time),
+      ]),
+    ]),
+  );
+  ctx.print(
+    `${curve.points.length} of ${curve.totalPoints} training points, ${curve.evaluationPoints.length} of ${curve.totalEvaluationPoints} evaluation points; ${curve.complete ? "complete" : "still recording"}`,
+  );
 }
