@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import { resourceName } from "../../client/resource-names.ts";
 import {
   createDerivedDataset,
   readTrainingRows,
@@ -296,7 +297,7 @@ class Training {
     const input = await this.#version(job.inputDatasetVersion);
     const rows = await collect(readTrainingRows(this.#options.store, input));
     const carveOut = job.config.evalAutoCarveoutBasisPoints;
-    const splitName = `accounts/${job.accountId}/datasets/${job.jobId}-eval`;
+    const splitName = resourceName(job.accountId, "datasets", `${job.jobId}-eval`);
     const userEvaluation =
       job.evaluationDatasetVersion !== undefined && !job.evaluationDatasetVersion.startsWith(`${splitName}/`);
     if (userEvaluation) {
@@ -326,7 +327,7 @@ class Training {
     }).catch(async (error: unknown) => {
       // A previous run of this job wrote it before the process died.
       if (isStoreError(error, "already-exists"))
-        return this.#version(`accounts/${job.accountId}/datasets/${datasetId}`);
+        return this.#version(resourceName(job.accountId, "datasets", datasetId));
       throw error;
     });
     await this.#update({ evaluationDatasetVersion: version.name, datasetIds: [...job.datasetIds, datasetId] });
@@ -426,7 +427,7 @@ class Training {
       job.jobId,
       model,
       {
-        outputModel: `accounts/${job.accountId}/models/${modelId}`,
+        outputModel: resourceName(job.accountId, "models", modelId),
         completeTime: new Date(),
         execution,
         progress,

@@ -11,7 +11,7 @@
  */
 import { storeErrorCode } from "../http/store-errors.ts";
 import { log } from "../log.ts";
-import { versionName, type VersionKey, type VersionRecord } from "../store/datasets.ts";
+import { datasetName, versionName, type VersionKey, type VersionRecord } from "../store/datasets.ts";
 import { StoreError } from "../store/errors.ts";
 import { jobName, TERMINAL_STATES, type ClaimedJob, type JobPatch, type JobRecord } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
@@ -61,12 +61,12 @@ const OBSERVERS: Record<string, Observer> = {
   "datasets.create": (args) => {
     const dataset = args[0] as { accountId: string; datasetId: string; source: string };
     log("info", "dataset.created", {
-      dataset: `accounts/${dataset.accountId}/datasets/${dataset.datasetId}`,
+      dataset: datasetName(dataset.accountId, dataset.datasetId),
       source: dataset.source,
     });
   },
   "datasets.markDeleted": (args) =>
-    log("info", "dataset.deleted", { dataset: `accounts/${args[0] as string}/datasets/${args[1] as string}` }),
+    log("info", "dataset.deleted", { dataset: datasetName(args[0] as string, args[1] as string) }),
   "datasets.completeUpload": (args) =>
     log("info", "dataset.uploaded", { version: versionName(args[0] as VersionKey), bytes: args[1] as number }),
   "datasets.abandonUpload": (args) =>

@@ -3,6 +3,7 @@
  * store. Records hold numbers and Dates; server/finetune/wire.ts turns them into the
  * contract's shapes (64-bit integers as strings, times as RFC 3339).
  */
+import { resourceName } from "../../client/resource-names.ts";
 import type { components } from "../../generated/api.d.ts";
 import { StoreError } from "./errors.ts";
 
@@ -204,7 +205,7 @@ export interface FineTuningStore {
 }
 
 export function jobName(accountId: string, jobId: string): string {
-  return `accounts/${accountId}/trainingJobs/${jobId}`;
+  return resourceName(accountId, "trainingJobs", jobId);
 }
 
 /** An output model id the account already uses (409 ALREADY_EXISTS): the stores' refusal, and the estimate's. */
