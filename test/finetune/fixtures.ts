@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { TestServer } from "../server/harness.ts";
+import { type Reply, request } from "../support/http.ts";
 
 const GREETINGS = [
   "Hello!",
@@ -69,31 +70,21 @@ export interface Caller {
   key: string;
 }
 
-export async function call(
+export function call(
   caller: Caller,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
-) {
+): Promise<Reply> {
   const url = `${caller.server.baseUrl}/accounts/${caller.account}${path}`;
-  const response = await fetch(url, {
+  const json: Record<string, string> = body === undefined ? {} : { "content-type": "application/json" };
+  return request(url, {
     method,
-    headers: {
-      authorization: `Bearer ${caller.key}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-      ...headers,
-    },
+    key: caller.key,
+    headers: { ...json, ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const text = await response.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: json };
 }
 
 /** Creates a dataset, uploads the rows, validates, and waits for READY; returns the version name. */
