@@ -105,7 +105,8 @@ test("an idempotency key returns the first job, and conflicts on another body", 
   assert.equal(again.created, false);
   assert.equal(again.job.jobId, first.jobId);
   await assert.rejects(store.fineTuning.createJob(job(), { key: "k1", requestHash: "h2" }), {
-    code: "IDEMPOTENCY_CONFLICT",
+    name: "StoreError",
+    kind: "idempotency-conflict",
   });
 });
 
@@ -113,7 +114,9 @@ test("an output model id is taken by a live job and freed by a failed one", asyn
   const live = job();
   await store.fineTuning.createJob(live);
   await assert.rejects(store.fineTuning.createJob({ ...job(), config: { ...live.config } }), {
-    code: "ALREADY_EXISTS",
+    name: "StoreError",
+    kind: "already-exists",
+    field: "config.outputModelId",
   });
   await store.fineTuning.updateJob("acme", live.jobId, { state: "JOB_STATE_FAILED" });
   assert.equal((await store.fineTuning.createJob({ ...job(), config: { ...live.config } })).created, true);
@@ -150,7 +153,8 @@ test("a runner that lost its job to another cannot write over it (updates fenced
     createTime: new Date(),
   };
   await assert.rejects(store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-a"), {
-    code: "JOB_STATE_INVALID",
+    name: "StoreError",
+    kind: "job-state",
   });
   assert.equal(
     await store.fineTuning.findModel("acme", queued.config.outputModelId),
