@@ -4,7 +4,8 @@ import { StoreError } from "../errors.ts";
 import { ACCOUNT_DEFAULTS } from "../store.ts";
 import type { Account, AccountImport, AccountPatch, AccountStore, NewAccount } from "../store.ts";
 import { insertApiKey } from "./api-keys.ts";
-import { inTransaction, intOrNull, isDuplicate, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
+import { accountFromRow } from "../shared/account-rows.ts";
+import { inTransaction, isDuplicate, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
 
 export class PostgresAccountStore implements AccountStore {
   readonly #pool: pg.Pool;
@@ -106,19 +107,4 @@ function columnsOf(fields: AccountPatch): Row {
   set("has_payment_method", fields.hasPaymentMethod);
   set("fine_tuning_enabled", fields.fineTuningEnabled);
   return row;
-}
-
-function accountFromRow(row: Row): Account {
-  return {
-    id: String(row.id),
-    suspended: row.suspended === true,
-    balanceMicros: Number(row.balance_micros),
-    budgetMicros: intOrNull(row.budget_micros),
-    requestsPerMinute: intOrNull(row.requests_per_minute),
-    allowedModels: row.allowed_models === null ? null : (JSON.parse(String(row.allowed_models)) as string[]),
-    acceptedAgreementVersion: row.accepted_agreement_version === null ? null : String(row.accepted_agreement_version),
-    hasPaymentMethod: row.has_payment_method === true,
-    fineTuningEnabled: row.fine_tuning_enabled === true,
-    createdAt: new Date(Number(row.created_at_ms)),
-  };
 }

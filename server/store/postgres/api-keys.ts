@@ -2,7 +2,8 @@
 import type pg from "pg";
 import { StoreError } from "../errors.ts";
 import type { ApiKey, ApiKeyStore, NewApiKey } from "../store.ts";
-import { intOrNull, isDuplicate, isMissingReference, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
+import { apiKeyFromRow } from "../shared/account-rows.ts";
+import { isDuplicate, isMissingReference, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
 
 export class PostgresApiKeyStore implements ApiKeyStore {
   readonly #pool: pg.Pool;
@@ -58,15 +59,4 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<ApiKey> {
     if (isMissingReference(error)) throw new StoreError("not-found", `No account ${key.accountId}.`);
     throw error;
   }
-}
-
-function apiKeyFromRow(row: Row): ApiKey {
-  const revokedAt = intOrNull(row.revoked_at_ms);
-  return {
-    id: String(row.id),
-    accountId: String(row.account_id),
-    hint: String(row.hint),
-    createdAt: new Date(Number(row.created_at_ms)),
-    revokedAt: revokedAt === null ? null : new Date(revokedAt),
-  };
 }

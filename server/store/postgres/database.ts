@@ -182,8 +182,3 @@ export function isDuplicate(error: unknown): boolean {
 export function isMissingReference(error: unknown): boolean {
   return (error as PgError | undefined)?.code === "23503";
 }
-
-/** A nullable BIGINT column as a number. */
-export function intOrNull(value: unknown): number | null {
-  return value === null || value === undefined ? null : Number(value);
-}

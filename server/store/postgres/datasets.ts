@@ -33,7 +33,8 @@ import {
   VERSION_JOIN,
   versionFilePath,
 } from "../shared/dataset-versions.ts";
-import { inTransaction, intOrNull, isDuplicate, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
+import { intOrNull } from "../shared/columns.ts";
+import { inTransaction, isDuplicate, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
 
 export class PostgresDatasetStore implements DatasetStore {
   readonly #pool: pg.Pool;

@@ -32,8 +32,8 @@ import {
   type ListedJob,
   outputModelTakenError,
 } from "../fine-tuning.ts";
-import { HOLDS_OUTPUT_MODEL, parseRecord, serializeRecord } from "../shared/job-records.ts";
-import { inTransaction, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
+import { HOLDS_OUTPUT_MODEL, modelFromRow, parseRecord, serializeRecord } from "../shared/job-records.ts";
+import { inTransaction, pgCall, query, queryOne, type Db } from "./database.ts";
 
 export class PostgresFineTuningStore implements FineTuningStore {
   readonly #pool: pg.Pool;
@@ -273,7 +273,7 @@ export class PostgresFineTuningStore implements FineTuningStore {
         accountId,
         modelId,
       ]);
-      return row && toModel(row);
+      return row && modelFromRow(row);
     });
   }
 
@@ -285,7 +285,7 @@ export class PostgresFineTuningStore implements FineTuningStore {
           "SELECT * FROM account_models WHERE account_id = $1 ORDER BY create_time_ms, model_id",
           [accountId],
         )
-      ).map(toModel),
+      ).map(modelFromRow),
     );
   }
 
@@ -415,15 +415,4 @@ async function jobSeq(db: Db, accountId: string, jobId: string): Promise<number>
   ]);
   if (row === undefined) throw new StoreError("not-found", `No job ${jobId}.`);
   return Number(row.seq);
-}
-
-function toModel(row: Row): AccountModel {
-  return {
-    accountId: String(row.account_id),
-    modelId: String(row.model_id),
-    baseModel: String(row.base_model),
-    jobName: String(row.job_name),
-    adapterPath: String(row.adapter_path),
-    createTime: new Date(Number(row.create_time_ms)),
-  };
 }

@@ -13,6 +13,7 @@ import {
   type ValidationRecord,
   type VersionRecord,
 } from "../datasets.ts";
+import { flag } from "./columns.ts";
 
 type Row = Record<string, unknown>;
 
@@ -49,7 +50,7 @@ export function versionFromRow(row: Row): VersionRecord {
     datasetId: String(row.dataset_id),
     versionNo: Number(row.version_no),
     state: String(row.state) as DatasetVersionState,
-    stored: row.stored === true || row.stored === 1 || row.stored === 1n,
+    stored: flag(row.stored),
     owner: row.owner === null ? null : String(row.owner),
     bytes: Number(row.bytes),
     validation,

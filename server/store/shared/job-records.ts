@@ -1,8 +1,9 @@
 /**
  * A job as both stores keep it: one row per job, the columns their queries need, and the
- * whole record as JSON text beside them (the same text in SQLite and PostgreSQL).
+ * whole record as JSON text beside them (the same text in SQLite and PostgreSQL); and an
+ * account's model from its row (the schemas name the columns alike).
  */
-import { ACTIVE_STATES, type JobRecord, type JobState } from "../fine-tuning.ts";
+import { ACTIVE_STATES, type AccountModel, type JobRecord, type JobState } from "../fine-tuning.ts";
 
 /** States whose output model id stays taken (a failed, cancelled or expired job frees it). */
 export const HOLDS_OUTPUT_MODEL: readonly JobState[] = ["JOB_STATE_QUEUED", ...ACTIVE_STATES, "JOB_STATE_SUCCEEDED"];
@@ -21,4 +22,16 @@ export function parseRecord(text: unknown): JobRecord {
   const raw = JSON.parse(String(text)) as Record<string, unknown>;
   for (const field of DATE_FIELDS) if (typeof raw[field] === "number") raw[field] = new Date(raw[field]);
   return raw as unknown as JobRecord;
+}
+
+/** An account's model (a fine-tuned output) from its row. */
+export function modelFromRow(row: Record<string, unknown>): AccountModel {
+  return {
+    accountId: String(row.account_id),
+    modelId: String(row.model_id),
+    baseModel: String(row.base_model),
+    jobName: String(row.job_name),
+    adapterPath: String(row.adapter_path),
+    createTime: new Date(Number(row.create_time_ms)),
+  };
 }

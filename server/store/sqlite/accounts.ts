@@ -4,7 +4,8 @@ import { StoreError } from "../errors.ts";
 import { ACCOUNT_DEFAULTS } from "../store.ts";
 import type { Account, AccountImport, AccountPatch, AccountStore, NewAccount } from "../store.ts";
 import { insertApiKey } from "./api-keys.ts";
-import { bool, inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
+import { accountFromRow } from "../shared/account-rows.ts";
+import { inTransaction, isDuplicate, storeCall } from "./database.ts";
 
 type Row = Record<string, SQLInputValue>;
 
@@ -112,19 +113,4 @@ function flag(value: boolean | undefined): number | undefined {
 
 function json(value: string[] | null): string | null {
   return value === null ? null : JSON.stringify(value);
-}
-
-function accountFromRow(row: Row): Account {
-  return {
-    id: String(row.id),
-    suspended: bool(row.suspended),
-    balanceMicros: Number(row.balance_micros),
-    budgetMicros: intOrNull(row.budget_micros),
-    requestsPerMinute: intOrNull(row.requests_per_minute),
-    allowedModels: row.allowed_models === null ? null : (JSON.parse(String(row.allowed_models)) as string[]),
-    acceptedAgreementVersion: row.accepted_agreement_version === null ? null : String(row.accepted_agreement_version),
-    hasPaymentMethod: bool(row.has_payment_method),
-    fineTuningEnabled: bool(row.fine_tuning_enabled),
-    createdAt: new Date(Number(row.created_at_ms)),
-  };
 }

@@ -1,10 +1,9 @@
 /** API keys in SQLite: only the secret's hash is stored (see ../api-keys.ts). */
-import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../errors.ts";
 import type { ApiKey, ApiKeyStore, NewApiKey } from "../store.ts";
-import { inTransaction, intOrNull, isConstraint, isDuplicate, storeCall } from "./database.ts";
-
-type Row = Record<string, SQLInputValue>;
+import { apiKeyFromRow } from "../shared/account-rows.ts";
+import { inTransaction, isConstraint, isDuplicate, storeCall } from "./database.ts";
 
 export class SqliteApiKeyStore implements ApiKeyStore {
   readonly #db: DatabaseSync;
@@ -69,15 +68,4 @@ export function insertApiKey(db: DatabaseSync, key: NewApiKey): void {
     if (isConstraint(error)) throw new StoreError("not-found", `No account ${key.accountId}.`);
     throw error;
   }
-}
-
-function apiKeyFromRow(row: Row): ApiKey {
-  const revokedAt = intOrNull(row.revoked_at_ms);
-  return {
-    id: String(row.id),
-    accountId: String(row.account_id),
-    hint: String(row.hint),
-    createdAt: new Date(Number(row.created_at_ms)),
-    revokedAt: revokedAt === null ? null : new Date(revokedAt),
-  };
 }

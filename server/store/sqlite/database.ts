@@ -82,13 +82,3 @@ export async function storeCall<T>(work: () => T): Promise<T> {
     throw error;
   }
 }
-
-/** SQLite stores booleans as 0/1. */
-export function bool(value: unknown): boolean {
-  return value === 1 || value === 1n;
-}
-
-/** A nullable INTEGER column as a number. */
-export function intOrNull(value: unknown): number | null {
-  return value === null || value === undefined ? null : Number(value);
-}

@@ -30,7 +30,8 @@ import {
   VERSION_JOIN,
   versionFilePath,
 } from "../shared/dataset-versions.ts";
-import { inTransaction, intOrNull, isDuplicate, storeCall } from "./database.ts";
+import { intOrNull } from "../shared/columns.ts";
+import { inTransaction, isDuplicate, storeCall } from "./database.ts";
 
 export class SqliteDatasetStore implements DatasetStore {
   readonly #db: DatabaseSync;

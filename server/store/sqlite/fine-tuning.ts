@@ -21,10 +21,8 @@ import {
   type ListedJob,
   outputModelTakenError,
 } from "../fine-tuning.ts";
-import { HOLDS_OUTPUT_MODEL, parseRecord, serializeRecord } from "../shared/job-records.ts";
+import { HOLDS_OUTPUT_MODEL, modelFromRow, parseRecord, serializeRecord } from "../shared/job-records.ts";
 import { inTransaction, storeCall } from "./database.ts";
-
-type Row = Record<string, SQLInputValue>;
 
 export class SqliteFineTuningStore implements FineTuningStore {
   readonly #db: DatabaseSync;
@@ -243,7 +241,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
       const row = this.#db
         .prepare("SELECT * FROM account_models WHERE account_id = ? AND model_id = ?")
         .get(accountId, modelId);
-      return row && toModel(row);
+      return row && modelFromRow(row);
     });
   }
 
@@ -252,7 +250,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
       this.#db
         .prepare("SELECT * FROM account_models WHERE account_id = ? ORDER BY create_time_ms, model_id")
         .all(accountId)
-        .map(toModel),
+        .map(modelFromRow),
     );
   }
 
@@ -379,15 +377,4 @@ export class SqliteFineTuningStore implements FineTuningStore {
     if (row === undefined) throw new StoreError("not-found", `No job ${jobId}.`);
     return Number(row.seq);
   }
-}
-
-function toModel(row: Row): AccountModel {
-  return {
-    accountId: String(row.account_id),
-    modelId: String(row.model_id),
-    baseModel: String(row.base_model),
-    jobName: String(row.job_name),
-    adapterPath: String(row.adapter_path),
-    createTime: new Date(Number(row.create_time_ms)),
-  };
 }
