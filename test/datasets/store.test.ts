@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
+import { newDataset } from "../store/records.ts";
 import { openTestStore } from "../store/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
@@ -24,13 +25,7 @@ afterAll(async () => {
 });
 
 test("an abandoned newest upload disappears; an abandoned older one (a later began) becomes FAILED", async () => {
-  await store.datasets.create({
-    accountId: "a",
-    datasetId: "two-at-once",
-    displayName: "",
-    source: "DATASET_SOURCE_UPLOAD",
-    now: now(),
-  });
+  await store.datasets.create(newDataset("a", "two-at-once"));
   const v1 = await store.datasets.beginUpload("a", "two-at-once", "1:x", now());
   const v2 = await store.datasets.beginUpload("a", "two-at-once", "1:y", now());
   assert.deepEqual([v1.versionNo, v2.versionNo], [1, 2]);
@@ -51,13 +46,7 @@ test("an abandoned newest upload disappears; an abandoned older one (a later beg
 });
 
 test("failUpload and claimValidation act only for the owner they name", async () => {
-  await store.datasets.create({
-    accountId: "a",
-    datasetId: "owned",
-    displayName: "",
-    source: "DATASET_SOURCE_UPLOAD",
-    now: now(),
-  });
+  await store.datasets.create(newDataset("a", "owned"));
   const v1 = await store.datasets.beginUpload("a", "owned", "1:alive", now());
   await store.datasets.failUpload(v1, "1:someone-else", "no", now());
   assert.equal((await store.datasets.getVersion(v1))?.state, "DATASET_VERSION_STATE_UPLOADING");
@@ -70,13 +59,7 @@ test("failUpload and claimValidation act only for the owner they name", async ()
 });
 
 test("a deleted dataset stays DELETED whatever its versions do", async () => {
-  await store.datasets.create({
-    accountId: "a",
-    datasetId: "deleted",
-    displayName: "",
-    source: "DATASET_SOURCE_UPLOAD",
-    now: now(),
-  });
+  await store.datasets.create(newDataset("a", "deleted"));
   const v1 = await store.datasets.beginUpload("a", "deleted", "1:z", now());
   await store.datasets.markDeleted("a", "deleted", now());
   await store.datasets.completeUpload(v1, 5, now());

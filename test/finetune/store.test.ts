@@ -8,12 +8,12 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, test } from "vitest";
 import type { JobRecord } from "../../server/store/fine-tuning.ts";
+import { queuedJob } from "../store/records.ts";
 import { openTestStore } from "../store/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 let dir: string;
 let store: Store;
-let n = 0;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "ft-store-"));
@@ -34,35 +34,7 @@ beforeEach(async () => {
 });
 
 function job(createTime = new Date()): JobRecord {
-  n++;
-  return {
-    accountId: "acme",
-    jobId: `sft-${n}`,
-    jobType: "JOB_TYPE_SFT",
-    state: "JOB_STATE_QUEUED",
-    baseModel: "tiny-chat",
-    inputDatasetVersion: "accounts/acme/datasets/d/versions/1",
-    datasetIds: ["d"],
-    config: {
-      outputModelId: `model-${n}`,
-      loraRank: 8,
-      learningRate: "0.01",
-      epochs: 1,
-      batchSize: 8,
-      maxContextLength: 256,
-      earlyStop: false,
-      evalAutoCarveoutBasisPoints: 0,
-      lrSchedule: "constant",
-      warmupSteps: 0,
-    },
-    progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
-    estimatedCostMicros: 10,
-    execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },
-    createdBy: "keys/key_1",
-    createTime,
-    checkpointEpoch: 0,
-    checkpointStep: 0,
-  };
+  return queuedJob("acme", { createTime });
 }
 
 test("a job queued longer than the TTL expires; a younger one does not", async () => {

@@ -11,11 +11,11 @@ import pg from "pg";
 import { ownerAlive } from "../../server/datasets/owners.ts";
 import { fromStoreError } from "../../server/http/store-errors.ts";
 import { isStoreError, StoreError } from "../../server/store/errors.ts";
-import { openPostgresStore, postgresStore } from "../../server/store/postgres.ts";
+import { openPostgresStore, postgresStore, type PostgresStoreOptions } from "../../server/store/postgres.ts";
 import { createPool } from "../../server/store/postgres/database.ts";
 import { appliedVersions, migrate, MIGRATIONS } from "../../server/store/postgres/migrations.ts";
-import type { JobRecord } from "../../server/store/fine-tuning.ts";
 import type { Store } from "../../server/store/store.ts";
+import { newDataset, queuedJob as job } from "../store/records.ts";
 import { freshSchemaUrl } from "../store/test-store.ts";
 import { POSTGRES_SKIP } from "./cluster.ts";
 
@@ -29,44 +29,33 @@ async function newStore(url?: string, options = {}): Promise<{ store: Store; url
   return { store, url: schemaUrl };
 }
 
+/** A store on `url` opened with `options`, holding the account acme. */
+async function storeWithAcme(url: string, options: PostgresStoreOptions): Promise<Store> {
+  const store = await openPostgresStore(url, DATA_DIR, options);
+  opened.push(store);
+  await store.accounts.create({ id: "acme" });
+  return store;
+}
+
+/** Runs `body` while another connection holds the accounts table locked (ACCESS EXCLUSIVE) until `unlock` rolls it back. */
+async function withAccountsLocked(url: string, body: (unlock: () => Promise<void>) => Promise<void>): Promise<void> {
+  const blocker = new pg.Client({ connectionString: url });
+  await blocker.connect();
+  try {
+    await blocker.query("BEGIN");
+    await blocker.query("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE");
+    await body(async () => {
+      await blocker.query("ROLLBACK");
+    });
+  } finally {
+    await blocker.end();
+  }
+}
+
 function isUnavailable(error: unknown): boolean {
   if (!(error instanceof StoreError)) return false;
   const answer = fromStoreError(error); // what the HTTP edge sends
   return answer.code === "STORAGE_UNAVAILABLE" && answer.status === 503 && answer.retryAfter === 1;
-}
-
-let n = 0;
-function job(accountId: string, overrides: Partial<JobRecord> = {}): JobRecord {
-  n++;
-  return {
-    accountId,
-    jobId: `sft-${n}`,
-    jobType: "JOB_TYPE_SFT",
-    state: "JOB_STATE_QUEUED",
-    baseModel: "tiny-chat",
-    inputDatasetVersion: `accounts/${accountId}/datasets/d/versions/1`,
-    datasetIds: ["d"],
-    config: {
-      outputModelId: `model-${n}`,
-      loraRank: 8,
-      learningRate: "0.01",
-      epochs: 1,
-      batchSize: 8,
-      maxContextLength: 256,
-      earlyStop: false,
-      evalAutoCarveoutBasisPoints: 0,
-      lrSchedule: "constant",
-      warmupSteps: 0,
-    },
-    progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
-    estimatedCostMicros: 10,
-    execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },
-    createdBy: "keys/key_1",
-    createTime: new Date(),
-    checkpointEpoch: 0,
-    checkpointStep: 0,
-    ...overrides,
-  };
 }
 
 describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
@@ -123,14 +112,8 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
 
     it("a lock held past the statement timeout: 503 within the timeout, then it works again", async () => {
       const { url } = await newStore();
-      const store = await openPostgresStore(url, DATA_DIR, { statementTimeoutMs: 500 });
-      opened.push(store);
-      await store.accounts.create({ id: "acme" });
-      const blocker = new pg.Client({ connectionString: url });
-      await blocker.connect();
-      try {
-        await blocker.query("BEGIN");
-        await blocker.query("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE");
+      const store = await storeWithAcme(url, { statementTimeoutMs: 500 });
+      await withAccountsLocked(url, async (unlock) => {
         const started = Date.now();
         await assert.rejects(store.accounts.get("acme"), isUnavailable);
         await assert.rejects(
@@ -138,34 +121,20 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
           isUnavailable,
         );
         assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
-        await blocker.query("ROLLBACK");
+        await unlock();
         assert.equal((await store.accounts.get("acme"))?.id, "acme");
-      } finally {
-        await blocker.end();
-      }
+      });
     });
 
     it("a pool with every connection busy: waiting for one ends in 503 after the connect timeout", async () => {
       const { url } = await newStore();
-      const store = await openPostgresStore(url, DATA_DIR, {
-        poolSize: 1,
-        connectTimeoutMs: 300,
-        statementTimeoutMs: 5_000,
-      });
-      opened.push(store);
-      await store.accounts.create({ id: "acme" });
-      const blocker = new pg.Client({ connectionString: url });
-      await blocker.connect();
-      try {
-        await blocker.query("BEGIN");
-        await blocker.query("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE");
+      const store = await storeWithAcme(url, { poolSize: 1, connectTimeoutMs: 300, statementTimeoutMs: 5_000 });
+      await withAccountsLocked(url, async (unlock) => {
         const holding = store.accounts.get("acme"); // takes the only connection and waits on the lock
         await assert.rejects(store.accounts.list(), isUnavailable);
-        await blocker.query("ROLLBACK");
+        await unlock();
         assert.equal((await holding)?.id, "acme");
-      } finally {
-        await blocker.end();
-      }
+      });
     });
   });
 
@@ -257,13 +226,7 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
     });
 
     it("two uploads to one dataset at once get versions 1 and 2", async () => {
-      await a.datasets.create({
-        accountId: "acme",
-        datasetId: "race",
-        displayName: "",
-        source: "DATASET_SOURCE_UPLOAD",
-        now: new Date(),
-      });
+      await a.datasets.create(newDataset("acme", "race"));
       const versions = await Promise.all(
         [a, b].map((s, i) => s.datasets.beginUpload("acme", "race", `h:1:${i}`, new Date())),
       );

@@ -14,6 +14,7 @@ import { hashApiKeySecret, issueApiKey } from "../../server/store/api-keys.ts";
 import { withCaches, type CachedStore } from "../../server/store/cache/cached-store.ts";
 import { isStoreError } from "../../server/store/errors.ts";
 import type { UsageCharge, VersionedStore } from "../../server/store/store.ts";
+import { queuedJob } from "./records.ts";
 import { openTestStore } from "./test-store.ts";
 
 const BOUND_MS = 1_000;
@@ -74,7 +75,7 @@ describe("changes made by another process", () => {
   it("a new fine-tuned model is seen within the bound", async () => {
     const t = await tenant();
     assert.deepEqual(await cached.fineTuning.listModels(t.id), []);
-    const job = await other.fineTuning.createJob(jobRecord(t.id));
+    const job = await other.fineTuning.createJob(queuedJob(t.id));
     const model = {
       accountId: t.id,
       modelId: "m",
@@ -189,35 +190,4 @@ describe("group commit", () => {
 
 function charge(accountId: string, amountMicros: number): UsageCharge {
   return { accountId, keyId: null, kind: "inference", amountMicros, at: new Date() };
-}
-
-function jobRecord(accountId: string) {
-  return {
-    accountId,
-    jobId: `sft-${n}`,
-    jobType: "JOB_TYPE_SFT" as const,
-    state: "JOB_STATE_QUEUED" as const,
-    baseModel: "tiny-chat",
-    inputDatasetVersion: `accounts/${accountId}/datasets/d/versions/1`,
-    datasetIds: ["d"],
-    config: {
-      outputModelId: "m",
-      loraRank: 8,
-      learningRate: "0.01",
-      epochs: 1,
-      batchSize: 8,
-      maxContextLength: 256,
-      earlyStop: false,
-      evalAutoCarveoutBasisPoints: 0,
-      lrSchedule: "constant" as const,
-      warmupSteps: 0,
-    },
-    progress: { percent: 0, epoch: 0, totalEpochs: 1, processedTokens: 0 },
-    estimatedCostMicros: 10,
-    execution: { trainer: "local-lora", examplesSkipped: 0, examplesTrained: 0, evalExamples: 0 },
-    createdBy: "keys/key_1",
-    createTime: new Date(),
-    checkpointEpoch: 0,
-    checkpointStep: 0,
-  };
 }
