@@ -5,18 +5,17 @@
  * collected, so a test can say which worker ran which job and how often.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { afterAll } from "vitest";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { issueApiKey } from "../../server/store/api-keys.ts";
 import { openPostgresStore } from "../../server/store/postgres.ts";
 import type { NewAccount } from "../../server/store/store.ts";
+import { kill, spawnServer } from "../server/child-process.ts";
 import { freshSchemaUrl, withSearchPath } from "../store/test-store.ts";
 import { startCluster, type PgCluster } from "./cluster.ts";
 
 const WORKER = fileURLToPath(new URL("../../server/worker.ts", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 
 export interface WorkerEvent {
   worker: number;
@@ -73,24 +72,13 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
   } finally {
     clearTimeout(timer);
   }
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     process: child,
     pid: child.pid as number,
     events,
     output: () => output,
-    async kill() {
-      if (exited()) return;
-      const gone = once(child, "exit");
-      child.kill("SIGKILL");
-      await gone;
-    },
-    async stop() {
-      if (exited()) return;
-      const gone = once(child, "exit");
-      child.kill("SIGTERM");
-      await gone;
-    },
+    kill: () => kill(child),
+    stop: () => kill(child, "SIGTERM"),
   };
 }
 
@@ -101,38 +89,8 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
 export async function startQuietServer(
   env: Record<string, string>,
 ): Promise<{ baseUrl: string; log(): string; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  child.once("exit", () => children.delete(child));
-  let output = "";
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (chunk) => {
-      output += String(chunk);
-      const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (origin) resolve(origin);
-    });
-    child.stderr!.on("data", (chunk) => (output += String(chunk)));
-    child.once("exit", (code) => reject(new Error(`the server exited (${code}) before listening: ${output}`)));
-  });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
-  try {
-    const origin = await listening;
-    return {
-      baseUrl: `${origin}/v1`,
-      log: () => output,
-      async kill() {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const gone = once(child, "exit");
-        child.kill("SIGKILL");
-        await gone;
-      },
-    };
-  } finally {
-    clearTimeout(timer);
-  }
+  const { child, baseUrl, log } = await spawnServer({ PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", ...env }, "keep");
+  return { baseUrl, log, kill: () => kill(child) };
 }
 
 /** A PostgreSQL for one test file: a fresh schema on TEST_DATABASE_URL, or on a cluster of its own. */

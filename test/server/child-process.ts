@@ -19,18 +19,26 @@ export async function startChild(
   dataDir: string,
   env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; baseUrl: string }> {
+  // LOG_LEVEL warn: the child's stderr is the test's; no access line per request there.
+  const { child, baseUrl } = await spawnServer(
+    { ...(await storeEnvFor(dataDir)), PORT: "0", HOST: "127.0.0.1", NODE_ENV: "", LOG_LEVEL: "warn", ...env },
+    "inherit",
+  );
+  return { child, baseUrl };
+}
+
+/**
+ * Spawns `node server/main.ts` with `env` over this process's environment and resolves once
+ * it listens. Its stderr is this process's (`inherit`) or kept with its stdout (`keep`), as
+ * `log()` returns it.
+ */
+export async function spawnServer(
+  env: Record<string, string>,
+  stderr: "inherit" | "keep",
+): Promise<{ child: ChildProcess; baseUrl: string; log(): string }> {
   const child = spawn(process.execPath, [MAIN], {
-    // LOG_LEVEL warn: the child's stderr is the test's; no access line per request there.
-    env: {
-      ...process.env,
-      ...(await storeEnvFor(dataDir)),
-      PORT: "0",
-      HOST: "127.0.0.1",
-      NODE_ENV: "",
-      LOG_LEVEL: "warn",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "inherit"],
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", stderr === "keep" ? "pipe" : "inherit"],
   });
   children.add(child);
   child.once("exit", () => children.delete(child));
@@ -42,20 +50,24 @@ export async function startChild(
       const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
       if (origin) resolve(origin);
     });
+    child.stderr?.on("data", (chunk) => (output += String(chunk)));
     child.once("exit", (code) => reject(new Error(`the server exited (${code}) before listening: ${output}`)));
   });
   const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
   try {
-    return { child, baseUrl: `${await listening}/v1` };
+    return { child, baseUrl: `${await listening}/v1`, log: () => output };
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** SIGKILL, as a crash: no shutdown code runs. Resolves once the process is gone. */
-export async function kill(child: ChildProcess): Promise<void> {
+/**
+ * Sends `signal` and resolves once the process is gone. SIGKILL (the default) is a crash: no
+ * shutdown code runs; SIGTERM lets the process shut down.
+ */
+export async function kill(child: ChildProcess, signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, "exit");
-  child.kill("SIGKILL");
+  child.kill(signal);
   await exited;
 }
