@@ -3,9 +3,7 @@
  * the columns alike, so both stores map their rows here.
  */
 import type { Account, ApiKey } from "../store.ts";
-import { flag, intOrNull } from "./columns.ts";
-
-type Row = Record<string, unknown>;
+import { flag, intOrNull, type Row } from "./columns.ts";
 
 export function accountFromRow(row: Row): Account {
   return {

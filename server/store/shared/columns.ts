@@ -1,4 +1,6 @@
-/** Column values as both drivers return them. */
+/** Rows and column values as both drivers return them. */
+
+export type Row = Record<string, unknown>;
 
 /** A nullable integer column (INTEGER in SQLite, BIGINT in PostgreSQL) as a number. */
 export function intOrNull(value: unknown): number | null {

@@ -13,9 +13,7 @@ import {
   type ValidationRecord,
   type VersionRecord,
 } from "../datasets.ts";
-import { flag } from "./columns.ts";
-
-type Row = Record<string, unknown>;
+import { flag, type Row } from "./columns.ts";
 
 export function datasetFromRow(row: Row): DatasetRecord {
   return {

@@ -4,6 +4,7 @@
  * account's model from its row (the schemas name the columns alike).
  */
 import { ACTIVE_STATES, type AccountModel, type JobRecord, type JobState } from "../fine-tuning.ts";
+import type { Row } from "./columns.ts";
 
 /** States whose output model id stays taken (a failed, cancelled or expired job frees it). */
 export const HOLDS_OUTPUT_MODEL: readonly JobState[] = ["JOB_STATE_QUEUED", ...ACTIVE_STATES, "JOB_STATE_SUCCEEDED"];
@@ -25,7 +26,7 @@ export function parseRecord(text: unknown): JobRecord {
 }
 
 /** An account's model (a fine-tuned output) from its row. */
-export function modelFromRow(row: Record<string, unknown>): AccountModel {
+export function modelFromRow(row: Row): AccountModel {
   return {
     accountId: String(row.account_id),
     modelId: String(row.model_id),
