@@ -4,7 +4,7 @@
  * protocol checks, and the transcript's expectation with its matchers.
  */
 import { ERROR_TYPE } from "../generated/contract-values.ts";
-import type { Contract, Operation } from "./contract.ts";
+import type { Contract, ContractProblem, Operation } from "./contract.ts";
 import type { Exchange } from "./http.ts";
 import { getPath, isPlainObject, match, type Mismatch } from "./matchers.ts";
 import {
@@ -52,24 +52,10 @@ export function checkExchange(
 
   const op = operationOf(contract, ex);
   if (op) {
-    for (const c of contract.validateResponse(op, ex.status, ex.headers, ex))
-      problems.push({
-        kind: "contract",
-        rule: `contract:${op.id}`,
-        message: c.message,
-        ...(c.at ? { at: c.at } : {}),
-        ...(c.received !== undefined ? { received: c.received } : {}),
-      });
+    for (const c of contract.validateResponse(op, ex.status, ex.headers, ex)) problems.push(contractProblem(op, c));
     if (ex.events)
       ex.events.forEach((e, i) => {
-        for (const c of contract.validateEvent(op, e, i))
-          problems.push({
-            kind: "contract",
-            rule: `contract:${op.id}`,
-            message: c.message,
-            ...(c.at ? { at: c.at } : {}),
-            ...(c.received !== undefined ? { received: c.received } : {}),
-          });
+        for (const c of contract.validateEvent(op, e, i)) problems.push(contractProblem(op, c));
       });
     if (/estimate/i.test(op.id) && ex.status === 200 && ex.isJson) {
       for (const p of checkEstimateArithmetic(ex.json)) problems.push(protocol(p));
@@ -195,6 +181,16 @@ export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
 
 function protocol(p: ProtocolProblem): Problem {
   return { kind: "protocol", ...p };
+}
+
+function contractProblem(op: Operation, c: ContractProblem): Problem {
+  return {
+    kind: "contract",
+    rule: `contract:${op.id}`,
+    message: c.message,
+    ...(c.at ? { at: c.at } : {}),
+    ...(c.received !== undefined ? { received: c.received } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------

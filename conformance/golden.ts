@@ -269,8 +269,11 @@ export function longMarker(value: string): string {
   return `{{$long:${value.length}:${createHash("sha256").update(value).digest("hex").slice(0, 16)}}}`;
 }
 
-/** Names that the profile supplies (the mock reads them from its own profile). */
-const PROFILE_ROOTS = new Set([
+/**
+ * Names that the profile supplies (the mock reads them from its own profile), so a golden
+ * does not record them as variables: the roots the mock evaluates, and the addresses.
+ */
+export const PROFILE_ROOTS = new Set([
   "accounts",
   "models",
   "settings",

@@ -25,7 +25,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { loadGolden, longMarker, type Golden, type GoldenExchange } from "./golden.ts";
+import { loadGolden, longMarker, PROFILE_ROOTS, type Golden, type GoldenExchange } from "./golden.ts";
 import { isPlainObject } from "./matchers.ts";
 import { loadProfile, PROFILE_KEYS, type Profile } from "./profile.ts";
 import { parseSse, formatSse } from "./sse.ts";
@@ -315,20 +315,10 @@ function authDifference(
     : `auth: expected Authorization: Bearer with the key of ${role}`;
 }
 
-const PROFILE_ROOTS = new Set([
-  "accounts",
-  "models",
-  "settings",
-  "capabilities",
-  "timeouts",
-  "account",
-  "otherAccount",
-  "faults",
-]);
-
 function profileValue(name: string, profile: Profile): unknown {
   const root = name.split(/[.[]/)[0] as string;
-  if (!PROFILE_ROOTS.has(root)) return undefined;
+  // The addresses are the mock's own (one per transcript), not the profile's.
+  if (!PROFILE_ROOTS.has(root) || root === "baseUrl" || root === "origin") return undefined;
   const scope = (n: string): unknown =>
     n === "account"
       ? profile.accounts.primary.id
