@@ -24,7 +24,9 @@
  * store) and GET /v1/models (the shortest request path, where a fixed per-request cost
  * shows most). Target: on ≥ 0.95 × off.
  *
- *   node bench/ops-overhead.ts [--seconds 3] [--rounds 6] [--json out.json] [--cpu-prof DIR] [--control]
+ *   node bench/ops-overhead.ts [--seconds 3] [--rounds 6] [--json out.json] [--cpu-prof DIR] [--control] [--part log|metrics|both]
+ *
+ * --part: what "on" turns on (default both, the target's case); log or metrics alone shows which part costs.
  *
  * --cpu-prof DIR writes each server's CPU profile there (node --cpu-prof), to see where the
  * difference goes.
@@ -46,11 +48,20 @@ const { values } = parseArgs({
     json: { type: "string" },
     "cpu-prof": { type: "string" },
     control: { type: "boolean", default: false },
+    part: { type: "string", default: "both" },
   },
 });
 const SECONDS = Number(values.seconds);
 const ROUNDS = Number(values.rounds);
 const TARGET = 0.95;
+
+/** What "on" turns on: both (the target's case), or one part alone to see which one costs. */
+function onEnv(part: string | undefined): Record<string, string> {
+  if (part === "log") return { LOG_LEVEL: "info" };
+  if (part === "metrics") return { LOG_LEVEL: "silent", METRICS_PORT: "0" };
+  if (part === "both") return { LOG_LEVEL: "info", METRICS_PORT: "0" };
+  throw new Error(`--part is log, metrics or both, not ${part}`);
+}
 
 const ACME_KEY = "sk-dev-acme-00000000000000000000000000000000";
 const ADMIN = fileURLToPath(new URL("../server/admin/cli.ts", import.meta.url));
@@ -212,7 +223,7 @@ function median(values: number[]): number {
 
 const variants: Variant[] = [
   { name: "off", env: { LOG_LEVEL: "silent" } },
-  { name: "on", env: values.control ? { LOG_LEVEL: "silent" } : { LOG_LEVEL: "info", METRICS_PORT: "0" } },
+  { name: "on", env: values.control ? { LOG_LEVEL: "silent" } : onEnv(values.part) },
 ];
 interface Figures {
   off: Run[];

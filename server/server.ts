@@ -110,7 +110,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts), over
   // the database's own calls timed, and job and dataset events logged, unless nobody would see either.
-  const store = withCaches(metricsOn || logs("info") ? instrumentStore(opened) : opened);
+  const store = withCaches(metricsOn || logs("info") ? instrumentStore(opened, { timed: metricsOn }) : opened);
   const probe = openStoreProbe(options);
   const background: { close(): Promise<void> }[] = [{ close: () => probe.close() }];
   let metricsOrigin: string | undefined;

@@ -45,7 +45,8 @@ try {
     );
   const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
   const opened = await openStore(config);
-  const store = metricsPort !== undefined || logs("info") ? instrumentStore(opened) : opened;
+  const store =
+    metricsPort !== undefined || logs("info") ? instrumentStore(opened, { timed: metricsPort !== undefined }) : opened;
   const metrics =
     metricsPort === undefined
       ? undefined
