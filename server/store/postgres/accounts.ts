@@ -1,10 +1,9 @@
 /** Accounts in PostgreSQL: the same records and rules as sqlite/accounts.ts. */
 import type pg from "pg";
 import { StoreError } from "../errors.ts";
-import { ACCOUNT_DEFAULTS } from "../store.ts";
 import type { Account, AccountImport, AccountPatch, AccountStore, NewAccount } from "../store.ts";
 import { insertApiKey } from "./api-keys.ts";
-import { accountFromRow } from "../shared/account-rows.ts";
+import { accountColumns, accountFromRow, newAccountColumns } from "../shared/account-rows.ts";
 import { inTransaction, isDuplicate, pgCall, query, queryOne, type Db, type Row } from "./database.ts";
 
 export class PostgresAccountStore implements AccountStore {
@@ -33,7 +32,7 @@ export class PostgresAccountStore implements AccountStore {
 
   update(id: string, patch: AccountPatch): Promise<Account> {
     return pgCall(async () => {
-      const columns = Object.entries(columnsOf(patch));
+      const columns = Object.entries(accountColumns(patch, asIs));
       const row =
         columns.length === 0
           ? await queryOne(this.#pool, "SELECT * FROM accounts WHERE id = $1", [id])
@@ -65,12 +64,7 @@ export class PostgresAccountStore implements AccountStore {
 }
 
 async function insertAccount(db: Db, account: NewAccount): Promise<Account> {
-  const row: Row = {
-    id: account.id,
-    ...columnsOf({ ...ACCOUNT_DEFAULTS }),
-    ...columnsOf(account),
-    created_at_ms: Date.now(),
-  };
+  const row = newAccountColumns(account, asIs);
   const names = Object.keys(row);
   try {
     const inserted = await queryOne(
@@ -85,26 +79,7 @@ async function insertAccount(db: Db, account: NewAccount): Promise<Account> {
   }
 }
 
-/** The columns for the fields present in `fields` (undefined means "leave as is"). */
-function columnsOf(fields: AccountPatch): Row {
-  const row: Row = {};
-  const set = (column: string, value: unknown) => {
-    if (value !== undefined) row[column] = value;
-  };
-  set("suspended", fields.suspended);
-  set("balance_micros", fields.balanceMicros);
-  set("budget_micros", fields.budgetMicros);
-  set("requests_per_minute", fields.requestsPerMinute);
-  set(
-    "allowed_models",
-    fields.allowedModels === undefined
-      ? undefined
-      : fields.allowedModels === null
-        ? null
-        : JSON.stringify(fields.allowedModels),
-  );
-  set("accepted_agreement_version", fields.acceptedAgreementVersion);
-  set("has_payment_method", fields.hasPaymentMethod);
-  set("fine_tuning_enabled", fields.fineTuningEnabled);
-  return row;
+/** PostgreSQL has booleans. */
+function asIs(value: boolean): boolean {
+  return value;
 }

@@ -1,13 +1,10 @@
 /** Accounts in SQLite. */
-import type { DatabaseSync, SQLInputValue } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import { StoreError } from "../errors.ts";
-import { ACCOUNT_DEFAULTS } from "../store.ts";
 import type { Account, AccountImport, AccountPatch, AccountStore, NewAccount } from "../store.ts";
 import { insertApiKey } from "./api-keys.ts";
-import { accountFromRow } from "../shared/account-rows.ts";
+import { accountColumns, accountFromRow, newAccountColumns } from "../shared/account-rows.ts";
 import { inTransaction, isDuplicate, storeCall } from "./database.ts";
-
-type Row = Record<string, SQLInputValue>;
 
 export class SqliteAccountStore implements AccountStore {
   readonly #db: DatabaseSync;
@@ -38,7 +35,7 @@ export class SqliteAccountStore implements AccountStore {
 
   update(id: string, patch: AccountPatch): Promise<Account> {
     return storeCall(() => {
-      const columns = Object.entries(columnsOf(patch));
+      const columns = Object.entries(accountColumns(patch, zeroOrOne));
       if (columns.length > 0) {
         const assignments = columns.map(([column]) => `${column} = ?`).join(", ");
         this.#db.prepare(`UPDATE accounts SET ${assignments} WHERE id = ?`).run(...columns.map(([, v]) => v), id);
@@ -73,12 +70,7 @@ export class SqliteAccountStore implements AccountStore {
 }
 
 function insertAccount(db: DatabaseSync, account: NewAccount): void {
-  const row: Row = {
-    id: account.id,
-    ...columnsOf({ ...ACCOUNT_DEFAULTS }),
-    ...columnsOf(account),
-    created_at_ms: Date.now(),
-  };
+  const row = newAccountColumns(account, zeroOrOne);
   const names = Object.keys(row);
   try {
     db.prepare(`INSERT INTO accounts (${names.join(", ")}) VALUES (${names.map(() => "?").join(", ")})`).run(
@@ -90,27 +82,7 @@ function insertAccount(db: DatabaseSync, account: NewAccount): void {
   }
 }
 
-/** The columns for the fields present in `fields` (undefined means "leave as is"). */
-function columnsOf(fields: AccountPatch): Row {
-  const row: Row = {};
-  const set = (column: string, value: SQLInputValue | undefined) => {
-    if (value !== undefined) row[column] = value;
-  };
-  set("suspended", flag(fields.suspended));
-  set("balance_micros", fields.balanceMicros);
-  set("budget_micros", fields.budgetMicros);
-  set("requests_per_minute", fields.requestsPerMinute);
-  set("allowed_models", fields.allowedModels === undefined ? undefined : json(fields.allowedModels));
-  set("accepted_agreement_version", fields.acceptedAgreementVersion);
-  set("has_payment_method", flag(fields.hasPaymentMethod));
-  set("fine_tuning_enabled", flag(fields.fineTuningEnabled));
-  return row;
-}
-
-function flag(value: boolean | undefined): number | undefined {
-  return value === undefined ? undefined : value ? 1 : 0;
-}
-
-function json(value: string[] | null): string | null {
-  return value === null ? null : JSON.stringify(value);
+/** SQLite stores a boolean as 0 or 1. */
+function zeroOrOne(value: boolean): number {
+  return value ? 1 : 0;
 }
