@@ -23,20 +23,11 @@
  * SIGTERM or SIGINT drains (RunningServer.drain); a second one stops at once.
  */
 import { isLogLevel, log, LOG_LEVELS } from "./log.ts";
-import { storeConfigFromEnv } from "./store/open.ts";
+import { positiveInteger, storeConfigFromEnv } from "./store/open.ts";
 import { startServer } from "./server.ts";
 
 const env = process.env;
 const production = env.NODE_ENV === "production";
-
-function positiveIntegerFromEnv(name: string): number | undefined {
-  const value = env[name];
-  if (value === undefined || value === "") return undefined;
-  const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1)
-    throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
-  return number;
-}
 
 function portFromEnv(name: string, fallback: number): number;
 function portFromEnv(name: string, fallback?: number): number | undefined;
@@ -80,8 +71,8 @@ try {
     validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES !== "0" : !production,
     devSeed: env.DEV_SEED ? env.DEV_SEED !== "0" : !production,
     routingFile: env.ROUTING_FILE || undefined,
-    maxUploadBytes: positiveIntegerFromEnv("MAX_UPLOAD_BYTES"),
-    fineTuning: { runJobs: env.RUN_JOBS !== "0", leaseMs: positiveIntegerFromEnv("JOB_LEASE_MS") },
+    maxUploadBytes: positiveInteger(env, "MAX_UPLOAD_BYTES"),
+    fineTuning: { runJobs: env.RUN_JOBS !== "0", leaseMs: positiveInteger(env, "JOB_LEASE_MS") },
   });
   console.log(`Listening on ${server.origin} (API at ${server.baseUrl}, reference at ${server.origin}/docs)`);
   if (server.metricsOrigin) console.log(`Metrics at ${server.metricsOrigin}/metrics`);
