@@ -3,8 +3,9 @@
  *
  *   npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]
  *
- * Each run is C command sequences (default 3) run at once on fresh accounts, then the
- * invariants; --runs counts runs, so N runs are N × C command sequences. --path with
+ * Each run is C command sequences run at once on fresh accounts, then the invariants; --runs
+ * counts runs, so N runs are N × C command sequences. The defaults are npm test's pass
+ * (settings.ts: 2 clients, up to 8 commands each) with ten times its runs. --path with
  * --replay-paths replays one failure (with the --seed, --clients and --max-commands it printed;
  * the clients' timing is not replayed, so a race may need a few tries). --minutes stops starting runs after T minutes per store
  * (the summary says how many ran). Prints a summary per store; exits 1 on a finding.
