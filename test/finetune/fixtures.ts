@@ -108,6 +108,17 @@ export async function readyDataset(caller: Caller, datasetId: string, rows: unkn
   return version.name;
 }
 
+/** Creates a supervised job of tiny-chat on a dataset version with `config`, and checks it was created (201). */
+export async function createSftJob(caller: Caller, inputDatasetVersion: string, config: object): Promise<Reply> {
+  const created = await call(caller, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/tiny-chat",
+    inputDatasetVersion,
+    config,
+  });
+  assert.equal(created.status, 201, created.text);
+  return created;
+}
+
 /** Polls until `check` returns a value, for at most `timeoutMs`. */
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { lossText } from "../../server/finetune/wire.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { ahoyRows, call, readyDataset, type Caller } from "./fixtures.ts";
+import { ahoyRows, call, createSftJob, readyDataset, type Caller } from "./fixtures.ts";
 
 const DECIMAL_STRING = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 const LOSSES = [2.302585, 0.5, 1e-7, 3.2e-9, 5e-324, 0, 1234.5678, 1e21, 1.7976931348623157e308];
@@ -21,12 +21,7 @@ beforeAll(async () => {
   server = await startTestServer({ fineTuning: { runJobs: false } });
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "few", ahoyRows(4));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-    baseModel: "accounts/maas/models/tiny-chat",
-    inputDatasetVersion: data,
-    config: { outputModelId: "curve" },
-  });
-  assert.equal(created.status, 201, created.text);
+  const created = await createSftJob(acme, data, { outputModelId: "curve" });
   job = created.body.jobId;
   const time = new Date();
   await server.store.fineTuning.appendCurve(

@@ -12,7 +12,7 @@ import { afterAll, test } from "vitest";
 import type { TestServer } from "../server/harness.ts";
 import { startChildServer, type ChildServer } from "../server/child-server.ts";
 import { post } from "../server/http.ts";
-import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
+import { ahoyRows, call, createSftJob, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "restart-test-"));
 let child: ChildServer | undefined;
@@ -30,12 +30,7 @@ test("killed mid-training, restarted: the job resumes from its checkpoint and su
   child = await startChildServer(dataDir, env);
   let acme = caller(child);
   const data = await readyDataset(acme, "ahoy", ahoyRows(120));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-    baseModel: "accounts/maas/models/tiny-chat",
-    inputDatasetVersion: data,
-    config: { outputModelId: "survivor", epochs: 6 },
-  });
-  assert.equal(created.status, 201, created.text);
+  const created = await createSftJob(acme, data, { outputModelId: "survivor", epochs: 6 });
   const jobId = created.body.jobId as string;
   // Wait until at least one checkpoint is behind it and training is under way again.
   await waitFor(async () => {

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
-import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "../finetune/fixtures.ts";
+import { ahoyRows, call, createSftJob, readyDataset, waitFor, waitForJob, type Caller } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { startOpsServer, startOpsWorker } from "./process.ts";
 
@@ -22,12 +22,7 @@ test("SIGTERM mid-epoch: the job checkpoints, its lease is released, and another
   const first = await startOpsWorker(dataDir, { ...env, SHUTDOWN_GRACE_MS: "60000" });
   const acme: Caller = { server: server as unknown as TestServer, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "ahoy", ahoyRows(60));
-  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-    baseModel: "accounts/maas/models/tiny-chat",
-    inputDatasetVersion: data,
-    config: { outputModelId: "drained", epochs: 3 },
-  });
-  assert.equal(created.status, 201, created.text);
+  const created = await createSftJob(acme, data, { outputModelId: "drained", epochs: 3 });
   const jobId = created.body.jobId as string;
   const job = `accounts/acme/trainingJobs/${jobId}`;
 

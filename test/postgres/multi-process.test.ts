@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { skipping } from "../support/skip.ts";
-import { ahoyRows, call, readyDataset, waitFor, type Caller } from "../finetune/fixtures.ts";
+import { ahoyRows, call, createSftJob, readyDataset, waitFor, type Caller } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { kill, startChild } from "../server/child-process.ts";
 import { POSTGRES_SKIP } from "./cluster.ts";
@@ -129,12 +129,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: skipping(POSTG
   });
 
   test("a cancel sent to a server stops the worker training the job within a step or so", async () => {
-    const created = await call(caller(0), "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/tiny-chat",
-      inputDatasetVersion: data,
-      config: { outputModelId: "long-one", epochs: 100 },
-    });
-    assert.equal(created.status, 201, created.text);
+    const created = await createSftJob(caller(0), data, { outputModelId: "long-one", epochs: 100 });
     const name = created.body.name as string;
     await waitFor(
       async () => (events().some((e) => e.type === "claimed" && e.job === name) ? true : undefined),
@@ -177,12 +172,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: skipping(POSTG
 
   test("a worker killed mid-training: the other resumes from the checkpoint once its lease ran out, and the job succeeds once", async () => {
     const rows = await readyDataset(caller(0), "ahoy-big", ahoyRows(60));
-    const created = await call(caller(1), "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/tiny-chat",
-      inputDatasetVersion: rows,
-      config: { outputModelId: "survivor", epochs: 8 },
-    });
-    assert.equal(created.status, 201, created.text);
+    const created = await createSftJob(caller(1), rows, { outputModelId: "survivor", epochs: 8 });
     const name = created.body.name as string;
     const jobPath = `/supervisedFineTuningJobs/${created.body.jobId}`;
     await waitFor(

@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
-import { ahoyRows, call, readyDataset, type Caller } from "../finetune/fixtures.ts";
+import { ahoyRows, call, createSftJob, readyDataset, type Caller } from "../finetune/fixtures.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 
 const OPENAPI = fileURLToPath(new URL("../../generated/openapi.3.1.yaml", import.meta.url));
@@ -66,12 +66,7 @@ beforeAll(async () => {
   acme = { server, account: "acme", key: server.keys.acme as string };
   const version = await readyDataset(globex, "secret-data", ahoyRows(12));
   // B's first job is made to succeed straight in the store (no runner here), with its model.
-  const first = await call(globex, "POST", "/supervisedFineTuningJobs", {
-    baseModel: "accounts/maas/models/tiny-chat",
-    inputDatasetVersion: version,
-    config: { outputModelId: "secret-model" },
-  });
-  assert.equal(first.status, 201, first.text);
+  const first = await createSftJob(globex, version, { outputModelId: "secret-model" });
   const claimed = await server.store.fineTuning.claimJob("test", new Date(), 60_000);
   assert.equal(claimed?.job.jobId, first.body.jobId);
   await server.store.fineTuning.completeJob(
@@ -87,12 +82,7 @@ beforeAll(async () => {
     },
     {},
   );
-  const second = await call(globex, "POST", "/supervisedFineTuningJobs", {
-    baseModel: "accounts/maas/models/tiny-chat",
-    inputDatasetVersion: version,
-    config: { outputModelId: "secret-model-2" },
-  });
-  assert.equal(second.status, 201, second.text);
+  const second = await createSftJob(globex, version, { outputModelId: "secret-model-2" });
   queuedJob = second.body.jobId;
   real = { account: "globex", dataset: "secret-data", job: first.body.jobId, version: "1" };
 });
