@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
-import { assertError } from "../support/http.ts";
+import { assertError, INVALID_REQUEST, NOT_FOUND } from "../support/http.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import {
   call,
@@ -137,7 +137,7 @@ test("a form upload takes the file from its part named file", async () => {
   const noFile = new FormData();
   noFile.append("other", new Blob(["x"]), "x.jsonl");
   const missing = await call(acme, "POST", "/datasets/form:upload", { raw: noFile });
-  assertError(missing, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+  assertError(missing, INVALID_REQUEST);
   assert.equal(missing.body.error.param, "file");
   assert.equal((await getDataset(acme, "form")).latestVersionNo, 1, "a refused form makes no version");
 });
@@ -161,16 +161,8 @@ test("octet-stream uploads work too; each upload is the next version and validat
   const v2 = await call(acme, "GET", "/datasets/versions/versions/2");
   assert.equal(v2.status, 200, v2.text);
   assert.equal(v2.body.exampleCount, "2");
-  assertError(await call(acme, "GET", "/datasets/versions/versions/3"), {
-    status: 404,
-    code: "NOT_FOUND",
-    type: "not_found_error",
-  });
-  assertError(await call(acme, "GET", "/datasets/nope/versions/1"), {
-    status: 404,
-    code: "NOT_FOUND",
-    type: "not_found_error",
-  });
+  assertError(await call(acme, "GET", "/datasets/versions/versions/3"), NOT_FOUND);
+  assertError(await call(acme, "GET", "/datasets/nope/versions/1"), NOT_FOUND);
 });
 
 test("the basic view is the dataset alone; the full view adds versions and jobs", async () => {
@@ -189,21 +181,12 @@ test("the basic view is the dataset alone; the full view adds versions and jobs"
 
 test("validateUpload needs an uploaded version", async () => {
   await createDataset(acme, "no-version");
-  assertError(await call(acme, "POST", "/datasets/no-version:validateUpload", { json: {} }), {
-    status: 400,
-    code: "INVALID_REQUEST",
-    type: "invalid_request_error",
-  });
-  assertError(await call(acme, "POST", "/datasets/missing:validateUpload", { json: {} }), {
-    status: 404,
-    code: "NOT_FOUND",
-    type: "not_found_error",
-  });
-  assertError(await call(acme, "POST", "/datasets/missing:upload", { raw: "{}\n", type: "application/jsonl" }), {
-    status: 404,
-    code: "NOT_FOUND",
-    type: "not_found_error",
-  });
+  assertError(await call(acme, "POST", "/datasets/no-version:validateUpload", { json: {} }), INVALID_REQUEST);
+  assertError(await call(acme, "POST", "/datasets/missing:validateUpload", { json: {} }), NOT_FOUND);
+  assertError(
+    await call(acme, "POST", "/datasets/missing:upload", { raw: "{}\n", type: "application/jsonl" }),
+    NOT_FOUND,
+  );
 });
 
 test("delete is soft: DELETED, again unchanged, still readable, no more uploads", async () => {
@@ -221,18 +204,10 @@ test("delete is soft: DELETED, again unchanged, still readable, no more uploads"
   );
   assertError(
     await call(acme, "POST", "/datasets/doomed:upload", { raw: jsonl(GOOD_ROWS), type: "application/jsonl" }),
-    { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" },
+    INVALID_REQUEST,
   );
-  assertError(await call(acme, "POST", "/datasets/doomed:validateUpload", { json: {} }), {
-    status: 400,
-    code: "INVALID_REQUEST",
-    type: "invalid_request_error",
-  });
-  assertError(await call(acme, "DELETE", "/datasets/never-was"), {
-    status: 404,
-    code: "NOT_FOUND",
-    type: "not_found_error",
-  });
+  assertError(await call(acme, "POST", "/datasets/doomed:validateUpload", { json: {} }), INVALID_REQUEST);
+  assertError(await call(acme, "DELETE", "/datasets/never-was"), NOT_FOUND);
 });
 
 test("an id is taken for good: a duplicate, even of a deleted dataset, is 409 ALREADY_EXISTS", async () => {
@@ -249,7 +224,7 @@ test("an id is taken for good: a duplicate, even of a deleted dataset, is 409 AL
     type: "invalid_request_error",
   });
   const bad = await call(acme, "POST", "/datasets", { json: { datasetId: "Not_Valid", dataset: {} } });
-  assertError(bad, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+  assertError(bad, INVALID_REQUEST);
   assert.equal(bad.body.error.param, "datasetId");
 });
 
@@ -272,11 +247,7 @@ test("another account's datasets are out of reach: 403 on its paths, invisible t
     code: "OPERATION_NOT_ALLOWED",
     type: "permission_error",
   });
-  assertError(await call(globex, "GET", "/datasets/private"), {
-    status: 404,
-    code: "NOT_FOUND",
-    type: "not_found_error",
-  });
+  assertError(await call(globex, "GET", "/datasets/private"), NOT_FOUND);
   const list = await call(globex, "GET", "/datasets");
   assert.equal(list.body.totalSize, 0);
   // The same id is free in another account.

@@ -10,7 +10,7 @@ import { exampleTokens } from "../../server/finetune/trainer.ts";
 import { checkRow } from "../../server/datasets/rows.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { post } from "../server/http.ts";
-import { assertError } from "../support/http.ts";
+import { assertError, INVALID_REQUEST, NOT_FOUND } from "../support/http.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
 
 let server: TestServer;
@@ -248,16 +248,8 @@ describe("an SFT job, end to end", () => {
   });
 
   test("the job is reachable through its own collection only", async () => {
-    assertError(await call(acme, "GET", `/dpoJobs/${job.jobId}`), {
-      status: 404,
-      code: "NOT_FOUND",
-      type: "not_found_error",
-    });
-    assertError(await call(acme, "POST", `/dpoJobs/${job.jobId}:cancel`), {
-      status: 404,
-      code: "NOT_FOUND",
-      type: "not_found_error",
-    });
+    assertError(await call(acme, "GET", `/dpoJobs/${job.jobId}`), NOT_FOUND);
+    assertError(await call(acme, "POST", `/dpoJobs/${job.jobId}:cancel`), NOT_FOUND);
   });
 });
 
@@ -285,10 +277,10 @@ describe("a DPO job", () => {
       inputDatasetVersion: sftData,
       config: { outputModelId: "nope" },
     });
-    assertError(wrong, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(wrong, INVALID_REQUEST);
     assert.equal(wrong.body.error.param, "inputDatasetVersion");
     const beta = await call(acme, "POST", "/supervisedFineTuningJobs", sftBody("nope", { dpoBeta: "0.2" }));
-    assertError(beta, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(beta, INVALID_REQUEST);
     assert.equal(beta.body.error.param, "config.dpoBeta");
   });
 });
@@ -306,14 +298,10 @@ describe("create: refusals", () => {
       ...sftBody("x"),
       baseModel: "accounts/maas/models/tiny-reasoner",
     });
-    assertError(notOffered, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(notOffered, INVALID_REQUEST);
     assert.equal(notOffered.body.error.param, "baseModel");
     const globex: Caller = { server, account: "globex", key: server.keys.globex as string };
-    assertError(await call(globex, "POST", "/supervisedFineTuningJobs", sftBody("x")), {
-      status: 404,
-      code: "NOT_FOUND",
-      type: "not_found_error",
-    });
+    assertError(await call(globex, "POST", "/supervisedFineTuningJobs", sftBody("x")), NOT_FOUND);
   });
 
   test("baseModel is the full resource name accounts/maas/models/{model}: a bare id, or any other name, is 400 with param baseModel", async () => {
@@ -331,7 +319,7 @@ describe("create: refusals", () => {
         "/dpoJobs:estimateCost",
       ]) {
         const result = await call(acme, "POST", path, { ...sftBody("bare"), baseModel });
-        assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+        assertError(result, INVALID_REQUEST);
         assert.equal(result.body.error.param, "baseModel", `${path} ${baseModel}: ${result.text}`);
       }
     }
@@ -378,7 +366,7 @@ describe("create: refusals", () => {
         ...sftBody("x"),
         inputDatasetVersion: "accounts/acme/datasets/empty-one",
       });
-      assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+      assertError(result, INVALID_REQUEST);
       assert.equal(result.body.error.param, "inputDatasetVersion");
       assert.match(
         result.body.error.message,
@@ -391,7 +379,7 @@ describe("create: refusals", () => {
     for (const learningRate of ["1e6", "0", "-0.1", "1.5"]) {
       for (const op of [":estimateCost", ""]) {
         const result = await call(acme, "POST", `/supervisedFineTuningJobs${op}`, sftBody("x", { learningRate }));
-        assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+        assertError(result, INVALID_REQUEST);
         assert.equal(result.body.error.param, "config.learningRate");
       }
     }
@@ -399,7 +387,7 @@ describe("create: refusals", () => {
       ...sftBody("x", { dpoBeta: "50" }),
       inputDatasetVersion: dpoData,
     });
-    assertError(beta, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(beta, INVALID_REQUEST);
     assert.equal(beta.body.error.param, "config.dpoBeta");
   });
 
@@ -456,11 +444,7 @@ describe("idempotency", () => {
     assert.equal(again.status, 201, again.text);
     assert.equal(again.body.name, first.body.name);
     // Without the key the same body is planned again, and the dataset is gone.
-    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", body), {
-      status: 404,
-      code: "NOT_FOUND",
-      type: "not_found_error",
-    });
+    assertError(await call(acme, "POST", "/supervisedFineTuningJobs", body), NOT_FOUND);
   });
 
   test("concurrent duplicates create one job", async () => {
@@ -536,7 +520,7 @@ describe("lists", () => {
     assert.deepEqual(short, long);
     assert.ok(short.supervisedFineTuningJobs.every((j: any) => j.state === "JOB_STATE_SUCCEEDED"));
     const bad = await call(acme, "GET", "/supervisedFineTuningJobs?filter=colour:blue");
-    assertError(bad, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(bad, INVALID_REQUEST);
     assert.equal(bad.body.error.param, "filter");
   });
 });

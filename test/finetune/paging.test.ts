@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "../server/harness.ts";
-import { assertError } from "../support/http.ts";
-import { ahoyRows, call, readyDataset, type Caller } from "./fixtures.ts";
+import { assertError, INVALID_REQUEST } from "../support/http.ts";
+import { ahoyRows, call, createSftJob, readyDataset, type Caller } from "./fixtures.ts";
 
 let server: TestServer;
 let acme: Caller;
@@ -17,12 +17,7 @@ beforeAll(async () => {
   acme = { server, account: "acme", key: server.keys.acme as string };
   const data = await readyDataset(acme, "small", ahoyRows(4));
   for (let i = 0; i < 250; i++) {
-    const result = await call(acme, "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/tiny-chat",
-      inputDatasetVersion: data,
-      config: { outputModelId: `m-${i}` },
-    });
-    assert.equal(result.status, 201, result.text);
+    const result = await createSftJob(acme, data, { outputModelId: `m-${i}` });
     created.push(result.body.name);
   }
 });
@@ -48,18 +43,10 @@ test("a page token used with other parameters, or a forged one, is 400", async (
   const first = await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=100");
   const token = first.body.nextPageToken;
   const other = await call(acme, "GET", `/supervisedFineTuningJobs?pageSize=50&pageToken=${token}`);
-  assertError(other, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+  assertError(other, INVALID_REQUEST);
   assert.equal(other.body.error.param, "pageToken");
-  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageToken=forged"), {
-    status: 400,
-    code: "INVALID_REQUEST",
-    type: "invalid_request_error",
-  });
-  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=201"), {
-    status: 400,
-    code: "INVALID_REQUEST",
-    type: "invalid_request_error",
-  });
+  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageToken=forged"), INVALID_REQUEST);
+  assertError(await call(acme, "GET", "/supervisedFineTuningJobs?pageSize=201"), INVALID_REQUEST);
 });
 
 test("the other collection is empty", async () => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { call, responsesBody, startAppServer } from "./harness.ts";
-import { REQUEST_ID, assertError } from "../support/http.ts";
+import { REQUEST_ID, assertError, INVALID_REQUEST, NOT_FOUND } from "../support/http.ts";
 import type { AppServer } from "./harness.ts";
 import { MODEL_LIST, SECRET_DETAIL } from "./test-routes.ts";
 import { captureLog } from "../ops/log-capture.ts";
@@ -41,19 +41,15 @@ describe("request ids", () => {
 
 describe("paths and methods", () => {
   it("an unknown path under /v1 is 404 NOT_FOUND", async () => {
-    assertError(await call(server, "/v1/nope", { key }), { status: 404, code: "NOT_FOUND", type: "not_found_error" });
+    assertError(await call(server, "/v1/nope", { key }), NOT_FOUND);
   });
 
   it("an unknown path outside /v1 is 404 NOT_FOUND, with no key needed", async () => {
-    assertError(await call(server, "/nope"), { status: 404, code: "NOT_FOUND", type: "not_found_error" });
+    assertError(await call(server, "/nope"), NOT_FOUND);
   });
 
   it("there is no GET /responses/{id} (rule 3): 404 NOT_FOUND", async () => {
-    assertError(await call(server, "/v1/responses/resp_1", { key }), {
-      status: 404,
-      code: "NOT_FOUND",
-      type: "not_found_error",
-    });
+    assertError(await call(server, "/v1/responses/resp_1", { key }), NOT_FOUND);
   });
 
   it("a known path with a wrong method is 405 METHOD_NOT_ALLOWED with Allow", async () => {
@@ -102,15 +98,11 @@ describe("request bodies", () => {
       body: "hello",
       headers: { "content-type": "text/plain" },
     });
-    assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(result, INVALID_REQUEST);
   });
 
   it("a missing body is 400 INVALID_REQUEST", async () => {
-    assertError(await call(server, "/v1/responses", { key, method: "POST" }), {
-      status: 400,
-      code: "INVALID_REQUEST",
-      type: "invalid_request_error",
-    });
+    assertError(await call(server, "/v1/responses", { key, method: "POST" }), INVALID_REQUEST);
   });
 
   it("a JSON scalar is not a request body: 400", async () => {
@@ -120,7 +112,7 @@ describe("request bodies", () => {
       body: '"hi"',
       headers: { "content-type": "application/json" },
     });
-    assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+    assertError(result, INVALID_REQUEST);
   });
 });
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { post } from "./http.ts";
-import { assertError } from "../support/http.ts";
+import { assertError, INVALID_REQUEST } from "../support/http.ts";
 
 let server: TestServer;
 
@@ -21,7 +21,7 @@ const call = (path: string, body: unknown) => post(server.baseUrl, path, body, {
 
 test("store omitted and an unknown model: param store, the reason, and the unknown model in the message", async () => {
   const result = await call("/responses", { model: "no-such-model", input: "Hi" });
-  assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+  assertError(result, INVALID_REQUEST);
   assert.equal(result.body.error.param, "store");
   const { message } = result.body.error;
   assert.match(message, /^store: is required/);
@@ -46,7 +46,7 @@ test("the other invalid fields of the same body are named after the first", asyn
     top_p: 3,
     max_output_tokens: 0,
   });
-  assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+  assertError(result, INVALID_REQUEST);
   assert.equal(result.body.error.param, "store");
   const { message } = result.body.error;
   for (const field of ["temperature", "top_p", "max_output_tokens"])
@@ -66,7 +66,7 @@ test("on other operations too: every invalid field of a job request", async () =
     { baseModel: "tiny-chat", inputDatasetVersion: "", config: { outputModelId: "Not An Id", epochs: 0 } },
     { key: server.keys.acme },
   );
-  assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+  assertError(result, INVALID_REQUEST);
   const { param, message } = result.body.error;
   const named = ["baseModel", "inputDatasetVersion", "config.outputModelId", "config.epochs"].filter((f) =>
     message.includes(`${f}: `),

@@ -14,7 +14,7 @@ import { DATABASE_FILE } from "../../server/store/sqlite.ts";
 import { databaseUrlFor } from "../store/test-store.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { post, responsesBody } from "./http.ts";
-import { assertError } from "../support/http.ts";
+import { assertError, INVALID_REQUEST } from "../support/http.ts";
 
 let server: TestServer;
 
@@ -69,14 +69,10 @@ describe("400", () => {
       [responsesBody({ max_output_tokens: "many" }), "max_output_tokens"],
     ] as const) {
       const result = await call(body);
-      assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+      assertError(result, INVALID_REQUEST);
       assert.equal(result.body.error.param, param, result.text);
     }
-    assertError(await call('{"model": "tiny-chat",'), {
-      status: 400,
-      code: "INVALID_REQUEST",
-      type: "invalid_request_error",
-    });
+    assertError(await call('{"model": "tiny-chat",'), INVALID_REQUEST);
   });
 
   test("CONTENT_BLOCKED_INPUT: the input holds a blocked term", async () => {

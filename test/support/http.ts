@@ -75,6 +75,10 @@ export interface ExpectedError {
   param?: string | null;
 }
 
+/** The two errors tests expect most often. */
+export const NOT_FOUND: ExpectedError = { status: 404, code: "NOT_FOUND", type: "not_found_error" };
+export const INVALID_REQUEST: ExpectedError = { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" };
+
 /** Asserts the error envelope, its status, code and type, and the x-request-id. */
 export function assertError(result: Reply, expected: ExpectedError): void {
   assert.equal(result.status, expected.status, result.text);
