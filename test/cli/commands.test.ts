@@ -5,7 +5,6 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { Writable } from "node:stream";
@@ -14,7 +13,8 @@ import { accountFromKey, type Io } from "../../cli/context.ts";
 import { EXIT } from "../../cli/errors.ts";
 import { ahoyPreferenceRows, ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
-import { cli, json, scratchDir, startCliServer, userEnv } from "./helpers.ts";
+import { freePort } from "../support/listen.ts";
+import { cli, createJob, json, scratchDir, startCliServer, userEnv } from "./helpers.ts";
 
 let server: TestServer;
 let env: Record<string, string>;
@@ -34,15 +34,6 @@ afterAll(async () => {
   await server?.close();
   scratch.remove();
 });
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** An in-memory terminal-less I/O for running the program in-process. */
 function memoryIo(): Io & { out: () => string; err: () => string } {
@@ -169,7 +160,7 @@ describe("the command line", () => {
     assert.equal(suspended.code, EXIT.AUTH);
     assert.match(suspended.stderr, /TENANT_SUSPENDED/);
 
-    const port = await closedPort();
+    const port = await freePort(); // nothing listens on it
     const unreachable = await cli(["models", "list"], {
       env: { ...env, SERVICE_BASE_URL: `http://127.0.0.1:${port}/v1` },
     });
@@ -312,30 +303,18 @@ describe("jobs, models, chat", () => {
   });
 
   test("create --yes, then watch to the end: the output model's name", async () => {
-    const created = json(
-      await cli(
-        [
-          "--json",
-          "jobs",
-          "create",
-          "--yes",
-          "--base-model",
-          "tiny-chat",
-          "--dataset",
-          "tune",
-          "--output-model",
-          "tune-chat",
-          "--epochs",
-          "2",
-          "--learning-rate",
-          "0.01",
-          "--batch-size",
-          "4",
-          "--eval-split",
-          "20",
-        ],
-        { env },
-      ),
+    const created = await createJob(
+      env,
+      "tune",
+      "tune-chat",
+      "--epochs",
+      "2",
+      "--learning-rate",
+      "0.01",
+      "--batch-size",
+      "4",
+      "--eval-split",
+      "20",
     );
     assert.equal(created.jobType, "JOB_TYPE_SFT");
     jobId = created.jobId;
@@ -384,25 +363,7 @@ describe("jobs, models, chat", () => {
 
   test("metrics latest skips newer jobs without training steps (a failed one here; the conformance kit leaves a cancelled one) and says which job it picked", async () => {
     // The newest job now has no step at all: every example is longer than its context, so it fails before training.
-    const empty = json(
-      await cli(
-        [
-          "--json",
-          "jobs",
-          "create",
-          "--yes",
-          "--base-model",
-          "tiny-chat",
-          "--dataset",
-          "tune",
-          "--output-model",
-          "no-steps",
-          "--max-context-length",
-          "1",
-        ],
-        { env },
-      ),
-    );
+    const empty = await createJob(env, "tune", "no-steps", "--max-context-length", "1");
     const ended = await cli(["jobs", "watch", empty.jobId, "--interval", "0.2", "--no-chart"], { env });
     assert.equal(ended.code, EXIT.FAILED, ended.stderr);
     assert.equal(json(await cli(["--json", "jobs", "metrics", empty.jobId], { env })).totalPoints, "0");
@@ -484,27 +445,7 @@ describe("jobs, models, chat", () => {
 
   test("cancel a running job; watch then ends with exit 8", async () => {
     await cli(["datasets", "upload", "long", file("ahoy.jsonl"), "--create"], { env });
-    const job = json(
-      await cli(
-        [
-          "--json",
-          "jobs",
-          "create",
-          "--yes",
-          "--base-model",
-          "tiny-chat",
-          "--dataset",
-          "long",
-          "--output-model",
-          "long-chat",
-          "--epochs",
-          "50",
-          "--batch-size",
-          "1",
-        ],
-        { env },
-      ),
-    );
+    const job = await createJob(env, "long", "long-chat", "--epochs", "50", "--batch-size", "1");
     const cancelled = await cli(["jobs", "cancel", job.jobId], { env });
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.match(cancelled.stdout, new RegExp(`Cancelled job ${job.jobId} \\(CANCELLED`));

@@ -2,15 +2,13 @@
  * Helpers of the CLI tests: the reference server (test/server/harness.ts) with the demo
  * accounts' rate limits lifted (a watch polls often), the CLI run as a user runs it (a
  * child process with the settings in its environment), tmux sessions that a test types
- * into and reads the screen of, and headless Chromium.
+ * into and reads the screen of, and where screenshots go (Chromium: test/support/chromium.ts).
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser } from "playwright-core";
-import { CHROMIUM_FLAGS } from "../../cli/browser.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -71,6 +69,20 @@ export function json<T = any>(result: CliResult): T {
   } catch {
     throw new Error(`stdout is not JSON (exit ${result.code}):\n${result.stdout}\n--- stderr:\n${result.stderr}`);
   }
+}
+
+/**
+ * `--json jobs create --yes` of a job on tiny-chat from `dataset` to `outputModel`, with
+ * `options` (more flags) after: the job the CLI prints.
+ */
+export async function createJob(
+  env: Record<string, string>,
+  dataset: string,
+  outputModel: string,
+  ...options: string[]
+): Promise<any> {
+  const args = ["--json", "jobs", "create", "--yes", "--base-model", "tiny-chat", "--dataset", dataset];
+  return json(await cli([...args, "--output-model", outputModel, ...options], { env }));
 }
 
 export function scratchDir(prefix: string): { dir: string; remove(): void } {
@@ -189,21 +201,7 @@ export function commandLine(args: string): string {
   return `${process.execPath} ${MAIN} ${args}`;
 }
 
-// ---------------------------------------------------------------------------
-// Chromium
-// ---------------------------------------------------------------------------
-
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const HAS_CHROMIUM = existsSync(CHROMIUM);
-export const NO_CHROMIUM =
-  !HAS_CHROMIUM &&
-  `no browser at ${CHROMIUM} (scripts/install-system-packages.sh installs it; REQUIRE_CHROMIUM=1 makes this a failure)`;
-
-export async function launchBrowser(): Promise<Browser> {
-  const { chromium } = await import("playwright-core");
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
-}
-
+/** Where a test saves a screenshot (reports/screenshots/, kept by CI). */
 export function screenshotPath(name: string): string {
   mkdirSync(SCREENSHOTS, { recursive: true });
   return path.join(SCREENSHOTS, name);

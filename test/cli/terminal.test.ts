@@ -13,7 +13,17 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import { skipping } from "../support/skip.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
-import { cli, commandLine, json, NO_TMUX, scratchDir, startCliServer, Terminal, userEnv } from "./helpers.ts";
+import {
+  cli,
+  commandLine,
+  createJob,
+  json,
+  NO_TMUX,
+  scratchDir,
+  startCliServer,
+  Terminal,
+  userEnv,
+} from "./helpers.ts";
 
 if (NO_TMUX && process.env.REQUIRE_TMUX === "1")
   throw new Error("REQUIRE_TMUX=1 but tmux is not installed (scripts/install-system-packages.sh installs it)");
@@ -132,27 +142,7 @@ describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
   });
 
   test("Ctrl-C stops watching (exit 130) and leaves the job running", async () => {
-    const job = json(
-      await cli(
-        [
-          "--json",
-          "jobs",
-          "create",
-          "--yes",
-          "--base-model",
-          "tiny-chat",
-          "--dataset",
-          "ahoy",
-          "--output-model",
-          "long-run",
-          "--epochs",
-          "50",
-          "--batch-size",
-          "1",
-        ],
-        { env },
-      ),
-    );
+    const job = await createJob(env, "ahoy", "long-run", "--epochs", "50", "--batch-size", "1");
     try {
       clear(terminal);
       terminal.run(commandLine(`jobs watch ${job.jobId} --interval 0.25`));
