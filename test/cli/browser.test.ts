@@ -19,21 +19,10 @@ import { SERIES_COLORS } from "../../cli/plot.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { FIXTURE_REPORT, FIXTURE_RULES } from "./fixtures.ts";
-import {
-  CHROMIUM,
-  cli,
-  json,
-  launchBrowser,
-  NO_CHROMIUM,
-  ROOT,
-  scratchDir,
-  screenshotPath,
-  startCliServer,
-  userEnv,
-} from "./helpers.ts";
+import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
+import { cli, createJob, ROOT, scratchDir, screenshotPath, startCliServer, userEnv } from "./helpers.ts";
 
-if (NO_CHROMIUM && process.env.REQUIRE_CHROMIUM === "1")
-  throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
+requireChromiumWhenAsked();
 
 let browser: Browser;
 let server: TestServer;
@@ -74,33 +63,19 @@ describe("the loss chart", { skip: skipping(NO_CHROMIUM) }, () => {
     writeFileSync(file("ahoy.jsonl"), jsonl(ahoyRows(40)));
     const upload = await cli(["datasets", "upload", "ahoy", file("ahoy.jsonl"), "--create"], { env });
     assert.equal(upload.code, 0, upload.stderr);
-    const job = json(
-      await cli(
-        [
-          "--json",
-          "jobs",
-          "create",
-          "--yes",
-          "--watch",
-          "--interval",
-          "0.2",
-          "--base-model",
-          "tiny-chat",
-          "--dataset",
-          "ahoy",
-          "--output-model",
-          "ahoy-chat",
-          "--epochs",
-          "2",
-          "--batch-size",
-          "4",
-          "--eval-split",
-          "20",
-        ],
-        {
-          env,
-        },
-      ),
+    const job = await createJob(
+      env,
+      "ahoy",
+      "ahoy-chat",
+      "--watch",
+      "--interval",
+      "0.2",
+      "--epochs",
+      "2",
+      "--batch-size",
+      "4",
+      "--eval-split",
+      "20",
     );
     assert.equal(job.state, "JOB_STATE_SUCCEEDED");
     jobId = job.jobId;

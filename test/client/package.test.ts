@@ -28,15 +28,12 @@ import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { skipping } from "../support/skip.ts";
 import { promisify } from "node:util";
-import { chromium } from "playwright-core";
+import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLIENT = path.join(ROOT, "client");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const browserAvailable = existsSync(CHROMIUM);
-if (!browserAvailable && process.env.REQUIRE_CHROMIUM === "1")
-  throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
+requireChromiumWhenAsked();
 
 let server: TestServer;
 let scratch: string;
@@ -147,7 +144,7 @@ console.log(JSON.stringify({ models: models.data.length, events, status: final.s
 
 test(
   "a browser runs the built package: a call, a streamed response, an ApiError, an aborted stream",
-  { skip: skipping(!browserAvailable && `no browser at ${CHROMIUM}`), timeout: 60_000 },
+  { skip: skipping(NO_CHROMIUM), timeout: 60_000 },
   async () => {
     // One origin for the page, the modules and the API (proxied to the server), as a web app
     // served next to its API would have it; no CORS involved.
@@ -211,18 +208,7 @@ window.ready = true;
       res.writeHead(200, { "content-type": "text/javascript" }).end(readFileSync(file));
     });
     await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const browser = await launchBrowser();
     try {
       const tab = await browser.newPage();
       const problems: string[] = [];

@@ -5,38 +5,22 @@
  * (as in CI), where a missing browser fails it.
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { afterAll, beforeAll, test } from "vitest";
 import { skipping } from "../support/skip.ts";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { contractDocument } from "../../server/http/contract.ts";
+import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available && process.env.REQUIRE_CHROMIUM === "1")
-  throw new Error(`REQUIRE_CHROMIUM=1 but there is no browser at ${CHROMIUM}`);
+requireChromiumWhenAsked();
 
 let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!available) return;
+  if (NO_CHROMIUM) return;
   server = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Flags that keep Chromium off the network this machine does not have; playwright
-    // gives it a fresh temporary profile.
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
@@ -54,29 +38,25 @@ function contractOperations(): string[] {
   );
 }
 
-test(
-  "the docs page renders every operation of the contract, offline",
-  { skip: skipping(!available && `no browser at ${CHROMIUM}`) },
-  async () => {
-    const page = await browser.newPage();
-    const foreign: string[] = [];
-    page.on("request", (request) => {
-      if (!request.url().startsWith(server.origin)) foreign.push(request.url());
-    });
-    await page.goto(`${server.origin}/docs`);
-    const expected = contractOperations();
-    await page.waitForFunction((n) => document.querySelectorAll(".opblock").length >= n, expected.length, {
-      timeout: 20_000,
-    });
-    const rendered = await page.$$eval(".opblock", (blocks) =>
-      blocks.map(
-        (b) =>
-          `${b.querySelector(".opblock-summary-method")?.textContent?.trim()} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")}`,
-      ),
-    );
-    assert.deepEqual([...rendered].sort(), [...expected].sort());
-    assert.match(await page.title(), /API reference/);
-    assert.deepEqual(foreign, [], "the page loads nothing from outside the server");
-    await page.close();
-  },
-);
+test("the docs page renders every operation of the contract, offline", { skip: skipping(NO_CHROMIUM) }, async () => {
+  const page = await browser.newPage();
+  const foreign: string[] = [];
+  page.on("request", (request) => {
+    if (!request.url().startsWith(server.origin)) foreign.push(request.url());
+  });
+  await page.goto(`${server.origin}/docs`);
+  const expected = contractOperations();
+  await page.waitForFunction((n) => document.querySelectorAll(".opblock").length >= n, expected.length, {
+    timeout: 20_000,
+  });
+  const rendered = await page.$$eval(".opblock", (blocks) =>
+    blocks.map(
+      (b) =>
+        `${b.querySelector(".opblock-summary-method")?.textContent?.trim()} ${b.querySelector(".opblock-summary-path")?.getAttribute("data-path")}`,
+    ),
+  );
+  assert.deepEqual([...rendered].sort(), [...expected].sort());
+  assert.match(await page.title(), /API reference/);
+  assert.deepEqual(foreign, [], "the page loads nothing from outside the server");
+  await page.close();
+});
