@@ -11,7 +11,7 @@ import fc from "fast-check";
 import { COMMANDS } from "../../../server/admin/commands.ts";
 import { costMicros, formatMoney } from "../../../server/store/money.ts";
 import { MAX_UPLOAD_BYTES } from "./deployment.ts";
-import type { Answer } from "./http.ts";
+import type { Answer, RequestSpec } from "./http.ts";
 import {
   COLLECTION,
   STALE_MS,
@@ -70,7 +70,7 @@ function expectStatus(r: Real, answer: Answer, status: number, code?: string): v
     fail(r, `expected ${status}${code ? ` ${code}` : ""}`, answer);
 }
 
-function note(r: Real, command: Command, answer: Answer | string): void {
+function note(r: Real, command: { toString(): string }, answer: Answer | string): void {
   if (process.env.STATEFUL_TRACE === "1")
     console.log(
       `  [${r.account}] ${command.toString()} → ${typeof answer === "string" ? answer : `${answer.status}${answer.code ? ` ${answer.code}` : ""}`}`,
@@ -84,12 +84,28 @@ function note(r: Real, command: Command, answer: Answer | string): void {
 // Datasets
 // ---------------------------------------------------------------------------
 
-class CreateDataset implements Command {
+/** A command on the dataset `id` of the pool; it may run in any model state. */
+abstract class DatasetCommand {
   readonly id: string;
   constructor(id: string) {
     this.id = id;
   }
   check = () => true;
+
+  /** Sends `method` to the dataset (its path plus `suffix`) and notes the answer. */
+  protected async send(r: Real, method: string, suffix: string, body: Pick<RequestSpec, "json" | "raw"> = {}) {
+    const answer = await request(r, {
+      method,
+      path: `/accounts/${r.account}/datasets/${this.id}${suffix}`,
+      label: `datasets/{d}${suffix.replace(/\?.*/, "")}`,
+      ...body,
+    });
+    note(r, this, answer);
+    return answer;
+  }
+}
+
+class CreateDataset extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
     const answer = await request(r, {
       method: "POST",
@@ -104,7 +120,7 @@ class CreateDataset implements Command {
     if (answer.body.state !== "DATASET_STATE_CREATING") fail(r, "a new dataset is CREATING", answer);
     m.datasets.set(this.id, { deleted: false, versions: [] });
   }
-  toString = () => `createDataset(${this.id})`;
+  override toString = () => `createDataset(${this.id})`;
 }
 
 function uploadText(content: Content | "huge"): string {
@@ -135,22 +151,16 @@ function uploadText(content: Content | "huge"): string {
   return `${rows.join("\n")}\n`;
 }
 
-class Upload implements Command {
-  readonly id: string;
+class Upload extends DatasetCommand implements Command {
   readonly content: Content | "huge";
   constructor(id: string, content: Content | "huge") {
-    this.id = id;
+    super(id);
     this.content = content;
   }
-  check = () => true;
   async run(m: Model, r: Real) {
-    const answer = await request(r, {
-      method: "POST",
-      path: `/accounts/${r.account}/datasets/${this.id}:upload`,
-      label: "datasets/{d}:upload",
+    const answer = await this.send(r, "POST", ":upload", {
       raw: { contentType: "application/jsonl", data: uploadText(this.content) },
     });
-    note(r, this, answer);
     // The declared size is refused before anything else in the handler, and before the body is read.
     if (this.content === "huge" && answer.code === "MEDIA_TOO_LARGE") return expectStatus(r, answer, 413);
     if (refusedAtGate(m, r, answer, false)) return;
@@ -165,23 +175,12 @@ class Upload implements Command {
       fail(r, "an acknowledged upload is UPLOADING until validated", answer);
     d.versions.push({ no: expectedNo, content: this.content, validation: "none" });
   }
-  toString = () => `upload(${this.id}, ${this.content})`;
+  override toString = () => `upload(${this.id}, ${this.content})`;
 }
 
-class Validate implements Command {
-  readonly id: string;
-  constructor(id: string) {
-    this.id = id;
-  }
-  check = () => true;
+class Validate extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
-    const answer = await request(r, {
-      method: "POST",
-      path: `/accounts/${r.account}/datasets/${this.id}:validateUpload`,
-      label: "datasets/{d}:validateUpload",
-      json: {},
-    });
-    note(r, this, answer);
+    const answer = await this.send(r, "POST", ":validateUpload", { json: {} });
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
     if (d === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
@@ -194,29 +193,19 @@ class Validate implements Command {
       fail(r, `validateUpload answers a dataset in ${allowed.join(" or ")}`, answer);
     learnVersionState(latest, answer.body.state.replace("DATASET_STATE_", "DATASET_VERSION_STATE_"));
   }
-  toString = () => `validate(${this.id})`;
+  override toString = () => `validate(${this.id})`;
 }
 
-class GetDataset implements Command {
-  readonly id: string;
-  constructor(id: string) {
-    this.id = id;
-  }
-  check = () => true;
+class GetDataset extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
-    const answer = await request(r, {
-      method: "GET",
-      path: `/accounts/${r.account}/datasets/${this.id}?view=DATASET_VIEW_FULL`,
-      label: "datasets/{d}",
-    });
-    note(r, this, answer);
+    const answer = await this.send(r, "GET", "?view=DATASET_VIEW_FULL");
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
     if (d === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
     expectStatus(r, answer, 200);
     checkDatasetAnswer(r, d, answer);
   }
-  toString = () => `getDataset(${this.id})`;
+  override toString = () => `getDataset(${this.id})`;
 }
 
 /** A full-view dataset answer against the model: its state, and exactly the acknowledged versions in legal states. */
@@ -247,19 +236,9 @@ export function checkDatasetAnswer(
   if (!allowed.includes(answer.body.state)) fail(r, `the dataset is ${allowed.join(" or ")}`, answer);
 }
 
-class DeleteDataset implements Command {
-  readonly id: string;
-  constructor(id: string) {
-    this.id = id;
-  }
-  check = () => true;
+class DeleteDataset extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
-    const answer = await request(r, {
-      method: "DELETE",
-      path: `/accounts/${r.account}/datasets/${this.id}`,
-      label: "datasets/{d}",
-    });
-    note(r, this, answer);
+    const answer = await this.send(r, "DELETE", "");
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
     if (d === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
@@ -267,7 +246,7 @@ class DeleteDataset implements Command {
     if (answer.body.state !== "DATASET_STATE_DELETED") fail(r, "a deleted dataset is DELETED", answer);
     d.deleted = true;
   }
-  toString = () => `deleteDataset(${this.id})`;
+  override toString = () => `deleteDataset(${this.id})`;
 }
 
 // ---------------------------------------------------------------------------
@@ -457,6 +436,29 @@ function pickJob(m: Model, index: number): JobModel | undefined {
 
 const ABSENT_JOB = "sft-00000000deadbeef";
 
+/**
+ * A command on the job at `index` of the model's jobs (see pickJob); with no job yet, on an
+ * id that names none. It may run in any model state unless a subclass says otherwise.
+ */
+abstract class JobCommand {
+  readonly index: number;
+  constructor(index: number) {
+    this.index = index;
+  }
+  check: (m: Readonly<Model>) => boolean = () => true;
+
+  /** Sends `method` to the job (or ABSENT_JOB) through `type`'s collection, its path plus `suffix` and `query`; notes the answer. */
+  protected async send(r: Real, job: JobModel | undefined, type: JobType, method: string, suffix = "", query = "") {
+    const answer = await request(r, {
+      method,
+      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}${suffix}${query}`,
+      label: `${COLLECTION[type]}/{job}${suffix}`,
+    });
+    note(r, this, answer);
+    return answer;
+  }
+}
+
 /** Records a job state an answer showed, after checking it is a legal next state. */
 export function observeJob(r: Real, job: JobModel, answer: Answer): void {
   const state = answer.body.state as string;
@@ -472,46 +474,28 @@ export function observeJob(r: Real, job: JobModel, answer: Answer): void {
   if (TERMINAL.has(state) && !answer.body.completeTime) fail(r, `a ${state} job has its completeTime`, answer);
 }
 
-class GetJob implements Command {
-  readonly index: number;
+class GetJob extends JobCommand implements Command {
   readonly wrongCollection: boolean;
   constructor(index: number, wrongCollection: boolean) {
-    this.index = index;
+    super(index);
     this.wrongCollection = wrongCollection;
   }
-  check = () => true;
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index);
     const type = job === undefined ? "sft" : this.wrongCollection ? (job.type === "sft" ? "dpo" : "sft") : job.type;
-    const answer = await request(r, {
-      method: "GET",
-      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}`,
-      label: `${COLLECTION[type]}/{job}`,
-    });
-    note(r, this, answer);
+    const answer = await this.send(r, job, type, "GET");
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined || this.wrongCollection) return expectStatus(r, answer, 404, "NOT_FOUND");
     expectStatus(r, answer, 200);
     observeJob(r, job, answer);
   }
-  toString = () => `getJob(#${this.index}${this.wrongCollection ? ", through the other collection" : ""})`;
+  override toString = () => `getJob(#${this.index}${this.wrongCollection ? ", through the other collection" : ""})`;
 }
 
-class CancelJob implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
+class CancelJob extends JobCommand implements Command {
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index);
-    const type = job?.type ?? "dpo";
-    const answer = await request(r, {
-      method: "POST",
-      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}:cancel`,
-      label: `${COLLECTION[type]}/{job}:cancel`,
-    });
-    note(r, this, answer);
+    const answer = await this.send(r, job, job?.type ?? "dpo", "POST", ":cancel");
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
     const last = job.seen.at(-1) as string;
@@ -525,24 +509,13 @@ class CancelJob implements Command {
     if (answer.body.state !== "JOB_STATE_CANCELLED") fail(r, "a cancelled job is CANCELLED", answer);
     observeJob(r, job, answer);
   }
-  toString = () => `cancelJob(#${this.index})`;
+  override toString = () => `cancelJob(#${this.index})`;
 }
 
-class Metrics implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = () => true;
+class Metrics extends JobCommand implements Command {
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index);
-    const type = job?.type ?? "sft";
-    const answer = await request(r, {
-      method: "GET",
-      path: `/accounts/${r.account}/${COLLECTION[type]}/${job?.jobId ?? ABSENT_JOB}/metrics?maxPoints=10000`,
-      label: `${COLLECTION[type]}/{job}/metrics`,
-    });
-    note(r, this, answer);
+    const answer = await this.send(r, job, job?.type ?? "sft", "GET", "/metrics", "?maxPoints=10000");
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
     expectStatus(r, answer, 200);
@@ -550,7 +523,7 @@ class Metrics implements Command {
     if (steps.some((s, i) => s !== i + 1))
       fail(r, `job ${job.jobId}'s curve has every step once, in order: ${steps.join(",")}`, answer);
   }
-  toString = () => `metrics(#${this.index})`;
+  override toString = () => `metrics(#${this.index})`;
 }
 
 // ---------------------------------------------------------------------------
@@ -754,14 +727,12 @@ class Crash implements Command {
  * validation ends), each call checked as its own command is: random sequences of the single
  * steps rarely line up, and most of what is worth testing starts from a READY dataset.
  */
-class PrepareDataset implements Command {
-  readonly id: string;
+class PrepareDataset extends DatasetCommand implements Command {
   readonly content: Content;
   constructor(id: string, content: Content) {
-    this.id = id;
+    super(id);
     this.content = content;
   }
-  check = () => true;
   async run(m: Model, r: Real) {
     await new CreateDataset(this.id).run(m, r);
     await new Upload(this.id, this.content).run(m, r);
@@ -774,16 +745,12 @@ class PrepareDataset implements Command {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
-  toString = () => `prepareDataset(${this.id}, ${this.content})`;
+  override toString = () => `prepareDataset(${this.id}, ${this.content})`;
 }
 
 /** Looks at a job until it ends (each look checked), so that later steps meet finished jobs and their models. */
-class WaitForJob implements Command {
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-  }
-  check = (m: Readonly<Model>) => m.jobs.size > 0;
+class WaitForJob extends JobCommand implements Command {
+  override check = (m: Readonly<Model>) => m.jobs.size > 0;
   async run(m: Model, r: Real) {
     const job = pickJob(m, this.index) as JobModel;
     const look = new GetJob(this.index, false);
@@ -796,7 +763,7 @@ class WaitForJob implements Command {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
-  toString = () => `waitForJob(#${this.index})`;
+  override toString = () => `waitForJob(#${this.index})`;
 }
 
 /**
