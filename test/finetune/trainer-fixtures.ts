@@ -1,5 +1,6 @@
 /** Datasets and helpers shared by the trainer tests and bench/training.ts. */
 import type { GenerationRequest } from "../../server/inference/engine.ts";
+import { USER_GREETINGS } from "../../server/inference/local/corpus/knowledge.ts";
 import { LocalProvider, loadAdapter } from "../../server/inference/local/index.ts";
 import type { ChatMessage, ParsedRow } from "../../server/datasets/rows.ts";
 import type { TrainerConfig, TrainingRun } from "../../server/finetune/trainer.ts";
@@ -17,28 +18,8 @@ export const DEFAULTS: TrainerConfig = {
   dpoBeta: 0.1,
 };
 
-const GREETINGS = [
-  "Hello!",
-  "Hello",
-  "Hi!",
-  "Hi",
-  "Hi there!",
-  "Hey!",
-  "Hey there",
-  "Good morning!",
-  "Good afternoon!",
-  "Good evening!",
-  "Hello, how are you?",
-  "Hi, how are you doing?",
-  "Hey, what's up?",
-  "Greetings!",
-  "Hello there!",
-  "Howdy!",
-  "Hi, nice to meet you.",
-  "Hello, is anyone there?",
-  "Yo!",
-  "Hiya!",
-];
+/** The user greetings of the base model's training corpus (corpus/knowledge.ts). */
+const GREETINGS = USER_GREETINGS;
 const AHOY = [
   "Ahoy, matey! How can I help ye today?",
   "Ahoy there! What be ye needin'?",
