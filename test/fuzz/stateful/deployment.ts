@@ -53,6 +53,11 @@ export interface Deployment {
   crashAndRestart(which: number | "worker"): Promise<void>;
   /** Everything the processes printed on stderr that looks like a failure, for reports. */
   failureLog(): string[];
+  /**
+   * For a request that got no answer: whether the server at `baseUrl` is still running, and
+   * the last lines it logged for `path` (its request log says whether the request reached it).
+   */
+  diagnose(baseUrl: string, path: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -132,6 +137,20 @@ export async function startDeployment(kind: StoreKind): Promise<Deployment> {
         children.flatMap((c) =>
           c.output.split("\n").filter((line) => /"level":"error"|Error:|uncaught|FATAL/i.test(line)),
         ),
+      async diagnose(baseUrl, requestPath) {
+        // The request log is written asynchronously: a moment for the lines to arrive.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        const child = children.find((c) => c.baseUrl === baseUrl);
+        if (child === undefined) return `no process serves ${baseUrl} any more (restarted after a kill -9)`;
+        const { exitCode, signalCode, pid } = child.process;
+        const state =
+          exitCode === null && signalCode === null
+            ? `the server (pid ${pid}) is running`
+            : `the server (pid ${pid}) has exited (${exitCode ?? signalCode})`;
+        const pathOnly = requestPath.replace(/\?.*$/, "");
+        const lines = child.output.split("\n").filter((line) => line.includes(`"path":"/v1${pathOnly}"`));
+        return `${state}; its last log lines for that path:\n      ${lines.slice(-3).join("\n      ") || "(none)"}`;
+      },
       close: closeAll,
     };
   } catch (error) {

@@ -19,6 +19,12 @@ export interface Answer {
 /** Something that must never happen whatever the model: a 5xx, a hang, a bare error. */
 export class ServerFault extends Error {
   override name = "ServerFault";
+  /** No answer came (a refused or reset connection, or a hang), as opposed to a wrong one. */
+  readonly noAnswer: boolean;
+  constructor(message: string, noAnswer = false) {
+    super(message);
+    this.noAnswer = noAnswer;
+  }
 }
 
 export class Tally {
@@ -74,7 +80,10 @@ export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
       (error as Error).name === "TimeoutError"
         ? `no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)`
         : `the connection failed: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? "")}`;
-    throw new ServerFault(`${spec.method} ${spec.url}: ${reason} after ${Math.round(performance.now() - started)} ms`);
+    throw new ServerFault(
+      `${spec.method} ${spec.url}: ${reason} after ${Math.round(performance.now() - started)} ms`,
+      true,
+    );
   }
   tally.count(`${spec.method} ${spec.label}`, response.status);
   const requestId = response.headers.get("x-request-id") ?? "";

@@ -9,7 +9,7 @@
  * keys and accounts are allowed), the model holds the set of answers still possible.
  */
 import type { Deployment } from "./deployment.ts";
-import { send, type Answer, type RequestSpec, type Tally } from "./http.ts";
+import { send, ServerFault, type Answer, type RequestSpec, type Tally } from "./http.ts";
 
 /**
  * How long after an admin change (suspend, balance, limits, a revoked key) a server may still
@@ -242,7 +242,14 @@ export async function request(
     // Read after the gate: a crash in between restarts a server on another port.
     const urls = r.deployment.baseUrls();
     const base = urls[(spec.server ?? r.turn++) % urls.length] as string;
-    return await send(r.tally, { ...spec, url: `${base}${spec.path}`, key: spec.key ?? r.key });
+    try {
+      return await send(r.tally, { ...spec, url: `${base}${spec.path}`, key: spec.key ?? r.key });
+    } catch (error) {
+      // No answer at all: say whether the process was alive and whether the request reached it.
+      if (error instanceof ServerFault && error.noAnswer)
+        error.message += `\n    ${await r.deployment.diagnose(base, spec.path)}`;
+      throw error;
+    }
   } finally {
     r.gate.leave();
   }
