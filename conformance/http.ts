@@ -9,6 +9,15 @@ import path from "node:path";
 import type { SseEvent } from "./contract.ts";
 import { parseSse } from "./sse.ts";
 
+/** The text parsed as JSON, or undefined when it is not JSON. */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export interface PreparedRequest {
   method: string;
   /** Full URL. */

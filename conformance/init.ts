@@ -8,6 +8,7 @@
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
+import { jsonOrUndefined } from "./http.ts";
 import { PROFILE_KEYS } from "./profile.ts";
 
 export interface InitOptions {
@@ -183,14 +184,7 @@ async function request(
       signal: AbortSignal.timeout(timeoutMs),
       ...(probe.body !== undefined ? { body: JSON.stringify(probe.body) } : {}),
     });
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json };
+    return { status: res.status, json: jsonOrUndefined(await res.text()) };
   } catch (error) {
     return { error: (error as Error).message };
   }

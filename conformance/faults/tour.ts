@@ -6,6 +6,7 @@
  * fault; `prepareTour` makes the datasets and jobs it reads, directly on the server.
  */
 import { randomBytes } from "node:crypto";
+import { jsonOrUndefined } from "../http.ts";
 import { isPlainObject } from "../matchers.ts";
 
 export interface TourAccounts {
@@ -60,13 +61,7 @@ function client(baseUrl: string, defaultKey: string) {
       body,
     });
     const text = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, json };
+    return { status: response.status, headers: response.headers, text, json: jsonOrUndefined(text) };
   };
 }
 
