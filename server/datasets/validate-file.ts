@@ -7,6 +7,7 @@
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import { createRng } from "../inference/local/math.ts";
 import { countTokens, MESSAGE_OVERHEAD_TOKENS } from "../inference/tokenizer.ts";
 import { checkRow, type ParsedRow, type RowFormat, rowMessages } from "./rows.ts";
 
@@ -172,7 +173,7 @@ class TokenEstimate {
   #sampleTokens = 0;
   #sampled = 0;
   #probability = 1;
-  #random = seededRandom(0x5eed);
+  #random = createRng(0x5eed);
 
   constructor(exactRows: number, fileBytes: number) {
     this.#exactRows = exactRows;
@@ -203,18 +204,6 @@ class TokenEstimate {
     const rowsLeft = ((this.#fileBytes - this.#bytesSeen) / this.#bytesSeen) * this.#rows;
     return rowsLeft <= this.#exactRows ? 1 : this.#exactRows / rowsLeft;
   }
-}
-
-/** A small deterministic generator in [0, 1) (mulberry32). */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** Tokens of one row, counted like a conversation's input (tokenizer.ts). */
