@@ -366,12 +366,18 @@ class CreateJob implements Command {
       this.together && this.idempotencyKey
         ? await Promise.all(r.deployment.baseUrls().map((_, i) => send(i)))
         : [await send()];
-    const answer = answers[0] as Answer;
+    // Sent to every server at once, the answer that created a job (if one did) is the one the model follows.
+    const answer = answers.find((a) => a.status === 201) ?? (answers[0] as Answer);
     note(r, this, answers.map((a) => `${a.status}${a.code ? ` ${a.code}` : ""}`).join(" | "));
+    const can = trainable(m, datasetId, type);
     if (answers.length > 1) {
-      // Refusals at the gate may differ between servers within the caches' bound after an admin change.
+      // Refusals at the gate may differ between servers within the caches' bound after an admin change. And while
+      // the dataset's validation may still be running (trainable "maybe"), one server may find it VALIDATING (400,
+      // nothing created, so nothing recorded under the key) and the other, a moment later, READY and create the job:
+      // the key returns "the job the first request created", and a refused request created none.
       const gates = gateOutcomes(m, true);
-      const decided = answers.filter((a) => a.code === undefined || !gates.has(a.code));
+      const validating = (a: Answer) => can.verdict === "maybe" && a.status === 400 && a.code === can.code;
+      const decided = answers.filter((a) => (a.code === undefined || !gates.has(a.code)) && !validating(a));
       const names = new Set(decided.map((a) => (a.status === 201 ? a.body.name : `${a.status} ${a.code}`)));
       if (names.size > 1)
         fail(
@@ -389,7 +395,6 @@ class CreateJob implements Command {
       if (answer.body.jobId !== slot.jobId) fail(r, `the retry returns the first job ${slot.jobId}`, answer);
       return;
     }
-    const can = trainable(m, datasetId, type);
     if (slot) {
       // Another body under a used key: a conflict, unless the new body is refused first for what it names.
       const allowed = ["IDEMPOTENCY_CONFLICT", ...(can.verdict === "yes" ? [] : [can.code])];
