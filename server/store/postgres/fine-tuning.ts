@@ -32,7 +32,13 @@ import {
   type ListedJob,
   outputModelTakenError,
 } from "../fine-tuning.ts";
-import { HOLDS_OUTPUT_MODEL, modelFromRow, parseRecord, serializeRecord } from "../shared/job-records.ts";
+import {
+  curvePointFromRow,
+  HOLDS_OUTPUT_MODEL,
+  modelFromRow,
+  parseRecord,
+  serializeRecord,
+} from "../shared/job-records.ts";
 import { inTransaction, pgCall, query, queryOne, type Db } from "./database.ts";
 
 export class PostgresFineTuningStore implements FineTuningStore {
@@ -212,13 +218,7 @@ export class PostgresFineTuningStore implements FineTuningStore {
         "SELECT step, epoch, loss, learning_rate, time_ms FROM training_curves WHERE job_seq = $1 AND series = $2 ORDER BY step",
         [seq, series],
       );
-      return rows.map((r) => ({
-        step: Number(r.step),
-        epoch: Number(r.epoch),
-        loss: Number(r.loss),
-        learningRate: Number(r.learning_rate),
-        time: new Date(Number(r.time_ms)),
-      }));
+      return rows.map(curvePointFromRow);
     });
   }
 

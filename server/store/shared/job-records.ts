@@ -1,9 +1,10 @@
 /**
  * A job as both stores keep it: one row per job, the columns their queries need, and the
  * whole record as JSON text beside them (the same text in SQLite and PostgreSQL); and an
- * account's model from its row (the schemas name the columns alike).
+ * account's model and a training curve's point from their rows (the schemas name the
+ * columns alike).
  */
-import { ACTIVE_STATES, type AccountModel, type JobRecord, type JobState } from "../fine-tuning.ts";
+import { ACTIVE_STATES, type AccountModel, type CurvePoint, type JobRecord, type JobState } from "../fine-tuning.ts";
 import type { Row } from "./columns.ts";
 
 /** States whose output model id stays taken (a failed, cancelled or expired job frees it). */
@@ -34,5 +35,16 @@ export function modelFromRow(row: Row): AccountModel {
     jobName: String(row.job_name),
     adapterPath: String(row.adapter_path),
     createTime: new Date(Number(row.create_time_ms)),
+  };
+}
+
+/** A point of a training curve from its row. */
+export function curvePointFromRow(row: Row): CurvePoint {
+  return {
+    step: Number(row.step),
+    epoch: Number(row.epoch),
+    loss: Number(row.loss),
+    learningRate: Number(row.learning_rate),
+    time: new Date(Number(row.time_ms)),
   };
 }

@@ -21,7 +21,13 @@ import {
   type ListedJob,
   outputModelTakenError,
 } from "../fine-tuning.ts";
-import { HOLDS_OUTPUT_MODEL, modelFromRow, parseRecord, serializeRecord } from "../shared/job-records.ts";
+import {
+  curvePointFromRow,
+  HOLDS_OUTPUT_MODEL,
+  modelFromRow,
+  parseRecord,
+  serializeRecord,
+} from "../shared/job-records.ts";
 import { inTransaction, storeCall } from "./database.ts";
 
 export class SqliteFineTuningStore implements FineTuningStore {
@@ -184,13 +190,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
           "SELECT step, epoch, loss, learning_rate, time_ms FROM training_curves WHERE job_seq = ? AND series = ? ORDER BY step",
         )
         .all(seq, series);
-      return rows.map((r) => ({
-        step: Number(r.step),
-        epoch: Number(r.epoch),
-        loss: Number(r.loss),
-        learningRate: Number(r.learning_rate),
-        time: new Date(Number(r.time_ms)),
-      }));
+      return rows.map(curvePointFromRow);
     });
   }
 
