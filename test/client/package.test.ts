@@ -10,25 +10,15 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { skipping } from "../support/skip.ts";
 import { promisify } from "node:util";
 import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
+import { installBuiltPackage } from "../support/package.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -41,15 +31,12 @@ let scratch: string;
 let pkg: string;
 
 beforeAll(async () => {
-  scratch = mkdtempSync(path.join(os.tmpdir(), "client-package-"));
-  pkg = path.join(scratch, "node_modules/@inference-toolkit/client");
-  mkdirSync(pkg, { recursive: true });
-  const built = spawnSync(process.execPath, [path.join(CLIENT, "scripts/build.ts"), pkg], { encoding: "utf8" });
-  assert.equal(built.status, 0, built.stdout + built.stderr);
+  ({ scratch, pkg } = installBuiltPackage("@inference-toolkit/client", "client/scripts/build.ts", [
+    "openapi-fetch",
+    "openapi-typescript-helpers",
+    "eventsource-parser",
+  ]));
   cpSync(path.join(CLIENT, "package.json"), path.join(pkg, "package.json"));
-  // The package's dependencies, as an install would put them beside it.
-  for (const dep of ["openapi-fetch", "openapi-typescript-helpers", "eventsource-parser"])
-    symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
   server = await startTestServer();
 });
 afterAll(async () => {

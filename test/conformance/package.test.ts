@@ -4,28 +4,23 @@
  * `npx @inference-toolkit/conformance` starts) and the library — against the reference server.
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
+import { installBuiltPackage } from "../support/package.ts";
 import { startReferenceServer, type Reference } from "./reference.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 let scratch: string;
 let pkg: string;
 let ref: Reference;
 
 beforeAll(async () => {
-  scratch = mkdtempSync(path.join(os.tmpdir(), "conformance-package-"));
-  pkg = path.join(scratch, "node_modules/@inference-toolkit/conformance");
-  mkdirSync(pkg, { recursive: true });
-  const built = spawnSync(process.execPath, [path.join(ROOT, "conformance/scripts/build.ts"), pkg], {
-    encoding: "utf8",
-  });
-  assert.equal(built.status, 0, built.stdout + built.stderr);
-  for (const dep of ["ajv", "yaml", "eventsource-parser"])
-    symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
+  ({ scratch, pkg } = installBuiltPackage("@inference-toolkit/conformance", "conformance/scripts/build.ts", [
+    "ajv",
+    "yaml",
+    "eventsource-parser",
+  ]));
   ref = await startReferenceServer();
 });
 afterAll(async () => {
