@@ -215,6 +215,20 @@ async function datasetExists(ctx: Context, target: { account: string; dataset: s
   }
 }
 
+/** Creates the dataset, with a display name when one is given. */
+function createDataset(
+  ctx: Context,
+  target: { account: string; dataset: string },
+  displayName: string | undefined,
+): Promise<Dataset> {
+  return ok(
+    ctx.client.POST("/accounts/{account}/datasets", {
+      params: { path: { account: target.account } },
+      body: { datasetId: target.dataset, dataset: displayName === undefined ? {} : { displayName } },
+    }),
+  );
+}
+
 export function datasetsCommand(): Command {
   const datasets = new Command("datasets").description(
     "Create, upload, validate, inspect and delete training datasets (JSONL files).",
@@ -228,15 +242,7 @@ export function datasetsCommand(): Command {
     .action(
       act<[string], { displayName?: string }>(async (ctx, options, id) => {
         const target = datasetRef(ctx, id);
-        const dataset = await ok(
-          ctx.client.POST("/accounts/{account}/datasets", {
-            params: { path: { account: target.account } },
-            body: {
-              datasetId: target.dataset,
-              dataset: options.displayName === undefined ? {} : { displayName: options.displayName },
-            },
-          }),
-        );
+        const dataset = await createDataset(ctx, target, options.displayName);
         if (ctx.json) return ctx.printJson(dataset);
         ctx.print(`Created ${dataset.name} (${state(dataset.state)})`);
         ctx.print(`Next: ${ctx.invocation} datasets upload ${target.dataset} <file.jsonl>`);
@@ -262,15 +268,7 @@ export function datasetsCommand(): Command {
       >(async (ctx, options, id, file) => {
         const target = datasetRef(ctx, id);
         if (options.create && !(await datasetExists(ctx, target))) {
-          const created = await ok(
-            ctx.client.POST("/accounts/{account}/datasets", {
-              params: { path: { account: target.account } },
-              body: {
-                datasetId: target.dataset,
-                dataset: options.displayName === undefined ? {} : { displayName: options.displayName },
-              },
-            }),
-          );
+          const created = await createDataset(ctx, target, options.displayName);
           ctx.note(`Created ${created.name}`);
         }
         const version = await upload(ctx, target, file);
