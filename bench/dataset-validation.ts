@@ -74,7 +74,8 @@ async function measure(kind: string, file: string): Promise<Measurement> {
 async function splitAndParse(file: string): Promise<{ lines: number; detail: string }> {
   let lines = 0;
   let carry: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
+  // The validator's chunk size (validate-file.ts READ_CHUNK_BYTES), so both read alike.
+  for await (const chunk of createReadStream(file, { highWaterMark: 64 * 1024 }) as AsyncIterable<Buffer>) {
     const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
     let start = 0;
     for (let end = data.indexOf(10); end !== -1; end = data.indexOf(10, start)) {
