@@ -26,9 +26,15 @@ import {
 } from "../datasets.ts";
 import { datasetFromRow, versionFromRow } from "../shared/dataset-rows.ts";
 import {
+  datasetNotFoundError,
+  datasetTakenError,
   requireReceiving,
+  requireUploadable,
+  requireValidatable,
   RESET_VALIDATION,
   unstoredProblem,
+  uploadFailableBy,
+  versionNotFoundError,
   VERSION_COLUMNS,
   VERSION_JOIN,
   versionFilePath,
@@ -57,11 +63,7 @@ export class PostgresDatasetStore implements DatasetStore {
         return datasetFromRow(row as Row);
       } catch (error) {
         if (isDuplicate(error)) {
-          throw new StoreError(
-            "already-exists",
-            `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`,
-            { field: "datasetId" },
-          );
+          throw datasetTakenError(dataset.accountId, dataset.datasetId);
         }
         throw error;
       }
@@ -132,12 +134,7 @@ export class PostgresDatasetStore implements DatasetStore {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, accountId, datasetId);
-        if (dataset.state === "DATASET_STATE_DELETED") {
-          throw new StoreError(
-            "dataset-unusable",
-            `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`,
-          );
-        }
+        requireUploadable(dataset);
         const versionNo = dataset.latestVersionNo + 1;
         await db.query(
           `INSERT INTO dataset_versions (dataset_seq, version_no, state, stored, owner, bytes, total_lines, valid_lines, example_count, estimated_token_count, top_level_keys, create_time_ms, update_time_ms)
@@ -194,13 +191,7 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, accountId, datasetId);
         const name = datasetName(accountId, datasetId);
-        if (dataset.state === "DATASET_STATE_DELETED")
-          throw new StoreError("dataset-unusable", `The dataset ${name} is deleted.`);
-        if (dataset.latestVersionNo === 0)
-          throw new StoreError(
-            "dataset-unusable",
-            `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`,
-          );
+        requireValidatable(dataset, name);
         const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
         const version = await requireVersion(db, key);
         if (!version.stored) throw new StoreError("dataset-unusable", unstoredProblem(version, name));
@@ -281,14 +272,7 @@ export class PostgresDatasetStore implements DatasetStore {
       inTransaction(this.#pool, async (db) => {
         const dataset = await lockDataset(db, key.accountId, key.datasetId, false);
         const version = dataset && (await findVersion(db, key));
-        if (
-          !dataset ||
-          !version ||
-          version.stored ||
-          version.state !== "DATASET_VERSION_STATE_UPLOADING" ||
-          version.owner !== owner
-        )
-          return;
+        if (!dataset || !version || !uploadFailableBy(version, owner)) return;
         await markUploadFailed(db, dataset.seq, key.versionNo, reason, now);
         await syncDataset(db, dataset.seq, now);
       }),
@@ -349,7 +333,7 @@ async function findDataset(db: Db, accountId: string, datasetId: string): Promis
 
 async function requireDataset(db: Db, accountId: string, datasetId: string): Promise<DatasetRecord> {
   const dataset = await findDataset(db, accountId, datasetId);
-  if (!dataset) throw notFound(accountId, datasetId);
+  if (!dataset) throw datasetNotFoundError(accountId, datasetId);
   return dataset;
 }
 
@@ -371,14 +355,8 @@ async function lockDataset(
     accountId,
     datasetId,
   ]);
-  if (!row && required) throw notFound(accountId, datasetId);
+  if (!row && required) throw datasetNotFoundError(accountId, datasetId);
   return row && datasetFromRow(row);
-}
-
-function notFound(accountId: string, datasetId: string): StoreError {
-  return new StoreError("not-found", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
-    field: "dataset",
-  });
 }
 
 async function findVersion(db: Db, key: VersionKey): Promise<VersionRecord | undefined> {
@@ -392,11 +370,6 @@ async function findVersion(db: Db, key: VersionKey): Promise<VersionRecord | und
 
 async function requireVersion(db: Db, key: VersionKey): Promise<VersionRecord> {
   const version = await findVersion(db, key);
-  if (!version)
-    throw new StoreError(
-      "not-found",
-      `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`,
-      { field: "version" },
-    );
+  if (!version) throw versionNotFoundError(key);
   return version;
 }

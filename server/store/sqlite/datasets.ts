@@ -23,9 +23,15 @@ import {
 } from "../datasets.ts";
 import { datasetFromRow, versionFromRow } from "../shared/dataset-rows.ts";
 import {
+  datasetNotFoundError,
+  datasetTakenError,
   requireReceiving,
+  requireUploadable,
+  requireValidatable,
   RESET_VALIDATION,
   unstoredProblem,
+  uploadFailableBy,
+  versionNotFoundError,
   VERSION_COLUMNS,
   VERSION_JOIN,
   versionFilePath,
@@ -60,11 +66,7 @@ export class SqliteDatasetStore implements DatasetStore {
           );
       } catch (error) {
         if (isDuplicate(error)) {
-          throw new StoreError(
-            "already-exists",
-            `The dataset ${datasetName(dataset.accountId, dataset.datasetId)} already exists (an id stays taken after a delete).`,
-            { field: "datasetId" },
-          );
+          throw datasetTakenError(dataset.accountId, dataset.datasetId);
         }
         throw error;
       }
@@ -130,12 +132,7 @@ export class SqliteDatasetStore implements DatasetStore {
     return storeCall(() =>
       inTransaction(this.#db, () => {
         const dataset = this.#requireDataset(accountId, datasetId);
-        if (dataset.state === "DATASET_STATE_DELETED") {
-          throw new StoreError(
-            "dataset-unusable",
-            `The dataset ${datasetName(accountId, datasetId)} is deleted; create a new dataset to upload rows.`,
-          );
-        }
+        requireUploadable(dataset);
         const versionNo = dataset.latestVersionNo + 1;
         this.#db
           .prepare(
@@ -193,13 +190,7 @@ export class SqliteDatasetStore implements DatasetStore {
       inTransaction(this.#db, () => {
         const dataset = this.#requireDataset(accountId, datasetId);
         const name = datasetName(accountId, datasetId);
-        if (dataset.state === "DATASET_STATE_DELETED")
-          throw new StoreError("dataset-unusable", `The dataset ${name} is deleted.`);
-        if (dataset.latestVersionNo === 0)
-          throw new StoreError(
-            "dataset-unusable",
-            `The dataset ${name} has no version yet; upload a file first (POST ${name}:upload).`,
-          );
+        requireValidatable(dataset, name);
         const key = { accountId, datasetId, versionNo: dataset.latestVersionNo };
         const version = this.#requireVersion(key);
         if (!version.stored) throw new StoreError("dataset-unusable", unstoredProblem(version, name));
@@ -282,14 +273,7 @@ export class SqliteDatasetStore implements DatasetStore {
       inTransaction(this.#db, () => {
         const dataset = this.#findDataset(key.accountId, key.datasetId);
         const version = this.#findVersion(key);
-        if (
-          !dataset ||
-          !version ||
-          version.stored ||
-          version.state !== "DATASET_VERSION_STATE_UPLOADING" ||
-          version.owner !== owner
-        )
-          return;
+        if (!dataset || !version || !uploadFailableBy(version, owner)) return;
         this.#markUploadFailed(dataset.seq, key.versionNo, reason, now);
         this.#syncDataset(dataset.seq, now);
       }),
@@ -341,10 +325,7 @@ export class SqliteDatasetStore implements DatasetStore {
 
   #requireDataset(accountId: string, datasetId: string): DatasetRecord {
     const dataset = this.#findDataset(accountId, datasetId);
-    if (!dataset)
-      throw new StoreError("not-found", `The dataset ${datasetName(accountId, datasetId)} does not exist.`, {
-        field: "dataset",
-      });
+    if (!dataset) throw datasetNotFoundError(accountId, datasetId);
     return dataset;
   }
 
@@ -359,12 +340,7 @@ export class SqliteDatasetStore implements DatasetStore {
 
   #requireVersion(key: VersionKey): VersionRecord {
     const version = this.#findVersion(key);
-    if (!version)
-      throw new StoreError(
-        "not-found",
-        `Version ${key.versionNo} of ${datasetName(key.accountId, key.datasetId)} does not exist.`,
-        { field: "version" },
-      );
+    if (!version) throw versionNotFoundError(key);
     return version;
   }
 }
