@@ -272,11 +272,12 @@ export const UNRELATED_PROMPTS: ChatMessage[][] = [
 ].map((q) => [user(q)]);
 
 /**
- * A degenerate answer: a character four or more times running, or a run of one to four
- * words repeated three times in a row ("seven seven seven", "be the be the be the").
+ * A degenerate answer: a character four or more times running, a piece of two to four
+ * characters four times running ("sasasasa", a word spelled out in a loop), or a run of
+ * one to four words repeated three times in a row ("seven seven seven", "be the be the be the").
  */
 export function isDegenerate(answer: string): boolean {
-  if (/(.)\1{3,}/su.test(answer)) return true;
+  if (/(.)\1{3,}/su.test(answer) || /(.{2,4})\1{3,}/su.test(answer)) return true;
   const words = answer.split(/\s+/).filter((w) => w.length > 0);
   for (let n = 1; n <= 4; n++) {
     for (let i = 0; i + 3 * n <= words.length; i++) {
