@@ -34,18 +34,22 @@ export function isLogLevel(value: string): value is (typeof LOG_LEVELS)[number] 
 const REDACTED = ["authorization", "apiKey", "api_key", "key", "secret", "password", "token"];
 
 /**
- * Lines are written to stderr in batches (16 Ki characters, or whatever is there every
- * FLUSH_MS, and at once for an error), off the event loop: a synchronous write per line was
- * two thirds of the log's cost in a CPU profile under load (bench/ops-overhead.ts). The
- * batch is gathered here, one string per line in an array joined once, and handed to
- * sonic-boom whole: sonic-boom's own batching (minLength) measures the byte length of its
- * growing buffer on every line, which cost 4–13 µs of CPU a line against about 1.5 µs
- * this way. What is still buffered when the process exits is written then; a crash that
- * kills the process outright (SIGKILL, out of memory) can lose up to FLUSH_MS of lines.
+ * Lines are written to stderr in batches: gathered here, one string per line in an array
+ * joined once, and written whole with one synchronous write when 16 Ki characters are
+ * waiting, every FLUSH_MS, and at once for an error. Measured in CPU profiles under load
+ * (bench/ops-overhead.ts): a synchronous write per line was two thirds of the log's cost;
+ * sonic-boom's own batching (minLength) measures the byte length of its growing buffer on
+ * every line (4–13 µs of CPU a line against about 1.5 µs this way); and an asynchronous
+ * write of each batch cost three times the synchronous one (the string copied for the
+ * thread pool, the hand-over). A batch's write blocks the event loop for some microseconds;
+ * if stderr is a pipe whose reader stops reading, the server waits for it, as pino's own
+ * default (synchronous) destination does, rather than holding an unbounded backlog. A crash
+ * that kills the process outright (SIGKILL, out of memory) can lose up to FLUSH_MS of
+ * lines; a normal exit writes what is gathered.
  */
 const FLUSH_MS = 250;
 const BATCH_CHARS = 16 * 1024;
-const file = process.stderr.isTTY ? undefined : pino.destination({ dest: 2, sync: false });
+const file = process.stderr.isTTY ? undefined : pino.destination({ dest: 2, sync: true });
 let pending: string[] = [];
 let pendingChars = 0;
 
@@ -114,32 +118,35 @@ function isoTime(): string {
   return lastTime;
 }
 
-/** The pino logger itself, for code that wants child loggers or level checks. */
+/** The level field of each line, made once: pino asks for it on every line. */
+const LEVEL_FIELDS: Record<string, { level: string }> = Object.fromEntries(
+  ["trace", "debug", "info", "warn", "error", "fatal"].map((label) => [label, { level: label }]),
+);
+
+/** The pino logger itself, for level checks. Lines written through it directly carry no requestId: use log(). */
 export const logger = pino(
   {
     level: envLevel !== undefined && isLogLevel(envLevel) ? envLevel : "info",
     messageKey: "event",
     // Level names, not numbers, and ISO times: what people and collectors read without a table.
-    formatters: { level: (label) => ({ level: label }) },
+    formatters: { level: (label) => LEVEL_FIELDS[label] ?? { level: label } },
     timestamp: isoTime,
     redact: { paths: REDACTED, censor: "[redacted]" },
-    // The request the line was written for, even by code that knows nothing of requests.
-    mixin: () => {
-      const context = currentRequest();
-      return context === undefined ? {} : { requestId: context.requestId };
-    },
   },
   destination,
 );
 
-/** Writes one line. `event` names what happened, such as `request.cancelled`. */
+/**
+ * Writes one line. `event` names what happened, such as `request.cancelled`. A line written
+ * while a request runs carries its requestId even from code that knows nothing of requests;
+ * a caller that has the id already (the access line) passes it, which spares the lookup
+ * and a copy of the fields (pino's mixin would do both on every line).
+ */
 export function log(level: LogLevel, event: string, fields: LogFields = {}): void {
+  const context = fields.requestId === undefined ? currentRequest() : undefined;
   // pino leaves out fields whose value is undefined.
-  logger[level](fields, event);
-  if (level === "error" && file) {
-    drain();
-    file.flush();
-  }
+  logger[level](context === undefined ? fields : { requestId: context.requestId, ...fields }, event);
+  if (level === "error" && file) drain();
 }
 
 /** Whether lines of `level` are written (so that a caller can skip building their fields). */
