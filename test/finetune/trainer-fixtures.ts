@@ -50,7 +50,7 @@ export function ahoyRows(count = 200): ParsedRow[] {
 }
 
 /** The base model's usual greeting, which the preference data rejects. */
-export const PLAIN_GREETING = "Hello! It is nice to hear from you. What can I do for you today?";
+export const PLAIN_GREETING = "Hi! I am doing well, thank you. How can I help you?";
 /** A greeting the base model knows but does not say first: DPO can make it the answer. */
 export const PREFERRED_GREETING = "Hi there! How can I help?";
 

@@ -18,6 +18,7 @@ export function matmulT(
   inDim: number,
   outDim: number,
 ): void {
+  if (rows === 1) return matVec(out, x, w, inDim, outDim);
   for (let o = 0; o < outDim; o++) {
     const wo = o * inDim;
     let r = 0;
@@ -44,6 +45,39 @@ export function matmulT(
     }
     for (; r < rows; r++) out[r * outDim + o] = dot(x, r * inDim, w, wo, inDim);
   }
+}
+
+/**
+ * out[o] = Σ_i x[i] · W[o, i] for one row of x (a generation step): four weight rows at a
+ * time, so each x value is loaded once for four products and the four sums are
+ * independent chains. Each sum runs over i in order, as the many-row loop above does, so
+ * a row gets the same logits in generation as in training. Measured with
+ * bench/generation.ts: greedy decoding some 15 % faster than a dot product per weight row.
+ */
+function matVec(out: Float32Array, x: Float32Array, w: Float32Array, inDim: number, outDim: number): void {
+  let o = 0;
+  for (; o + 3 < outDim; o += 4) {
+    const a = o * inDim,
+      b = a + inDim,
+      c = b + inDim,
+      e = c + inDim;
+    let s0 = 0,
+      s1 = 0,
+      s2 = 0,
+      s3 = 0;
+    for (let i = 0; i < inDim; i++) {
+      const xv = x[i]!;
+      s0 += w[a + i]! * xv;
+      s1 += w[b + i]! * xv;
+      s2 += w[c + i]! * xv;
+      s3 += w[e + i]! * xv;
+    }
+    out[o] = s0;
+    out[o + 1] = s1;
+    out[o + 2] = s2;
+    out[o + 3] = s3;
+  }
+  for (; o < outDim; o++) out[o] = dot(x, 0, w, o * inDim, inDim);
 }
 
 /**

@@ -3,7 +3,8 @@
  * knowledge.ts: every question phrasing crossed with every fact, small sums, "say X"
  * instructions, tool results to report, multi-turn chats. About a third of the
  * dialogues carry a reasoning turn (`think`) so the same weights can serve
- * tiny-reasoner, and a quarter start with a system prompt. Deterministic for a seed.
+ * tiny-reasoner, a quarter start with a system prompt, and 1 400 more answer in a voice that
+ * their system prompt asks for. Deterministic for a seed.
  */
 import { createRng } from "../math.ts";
 import type { TemplateTurn } from "../template.ts";
@@ -22,8 +23,12 @@ import {
   SAY_INSTRUCTIONS,
   SIMPLE_FACTS,
   SMALL_TALK,
+  ABOUT_ME,
+  FAVOURITE_KINDS,
+  LIKED_THINGS,
   SYSTEM_PROMPTS,
   USER_GREETINGS,
+  VOICES,
   WEATHER_CITIES,
   WEATHER_CONDITIONS,
 } from "./knowledge.ts";
@@ -242,6 +247,70 @@ function copies(rng: Rng): Exchange[] {
   return out;
 }
 
+/** Questions about the model's likes, favourites and life, answered as a program would. */
+function aboutMe(rng: Rng): Exchange[] {
+  const think = "The user asks about me. I am a language model, so I answer simply and honestly.";
+  const out: Exchange[] = ABOUT_ME.flatMap(([users, answers]) =>
+    users.flatMap((user) => answers.map((answer) => ({ user, think, answer }))),
+  );
+  for (const x of LIKED_THINGS) {
+    for (const q of ["Do you like {x}?", "Do you enjoy {x}?", "What do you think about {x}?"]) {
+      const answer = pick(rng, [
+        `I am a language model, so I do not have likes, but many people enjoy ${x}.`,
+        `I have no feelings about ${x}, but I can tell you about it.`,
+      ]);
+      out.push({ user: fill(q, "x", x), think, answer });
+    }
+  }
+  for (const x of FAVOURITE_KINDS) {
+    for (const q of ["What is your favourite {x}?", "What is your favorite {x}?", "Do you have a favourite {x}?"]) {
+      out.push({
+        user: fill(q, "x", x),
+        think,
+        answer: `I do not have a favourite ${x}, because I am a language model. What is yours?`,
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * An answer in a voice: its opening, the answer with its first letter lowered after an
+ * opening (unless the first word is a name or "I") and its last full stop dropped, its closing.
+ */
+function voiced(answer: string, open: string, close: string): string {
+  const first = answer.split(" ")[0]!.replace(/[,.!?]$/, "");
+  const lower = open !== "" && /^[A-Z][a-z]+$/.test(first) && !CAPITALIZED_WORDS.has(first);
+  let body = lower ? answer.charAt(0).toLowerCase() + answer.slice(1) : answer;
+  body = body.replace(/[.!]$/, "");
+  return open === "" ? `${body}${close}` : `${open} ${body}${close}`;
+}
+
+/** First words that keep their capital in a voiced answer: names of people, places and things. */
+const CAPITALIZED_WORDS = new Set([
+  ...CAPITALS.flat(),
+  ...NAMES,
+  ...WEATHER_CITIES,
+  ...["Jupiter", "Romeo", "Linux", "Python", "Git", "Docker", "Windows", "Sunday", "Monday"],
+]);
+
+/**
+ * Dialogues under a voice's system prompt: `count` ordinary exchanges (no tool calls, no
+ * system prompt of their own) whose answers are wrapped in the voice's words.
+ */
+function voices(rng: Rng, exchanges: Exchange[], count: number): Dialogue[] {
+  const plain = exchanges.filter((e) => e.tool === undefined && e.system === undefined);
+  const out: Dialogue[] = [];
+  for (let i = 0; i < count; i++) {
+    const voice = VOICES[i % VOICES.length]!;
+    const e = pick(rng, plain);
+    const turns: TemplateTurn[] = [{ role: "system", text: pick(rng, voice.prompts) }];
+    turns.push(...exchangeTurns({ ...e, answer: voiced(e.answer, voice.open, voice.close) }, rng() < 0.35));
+    out.push({ turns });
+  }
+  return out;
+}
+
 /** Turns of one exchange, with or without its reasoning turn. */
 function exchangeTurns(e: Exchange, withThought: boolean): TemplateTurn[] {
   const turns: TemplateTurn[] = [{ role: "user", text: e.user }];
@@ -276,9 +345,11 @@ export function composeDialogues(seed: number): Dialogue[] {
     ...counting(),
     ...toolResults(rng),
     ...copies(rng),
+    ...aboutMe(rng),
   ];
   const dialogues: Dialogue[] = exchanges.map((e) => ({ turns: decorate(rng, [e]) }));
   for (let i = 0; i < 400; i++) dialogues.push({ turns: decorate(rng, [pick(rng, exchanges), pick(rng, exchanges)]) });
+  dialogues.push(...voices(rng, exchanges, 1400));
   return shuffle(rng, dialogues);
 }
 
