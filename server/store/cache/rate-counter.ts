@@ -8,8 +8,10 @@
  * and `pending` is below the account's allowance (a twentieth of the limit, at least 1);
  * otherwise it writes first and decides on the count the store returns. So each process
  * holds at most `allowance` admitted requests the others cannot see yet, and across N
- * processes an account gets at most `limit + (N − 1) × allowance` requests in a window
- * (test/store/rate-counter.test.ts). One process alone is exact.
+ * processes an account gets about `limit + (N − 1) × allowance` requests in a window:
+ * exactly that bound when the store answers writes in the order it commits them, a little
+ * more when writes overtake each other, less than `limit + N × allowance`
+ * (test/store/rate-counter.test.ts, README "Caches and consistency"). One process alone is exact.
  */
 import type { RateWindowStore } from "../store.ts";
 
@@ -25,6 +27,13 @@ interface Window {
   writing: number;
   /** When the first of them was admitted: they are written at that time. */
   pendingFromMs: number;
+}
+
+/** A write's answer: the window as the store counts it, and what this process admitted that the count may lack. */
+interface Written {
+  startMs: number;
+  count: number;
+  unseen: number;
 }
 
 export interface Admission {
@@ -43,6 +52,8 @@ export class RateCounter {
   readonly #lengthMs: number;
   readonly #flushMs: number;
   readonly #windows = new Map<string, Window>();
+  /** Writes under way, so that flush() also waits for one its timer began. */
+  readonly #writes = new Set<Promise<unknown>>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(store: RateWindowStore, lengthMs: number, flushMs = RATE_FLUSH_MS) {
@@ -63,22 +74,41 @@ export class RateCounter {
       }
     }
     // A window this process does not know yet, one that ended, or its allowance used up.
+    // The store's count lacks what this process admitted that is not written yet (another
+    // write of it still under way, requests admitted meanwhile): counting those too keeps
+    // this process's unseen requests out of the decision, so only the other processes'
+    // allowances can overshoot (3 counters admitted limit + 3 × allowance without it).
     const stored = await this.#write(accountId, nowMs, 1);
-    return { allowed: stored.count <= limit, windowEndMs: stored.startMs + this.#lengthMs };
+    return { allowed: stored.count + stored.unseen <= limit, windowEndMs: stored.startMs + this.#lengthMs };
   }
 
-  /** Writes every pending count now (tests, and a process about to stop). */
+  /**
+   * Writes every pending count now, and waits for writes already under way (tests, and a
+   * process about to stop): when it returns, the store has every request admitted here.
+   */
   async flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     const now = Date.now();
-    await Promise.all([...this.#windows].filter(([, w]) => w.pending > 0).map(([id]) => this.#write(id, now, 0)));
+    const underWay = [...this.#writes].map((write) => write.catch(() => undefined));
+    await Promise.all([
+      ...underWay,
+      ...[...this.#windows].filter(([, w]) => w.pending > 0).map(([id]) => this.#write(id, now, 0)),
+    ]);
     for (const [id, w] of this.#windows)
       if (w.pending === 0 && now >= w.startMs + this.#lengthMs) this.#windows.delete(id);
   }
 
   /** Adds this process's pending requests and `extra` more to the store; learns the window's count. */
-  async #write(accountId: string, nowMs: number, extra: number): Promise<{ startMs: number; count: number }> {
+  #write(accountId: string, nowMs: number, extra: number): Promise<Written> {
+    const write = this.#writeNow(accountId, nowMs, extra);
+    this.#writes.add(write);
+    const forget = () => void this.#writes.delete(write);
+    write.then(forget, forget);
+    return write;
+  }
+
+  async #writeNow(accountId: string, nowMs: number, extra: number): Promise<Written> {
     const window = this.#windows.get(accountId);
     let pending = window?.pending ?? 0;
     const pendingFrom = window?.pendingFromMs ?? nowMs;
@@ -96,7 +126,9 @@ export class RateCounter {
       }
       if (pending + extra > 0) stored = await this.#hit(accountId, nowMs, pending + extra);
       pending = 0;
-      return stored ?? { startMs: window?.startMs ?? nowMs, count: window?.synced ?? 0 };
+      const current = this.#windows.get(accountId);
+      const unseen = current === undefined ? 0 : Math.max(0, current.writing - written) + current.pending;
+      return { ...(stored ?? { startMs: window?.startMs ?? nowMs, count: window?.synced ?? 0 }), unseen };
     } catch (error) {
       const current = this.#windows.get(accountId);
       if (current && pending > 0) current.pending += pending; // counted again at the next write
