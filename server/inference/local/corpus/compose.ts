@@ -9,6 +9,7 @@
 import { createRng } from "../math.ts";
 import type { TemplateTurn } from "../template.ts";
 import {
+  ABOUT_ME,
   ASSISTANT_GREETINGS,
   CAPITAL_QUESTIONS,
   CAPITALS,
@@ -16,6 +17,8 @@ import {
   CONCEPTS,
   COPY_WORDS,
   COUNTED_NOUNS,
+  FAVOURITE_KINDS,
+  LIKED_THINGS,
   NAMES,
   NUMBER_WORDS,
   OPPOSITES,
@@ -23,9 +26,6 @@ import {
   SAY_INSTRUCTIONS,
   SIMPLE_FACTS,
   SMALL_TALK,
-  ABOUT_ME,
-  FAVOURITE_KINDS,
-  LIKED_THINGS,
   SYSTEM_PROMPTS,
   USER_GREETINGS,
   VOICES,
