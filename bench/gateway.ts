@@ -4,8 +4,9 @@
  *
  *  - overhead: requests to an OpenAI-compatible upstream on loopback that answers at once,
  *    sent directly (baseline) and through the server's /v1/responses and
- *    /v1/chat/completions, at a fixed rate (autocannon); added p50/p99 latency; with
- *    response validation on (development) and off (production);
+ *    /v1/chat/completions, evenly spaced at a fixed rate (open loop: support/open-loop.ts;
+ *    autocannon's rate limit sends each second's quota in one burst); added p50/p99
+ *    latency; with response validation on (development) and off (production);
  *  - streaming: time to the first event and events per second, direct vs through;
  *  - ceiling: the most requests per second a bare node:http handler that parses the JSON
  *    body and answers can serve (baseline, a child process like the server:
@@ -20,6 +21,7 @@ import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { startBaseline } from "./support/baseline-process.ts";
+import { openLoop } from "./support/open-loop.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 
@@ -47,18 +49,18 @@ interface Load {
   p99: number;
   errors: number;
   non2xx: number;
+  /** Open loop only: how late the generator sent its requests, p99 ms (large: it did not keep up). */
+  sendLateP99?: number;
 }
 
+/** At `rate` requests a second, evenly spaced (latency), or at full tilt without one (the ceiling). */
 async function load(url: string, body: string, rate?: number): Promise<Load> {
-  const result = await autocannon({
-    url,
-    method: "POST",
-    headers: HEADERS,
-    body,
-    duration: SECONDS,
-    connections: 32,
-    ...(rate ? { overallRate: rate } : {}),
-  });
+  if (rate !== undefined) {
+    const result = await openLoop({ url, method: "POST", headers: HEADERS, body, rate, seconds: SECONDS });
+    const { rps, p50, p99, errors, sendLateP99 } = result;
+    return { rps, p50, p99, errors, non2xx: 0, sendLateP99 };
+  }
+  const result = await autocannon({ url, method: "POST", headers: HEADERS, body, duration: SECONDS, connections: 32 });
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -173,12 +175,12 @@ try {
 
   console.log(`gateway overhead, ${SECONDS} s per run at ${RATE} req/s (upstream on loopback answers at once)`);
   console.log(
-    `  direct to upstream          p50 ${direct.p50} ms  p99 ${direct.p99} ms  ${direct.rps.toFixed(0)} req/s`,
+    `  direct to upstream          p50 ${direct.p50.toFixed(2)} ms  p99 ${direct.p99.toFixed(2)} ms  ${direct.rps.toFixed(0)} req/s  (sent up to ${direct.sendLateP99?.toFixed(2)} ms late, p99)`,
   );
   for (const [name, l] of Object.entries(through)) {
     const a = added(l);
     console.log(
-      `  ${name.padEnd(26)}  p50 ${l.p50} ms  p99 ${l.p99} ms  ${l.rps.toFixed(0)} req/s  added p50 ${a.p50.toFixed(2)} ms, p99 ${a.p99.toFixed(2)} ms, errors ${a.errors}`,
+      `  ${name.padEnd(26)}  p50 ${l.p50.toFixed(2)} ms  p99 ${l.p99.toFixed(2)} ms  ${l.rps.toFixed(0)} req/s  added p50 ${a.p50.toFixed(2)} ms, p99 ${a.p99.toFixed(2)} ms, errors ${a.errors}  (sent up to ${l.sendLateP99?.toFixed(2)} ms late)`,
     );
   }
   console.log(
