@@ -22,7 +22,7 @@ import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { startBaseline } from "./support/baseline-process.ts";
 import { openLoop } from "./support/open-loop.ts";
-import { startInstantUpstream } from "./support/upstream.ts";
+import { startUpstreamProcess } from "./support/upstream.ts";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 
 const { values } = parseArgs({
@@ -111,7 +111,8 @@ async function startBareServer(): Promise<{ url: string; close(): Promise<void> 
   };
 }
 
-const upstream = await startInstantUpstream({ chunks: 5 });
+// In its own process: the load generator here must not also serve the upstream.
+const upstream = await startUpstreamProcess({ chunks: 5 });
 const validated = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "1" });
 const production = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" });
 const bare = await startBareServer();

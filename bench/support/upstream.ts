@@ -3,9 +3,11 @@
  * completion of `chunks` content chunks, then usage and `[DONE]`. Chunks are written
  * `intervalMs` apart (0: all at once), so long-lived streams can be held open.
  */
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 
 export interface InstantUpstream {
   baseUrl: string;
@@ -48,4 +50,38 @@ export async function startInstantUpstream(options: { chunks: number; intervalMs
       await once(server, "close");
     },
   };
+}
+
+const SELF = fileURLToPath(import.meta.url);
+
+/**
+ * The same upstream in a child process of its own, so that it never shares an event loop
+ * with a load generator (whose lateness would count as the server's latency).
+ */
+export async function startUpstreamProcess(options: { chunks: number; intervalMs?: number }): Promise<InstantUpstream> {
+  const child = spawn(process.execPath, [SELF, String(options.chunks), String(options.intervalMs ?? 0)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = once(child, "exit");
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let output = "";
+    child.stdout.on("data", (data: Buffer) => {
+      output += String(data);
+      const found = /Upstream at (http:\/\/\S+)/.exec(output)?.[1];
+      if (found) resolve(found);
+    });
+    child.once("exit", (code) => reject(new Error(`the upstream exited (${code}): ${output}`)));
+  });
+  return {
+    baseUrl,
+    async close() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+if (process.argv[1] === SELF) {
+  const upstream = await startInstantUpstream({ chunks: Number(process.argv[2]), intervalMs: Number(process.argv[3]) });
+  console.log(`Upstream at ${upstream.baseUrl}`);
 }
