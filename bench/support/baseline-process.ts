@@ -4,20 +4,13 @@
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { printedByChild } from "./child-output.ts";
 
 const BASELINE = fileURLToPath(new URL("./baseline-server.ts", import.meta.url));
 
 /** `kind` is baseline-server.ts's first argument (`bare`, `express-validator`); `modelsFile` the GET /models body it serves. */
 export async function startBaseline(kind: string, modelsFile: string): Promise<{ origin: string; close(): void }> {
   const child = spawn(process.execPath, [BASELINE, kind, modelsFile], { stdio: ["ignore", "pipe", "inherit"] });
-  const origin = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout.on("data", (data: Buffer) => {
-      output += String(data);
-      const found = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (found) resolve(found);
-    });
-    child.once("exit", (code) => reject(new Error(`baseline ${kind} exited (${code}): ${output}`)));
-  });
+  const origin = await printedByChild(child, /Listening on (http:\/\/\S+)/, `baseline ${kind}`);
   return { origin, close: () => child.kill("SIGKILL") };
 }

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { printedByChild } from "./child-output.ts";
 
 export const ACME_KEY = "sk-dev-acme-00000000000000000000000000000000";
 const ADMIN = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url));
@@ -76,15 +77,7 @@ async function spawnServer(dir: string, env: Record<string, string>, owner: bool
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = once(child, "exit");
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout.on("data", (data: Buffer) => {
-      output += String(data);
-      const origin = /Listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (origin) resolve(`${origin}/v1`);
-    });
-    child.once("exit", (code) => reject(new Error(`the server exited (${code}): ${output}`)));
-  });
+  const baseUrl = `${await printedByChild(child, /Listening on (http:\/\/\S+)/, "the server")}/v1`;
   return {
     dir,
     baseUrl,

@@ -8,6 +8,7 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import { printedByChild } from "./child-output.ts";
 
 export interface InstantUpstream {
   baseUrl: string;
@@ -63,15 +64,7 @@ export async function startUpstreamProcess(options: { chunks: number; intervalMs
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = once(child, "exit");
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let output = "";
-    child.stdout.on("data", (data: Buffer) => {
-      output += String(data);
-      const found = /Upstream at (http:\/\/\S+)/.exec(output)?.[1];
-      if (found) resolve(found);
-    });
-    child.once("exit", (code) => reject(new Error(`the upstream exited (${code}): ${output}`)));
-  });
+  const baseUrl = await printedByChild(child, /Upstream at (http:\/\/\S+)/, "the upstream");
   return {
     baseUrl,
     async close() {
