@@ -27,12 +27,10 @@ export interface OpenLoopOptions {
 }
 
 export interface OpenLoopResult {
-  sent: number;
   /** Requests per second actually completed over the run. */
   rps: number;
   /** Milliseconds from when each request was due to its answer's end. */
   p50: number;
-  p90: number;
   p99: number;
   /** How late the generator itself sent requests (its own event loop), p99 in ms: large means it did not keep up. */
   sendLateP99: number;
@@ -86,10 +84,8 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
   late.sort((a, b) => a - b);
   const at = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? Number.NaN;
   return {
-    sent: total,
     rps: latencies.length / seconds,
     p50: at(latencies, 0.5),
-    p90: at(latencies, 0.9),
     p99: at(latencies, 0.99),
     sendLateP99: at(late, 0.99),
     errors,
