@@ -23,6 +23,7 @@ const SLOW = [
   "test/cli/commands.test.ts",
   "test/server/responses-errors.test.ts",
   "test/finetune/trainer.test.ts",
+  "test/local-model/train-script.test.ts",
   "test/finetune/trainer-control.test.ts",
   "test/conformance/cli.test.ts",
   "test/conformance/package.test.ts",

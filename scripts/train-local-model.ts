@@ -8,10 +8,16 @@
  * and one worker sharing the weights through a SharedArrayBuffer): each computes the
  * gradient of half of every batch; the main thread sums them and applies Adam.
  *
- *   node scripts/train-local-model.ts [--steps N] [--out path]
+ * Resumable, so a run longer than one sitting (a larger model) can be spread over several:
+ * every 500 steps, on SIGINT or SIGTERM (after the step in progress) and at --stop-after,
+ * the whole training state (weights, Adam's moments, the step) goes to `<out>.train-state`;
+ * `--resume` continues from it and gives the same weights as a run never stopped.
+ *
+ *   node scripts/train-local-model.ts [--steps N] [--out path] [--resume] [--stop-after N] [--corpus-out path]
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { parseArgs as parseCommandLine } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { composeDialogues } from "../server/inference/local/corpus/compose.ts";
 import { DEFAULT_WEIGHTS_PATH, saveModel, type LocalModel } from "../server/inference/local/local-model.ts";
@@ -20,6 +26,7 @@ import { initWeights, parameterShapes, type ModelConfig, type Weights } from "..
 import {
   adamUpdate,
   createOptimizerState,
+  type AdamState,
   learningRateAt,
   type ScheduleOptions,
 } from "../server/inference/local/optimizer.ts";
@@ -31,6 +38,7 @@ import {
   evaluateLoss,
   type EncodedExample,
 } from "../server/inference/local/train.ts";
+import { readTensorFile, writeTensorFile } from "../server/inference/local/tensor-file.ts";
 import { buildVocabulary, Vocabulary } from "../server/inference/local/vocab.ts";
 
 const CORPUS_SEED = 7;
@@ -43,17 +51,85 @@ const HYPER = { dModel: 64, nLayers: 2, nHeads: 4, dFF: 256, contextLength: 256 
 interface Args {
   steps: number;
   out: string;
+  /** Continue from `<out>.train-state`. */
+  resume: boolean;
+  /** Save the state and stop after this step (the schedule still runs to `steps`). */
+  stopAfter: number;
+  /** Where the composed corpus is written (rehearsal reads it from DIALOGUES_PATH). */
+  corpusOut: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  // 5000 steps: at 2000 the model had not learned to copy a number or a name from the prompt.
-  const args: Args = { steps: 5000, out: DEFAULT_WEIGHTS_PATH };
-  for (let i = 0; i < argv.length; i += 2) {
-    if (argv[i] === "--steps") args.steps = Number(argv[i + 1]);
-    else if (argv[i] === "--out") args.out = argv[i + 1]!;
-    else throw new Error(`unknown argument ${argv[i]}`);
+  const { values } = parseCommandLine({
+    args: argv,
+    options: {
+      // 5000 steps: at 2000 the model had not learned to copy a number or a name from the prompt.
+      steps: { type: "string", default: "5000" },
+      out: { type: "string", default: DEFAULT_WEIGHTS_PATH },
+      resume: { type: "boolean", default: false },
+      "stop-after": { type: "string" },
+      "corpus-out": { type: "string", default: DIALOGUES_PATH },
+    },
+  });
+  const steps = Number(values.steps);
+  const stopAfter = values["stop-after"] === undefined ? Infinity : Number(values["stop-after"]);
+  if (!Number.isInteger(steps) || steps < 1) throw new Error("--steps takes a positive whole number");
+  if (stopAfter !== Infinity && !(Number.isInteger(stopAfter) && stopAfter >= 1))
+    throw new Error("--stop-after takes a positive whole number");
+  return { steps, out: values.out, resume: values.resume, stopAfter, corpusOut: values["corpus-out"] };
+}
+
+/** What a stopped run needs to go on exactly as if it had not stopped. */
+interface TrainState {
+  /** Steps done. */
+  step: number;
+  /** Training seconds of the runs so far. */
+  seconds: number;
+  totalSteps: number;
+  adamStep: number;
+  config: ModelConfig;
+  bpeIds: readonly number[];
+}
+
+const statePath = (out: string): string => `${out}.train-state`;
+
+function saveState(path: string, state: TrainState, weights: Weights, adam: AdamState): void {
+  const tensors = new Map<string, Float32Array>();
+  for (const [name, t] of Object.entries(weights)) {
+    tensors.set(`weights.${name}`, t);
+    tensors.set(`m.${name}`, adam.m[name]!);
+    tensors.set(`v.${name}`, adam.v[name]!);
   }
-  return args;
+  // Written beside and renamed: a run killed while saving keeps the previous state.
+  writeFileSync(`${path}.partial`, writeTensorFile({ kind: "train-state", ...state }, tensors));
+  renameSync(`${path}.partial`, path);
+}
+
+/** Loads a saved state into the weights and Adam's moments; refuses one from another corpus or size. */
+function loadState(
+  path: string,
+  args: Args,
+  config: ModelConfig,
+  vocab: Vocabulary,
+  weights: Weights,
+  adam: AdamState,
+): TrainState {
+  if (!existsSync(path)) throw new Error(`--resume: no training state at ${path}`);
+  const { meta, tensors } = readTensorFile(readFileSync(path));
+  const saved = meta as unknown as TrainState & { kind: string };
+  const same =
+    saved.kind === "train-state" &&
+    saved.totalSteps === args.steps &&
+    JSON.stringify(saved.config) === JSON.stringify(config) &&
+    JSON.stringify(saved.bpeIds) === JSON.stringify(vocab.bpeIds);
+  if (!same) throw new Error(`--resume: ${path} is from another corpus, model size or --steps (${saved.totalSteps})`);
+  for (const name of Object.keys(weights)) {
+    weights[name]!.set(tensors.get(`weights.${name}`)!);
+    adam.m[name]!.set(tensors.get(`m.${name}`)!);
+    adam.v[name]!.set(tensors.get(`v.${name}`)!);
+  }
+  adam.step = saved.adamStep;
+  return saved;
 }
 
 /** Weights as views over one flat buffer, so a SharedArrayBuffer can back them for both threads. */
@@ -129,8 +205,8 @@ async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
   const started = performance.now();
   const dialogues = composeDialogues(CORPUS_SEED);
-  mkdirSync(dirname(DIALOGUES_PATH), { recursive: true });
-  writeFileSync(DIALOGUES_PATH, dialogues.map((d) => JSON.stringify(d)).join("\n") + "\n");
+  mkdirSync(dirname(args.corpusOut), { recursive: true });
+  writeFileSync(args.corpusOut, dialogues.map((d) => JSON.stringify(d)).join("\n") + "\n");
   const vocab = buildVocabulary(dialogues.flatMap((d) => d.turns.map((t) => t.text)));
   const config: ModelConfig = { vocabSize: vocab.size, ...HYPER };
   const rendered = dialogues.map((d) => renderTurns(vocab, d.turns));
@@ -166,8 +242,25 @@ async function main(): Promise<void> {
   const state = createOptimizerState(weights, { clipNorm: 1 });
   const source = windows(rendered, config.contextLength, ORDER_SEED);
   const evalWindows = [...Array(4)].map(() => source.next().value as EncodedExample);
+  const resumed = args.resume ? loadState(statePath(args.out), args, config, vocab, weights, state) : undefined;
+  const firstStep = resumed?.step ?? 0;
+  const earlierSeconds = resumed?.seconds ?? 0;
+  const elapsed = (): number => earlierSeconds + (performance.now() - started) / 1000;
+  // The window order is a pure function of the seed: skip what the saved steps consumed.
+  for (let i = 0; i < firstStep * BATCH_WINDOWS; i++) source.next();
+  if (firstStep > 0) console.log(`resumed at step ${firstStep}`);
+  let stopRequested = false;
+  const requestStop = (): void => void (stopRequested = true);
+  process.once("SIGINT", requestStop).once("SIGTERM", requestStop);
+  const checkpoint = (done: number): void =>
+    saveState(
+      statePath(args.out),
+      { step: done, seconds: elapsed(), totalSteps: args.steps, adamStep: state.step, config, bpeIds: vocab.bpeIds },
+      weights,
+      state,
+    );
   let recent = 0;
-  for (let step = 0; step < args.steps; step++) {
+  for (let step = firstStep; step < args.steps; step++) {
     const batch = [...Array(BATCH_WINDOWS)].map(() => source.next().value as EncodedExample);
     const scale = 1 / batchTargetCount(batch);
     const half = BATCH_WINDOWS / 2;
@@ -181,17 +274,28 @@ async function main(): Promise<void> {
     adamUpdate(weights, mainGrads, state, learningRateAt(step, schedule));
     recent += lossSum * scale;
     if ((step + 1) % 50 === 0) {
-      const seconds = (performance.now() - started) / 1000;
+      const seconds = elapsed();
       console.log(
         `step ${step + 1}/${args.steps} loss ${(recent / 50).toFixed(3)} lr ${learningRateAt(step, schedule).toExponential(2)} ${seconds.toFixed(0)}s`,
       );
       recent = 0;
     }
-    if ((step + 1) % 500 === 0 || step + 1 === args.steps)
+    const stopping = stopRequested || step + 1 === args.stopAfter;
+    if ((step + 1) % 500 === 0 || stopping || step + 1 === args.steps)
       saveModel(model, args.out, { step: step + 1, partial: step + 1 < args.steps });
+    if (step + 1 < args.steps && ((step + 1) % 500 === 0 || stopping)) {
+      checkpoint(step + 1);
+      if (stopping) {
+        await worker.terminate();
+        console.log(`stopped after step ${step + 1}; continue with --resume (state in ${statePath(args.out)})`);
+        return;
+      }
+    }
   }
   await worker.terminate();
-  const seconds = Math.round((performance.now() - started) / 1000);
+  // The finished weights are the product; a state of a finished run has nothing to resume.
+  rmSync(statePath(args.out), { force: true });
+  const seconds = Math.round(elapsed());
   const finalLoss = evaluateLoss(model, null, evalWindows);
   const info = {
     steps: args.steps,
