@@ -13,7 +13,7 @@
  * the whole training state (weights, Adam's moments, the step) goes to `<out>.train-state`;
  * `--resume` continues from it and gives the same weights as a run never stopped.
  *
- *   node scripts/train-local-model.ts [--steps N] [--out path] [--resume] [--stop-after N] [--corpus-out path]
+ *   node scripts/train-local-model.ts [--steps N] [--out path] [--resume] [--stop-after N] [--corpus-out path] [--layers N]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -46,6 +46,7 @@ const INIT_SEED = 11;
 const ORDER_SEED = 13;
 /** Windows per step; half are computed by each thread. */
 const BATCH_WINDOWS = 4;
+/** The model's size; --layers changes nLayers (a larger model to try, see the README's status). */
 const HYPER = { dModel: 64, nLayers: 2, nHeads: 4, dFF: 256, contextLength: 256 };
 
 interface Args {
@@ -57,6 +58,7 @@ interface Args {
   stopAfter: number;
   /** Where the composed corpus is written (rehearsal reads it from DIALOGUES_PATH). */
   corpusOut: string;
+  layers: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -69,6 +71,7 @@ function parseArgs(argv: string[]): Args {
       resume: { type: "boolean", default: false },
       "stop-after": { type: "string" },
       "corpus-out": { type: "string", default: DIALOGUES_PATH },
+      layers: { type: "string", default: String(HYPER.nLayers) },
     },
   });
   const steps = Number(values.steps);
@@ -76,7 +79,9 @@ function parseArgs(argv: string[]): Args {
   if (!Number.isInteger(steps) || steps < 1) throw new Error("--steps takes a positive whole number");
   if (stopAfter !== Infinity && !(Number.isInteger(stopAfter) && stopAfter >= 1))
     throw new Error("--stop-after takes a positive whole number");
-  return { steps, out: values.out, resume: values.resume, stopAfter, corpusOut: values["corpus-out"] };
+  const layers = Number(values.layers);
+  if (!Number.isInteger(layers) || layers < 1) throw new Error("--layers takes a positive whole number");
+  return { steps, out: values.out, resume: values.resume, stopAfter, corpusOut: values["corpus-out"], layers };
 }
 
 /** What a stopped run needs to go on exactly as if it had not stopped. */
@@ -208,7 +213,7 @@ async function main(): Promise<void> {
   mkdirSync(dirname(args.corpusOut), { recursive: true });
   writeFileSync(args.corpusOut, dialogues.map((d) => JSON.stringify(d)).join("\n") + "\n");
   const vocab = buildVocabulary(dialogues.flatMap((d) => d.turns.map((t) => t.text)));
-  const config: ModelConfig = { vocabSize: vocab.size, ...HYPER };
+  const config: ModelConfig = { vocabSize: vocab.size, ...HYPER, nLayers: args.layers };
   const rendered = dialogues.map((d) => renderTurns(vocab, d.turns));
   const corpusTokens = rendered.reduce((n, r) => n + r.tokens.length, 0);
 
