@@ -74,14 +74,20 @@ function parseArgs(argv: string[]): Args {
       layers: { type: "string", default: String(HYPER.nLayers) },
     },
   });
-  const steps = Number(values.steps);
-  const stopAfter = values["stop-after"] === undefined ? Infinity : Number(values["stop-after"]);
-  if (!Number.isInteger(steps) || steps < 1) throw new Error("--steps takes a positive whole number");
-  if (stopAfter !== Infinity && !(Number.isInteger(stopAfter) && stopAfter >= 1))
-    throw new Error("--stop-after takes a positive whole number");
-  const layers = Number(values.layers);
-  if (!Number.isInteger(layers) || layers < 1) throw new Error("--layers takes a positive whole number");
-  return { steps, out: values.out, resume: values.resume, stopAfter, corpusOut: values["corpus-out"], layers };
+  return {
+    steps: positiveWhole("steps", values.steps),
+    out: values.out,
+    resume: values.resume,
+    stopAfter: values["stop-after"] === undefined ? Infinity : positiveWhole("stop-after", values["stop-after"]),
+    corpusOut: values["corpus-out"],
+    layers: positiveWhole("layers", values.layers),
+  };
+}
+
+function positiveWhole(option: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${option} takes a positive whole number, not ${text}`);
+  return n;
 }
 
 /** What a stopped run needs to go on exactly as if it had not stopped. */
