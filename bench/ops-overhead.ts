@@ -15,6 +15,11 @@
  * the rounds' ratios. `--control` runs the same with both servers off: its ratio shows the
  * method's own error (an A/A test).
  *
+ * The servers run on a core of their own and this process (the load generator and the
+ * upstream) on the other (bench/support/cores.ts), when the machine allows it: unpinned,
+ * two identical servers differed by up to 25 % in CPU per request (`--control`), pinned
+ * by about 5 %.
+ *
  * Two figures per kind of request: requests per second, and CPU time of the server process
  * per request (utime + stime from /proc). On a machine shared with other work, throughput
  * swings with whatever else runs (pairs measured seconds apart differ by 2×), while CPU
@@ -39,6 +44,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { GENERATOR_CORE, MEASURED_CORE, pin, pinning } from "./support/cores.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
 
 const { values } = parseArgs({
@@ -80,6 +86,7 @@ interface Running {
   child: ChildProcess;
 }
 
+pin(process.pid, GENERATOR_CORE);
 const dir = mkdtempSync(path.join(os.tmpdir(), "bench-ops-"));
 const upstream = await startInstantUpstream({ chunks: 5 });
 writeFileSync(
@@ -114,6 +121,7 @@ async function start(variant: Variant): Promise<Running> {
     stdio: ["ignore", "pipe", stderr],
   });
   closeSync(stderr);
+  pin(child.pid as number, MEASURED_CORE);
   try {
     return await ready(child, variant, dataDir);
   } catch (error) {
@@ -262,11 +270,17 @@ try {
     }
   }
   const report: Record<string, unknown> = {
+    pinned: pinning(),
     seconds: SECONDS,
     rounds: ROUNDS,
     target: TARGET,
     logBytes: statSync(logFile).size,
   };
+  console.log(
+    pinning()
+      ? `servers on core ${MEASURED_CORE}, load generator on core ${GENERATOR_CORE}`
+      : "unpinned (no taskset or one core): expect a larger error",
+  );
   let met = true;
   for (const kind of ["responses", "models"] as const) {
     const f = figures[kind]!;

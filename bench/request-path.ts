@@ -25,6 +25,7 @@ import autocannon from "autocannon";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 import { startBaseline } from "./support/baseline-process.ts";
 import { startInstantUpstream } from "./support/upstream.ts";
+import { GENERATOR_CORE, MEASURED_CORE, pin } from "./support/cores.ts";
 
 const { values } = parseArgs({
   options: {
@@ -59,6 +60,7 @@ async function rps(target: Target, seconds: number): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
+pin(process.pid, GENERATOR_CORE);
 const dir = mkdtempSync(path.join(os.tmpdir(), "bench-request-path-"));
 const upstream = await startInstantUpstream({ chunks: 5 });
 const server = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" });
@@ -66,6 +68,7 @@ const modelsFile = path.join(dir, "models.json");
 writeFileSync(modelsFile, await (await fetch(`${server.baseUrl}/models`, { headers: HEADERS })).text());
 const bare = await startBaseline("bare", modelsFile);
 const validator = await startBaseline("express-validator", modelsFile);
+for (const measured of [server, bare, validator]) pin(measured.pid, MEASURED_CORE);
 try {
   const targets: Target[] = [
     { name: "models: bare node:http", get: true, url: `${bare.origin}/v1/models` },

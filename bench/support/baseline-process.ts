@@ -9,8 +9,11 @@ import { printedByChild } from "./child-output.ts";
 const BASELINE = fileURLToPath(new URL("./baseline-server.ts", import.meta.url));
 
 /** `kind` is baseline-server.ts's first argument (`bare`, `express-validator`); `modelsFile` the GET /models body it serves. */
-export async function startBaseline(kind: string, modelsFile: string): Promise<{ origin: string; close(): void }> {
+export async function startBaseline(
+  kind: string,
+  modelsFile: string,
+): Promise<{ origin: string; pid: number; close(): void }> {
   const child = spawn(process.execPath, [BASELINE, kind, modelsFile], { stdio: ["ignore", "pipe", "inherit"] });
   const origin = await printedByChild(child, /Listening on (http:\/\/\S+)/, `baseline ${kind}`);
-  return { origin, close: () => child.kill("SIGKILL") };
+  return { origin, pid: child.pid as number, close: () => child.kill("SIGKILL") };
 }
