@@ -13,9 +13,10 @@
  * Each baseline is a child process like the server (bench/support/baseline-server.ts); the
  * load generator (with the upstream) runs here. Where the machine allows it, the server and
  * the baselines run on one core and this process on the other (bench/support/cores.ts), so
- * that each server measured has the same core to itself. The machine is shared, so the measurements are taken in
- * `--rounds` interleaved rounds, each ratio is taken within a round (its two runs seconds
- * apart, under the same load from elsewhere), and the median of the rounds' ratios is used.
+ * that each server measured has the same core to itself. The machine is shared, so the
+ * measurements are taken in `--rounds` interleaved rounds, each ratio is taken within a
+ * round (its two runs seconds apart, under the same load from elsewhere), and the median of
+ * the rounds' ratios is used.
  *
  *   node bench/request-path.ts [--seconds 5] [--rounds 3] [--json out.json]
  */
