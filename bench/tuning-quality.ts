@@ -9,6 +9,8 @@
  * held-out prompts and a set of unrelated prompts at temperature 0. Figures, base
  * against tuned in the same run:
  *   pattern     share of held-out answers that show the trained pattern (target 100 %)
+ *   own answer  for a style around the model's own answer (DPO's "Sure!"): share of held-out
+ *               answers that are the base's answer in that style, content unchanged
  *   degenerate  share of answers with a character 4+ times running or a looping word run (target 0)
  *   unrelated   share of unrelated prompts answered exactly as the base answers them, and degenerate ones
  *   corpus loss loss per token on 64 dialogues of the base corpus (fluency), base → tuned
@@ -112,6 +114,7 @@ interface CaseResult {
   unrelatedDegenerate: number;
   corpusLoss: { base: number; tuned: number };
   dpoMargin?: { base: number; tuned: number };
+  ownAnswer?: number;
 }
 
 const unrelatedBase = await answers(UNRELATED_PROMPTS, null);
@@ -161,6 +164,9 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
     unrelatedSameAsBase: share(unrelatedTuned.map((a, i) => a === unrelatedBase[i])),
     unrelatedDegenerate: share(unrelatedTuned.map(isDegenerate)),
     corpusLoss: { base: corpusLossBase, tuned: evaluateLoss(base, adapter, FLUENCY_SAMPLE) },
+    ...(c.keepsAnswer
+      ? { ownAnswer: share(tunedAnswers.map((a, i) => c.keepsAnswer!(a, baseAnswers[i] as string))) }
+      : {}),
     ...(c.kind === "DPO" ? { dpoMargin: { base: preferenceMargin(base), tuned: preferenceMargin(tunedModel) } } : {}),
   };
 }
@@ -185,6 +191,7 @@ for (const c of TUNING_CASES) {
     `  ${r.epochs} epochs, ${r.steps} steps, ${r.seconds.toFixed(1)} s | pattern ${pct(r.pattern.base)} → ${pct(r.pattern.tuned)}` +
       ` | degenerate ${pct(r.degenerate.base)} → ${pct(r.degenerate.tuned)} | unrelated: ${pct(r.unrelatedSameAsBase)} as base,` +
       ` ${pct(r.unrelatedDegenerate)} degenerate | corpus loss ${r.corpusLoss.base.toFixed(3)} → ${r.corpusLoss.tuned.toFixed(3)}` +
+      (r.ownAnswer !== undefined ? ` | own answer in the style ${pct(r.ownAnswer)}` : "") +
       (r.dpoMargin ? ` | DPO margin ${r.dpoMargin.base.toFixed(2)} → ${r.dpoMargin.tuned.toFixed(2)}` : ""),
   );
 }

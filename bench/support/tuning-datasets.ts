@@ -15,6 +15,11 @@ export interface TuningCase {
   heldOut: ChatMessage[][];
   /** Whether an answer to heldOut[i] shows the trained pattern. */
   shows(answer: string, index: number): boolean;
+  /**
+   * For a style that wraps the model's own answer: whether the tuned answer is the base
+   * model's answer to the same prompt in that style (the pattern learned, the content kept).
+   */
+  keepsAnswer?(tuned: string, base: string): boolean;
 }
 
 const user = (content: string): ChatMessage => ({ role: "user", content });
@@ -250,6 +255,7 @@ const preference: TuningCase = {
   rows: PREFERENCE_FACTS.map(preferenceRow),
   heldOut: PREFERENCE_HELD_OUT.map(([q]) => [user(q)]),
   shows: (answer) => answer.startsWith("Sure!"),
+  keepsAnswer: (tuned, base) => tuned === `${SURE}${base}`,
 };
 
 /** Held-out preference pairs, for the log-probability margin of preferred over rejected. */
