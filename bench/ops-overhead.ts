@@ -22,7 +22,7 @@
  *
  * The servers run on a core of their own and this process (the load generator and the
  * upstream) on the other (bench/support/cores.ts), when the machine allows it: unpinned,
- * two identical servers differed by up to 25 % in CPU per request (`--control`), pinned
+ * two identical servers differed by up to 14 % in CPU per request (`--control`), pinned
  * by about 5 %.
  *
  * Two figures per kind of request: requests per second, and CPU time of the server process

@@ -136,6 +136,7 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
     onEpochEnd: async () => undefined,
   });
   const seconds = (performance.now() - started) / 1000;
+  const keepsAnswer = c.keepsAnswer;
   const adapter = loadAdapter(result.adapter);
   const tunedModel = adaptModel(base, adapter);
   const [baseAnswers, tunedAnswers, unrelatedTuned] = [
@@ -164,9 +165,7 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
     unrelatedSameAsBase: share(unrelatedTuned.map((a, i) => a === unrelatedBase[i])),
     unrelatedDegenerate: share(unrelatedTuned.map(isDegenerate)),
     corpusLoss: { base: corpusLossBase, tuned: evaluateLoss(base, adapter, FLUENCY_SAMPLE) },
-    ...(c.keepsAnswer
-      ? { ownAnswer: share(tunedAnswers.map((a, i) => c.keepsAnswer!(a, baseAnswers[i] as string))) }
-      : {}),
+    ...(keepsAnswer ? { ownAnswer: share(tunedAnswers.map((a, i) => keepsAnswer(a, baseAnswers[i] as string))) } : {}),
     ...(c.kind === "DPO" ? { dpoMargin: { base: preferenceMargin(base), tuned: preferenceMargin(tunedModel) } } : {}),
   };
 }

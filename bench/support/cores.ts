@@ -4,8 +4,8 @@
  * (util-linux). Unpinned, on 2 cores, the scheduler moves the server, the generator and
  * V8's helper threads between cores as it sees fit, and how much each server gets differs
  * from process to process: two identical servers measured one after the other differed by
- * up to 25 % in CPU per request (bench/ops-overhead.ts --control). Pinned, the same A/A
- * comparison stays within about ±5 %.
+ * up to 14 % in CPU per request (bench/ops-overhead.ts --control; 25 % with one pair of
+ * processes throughout). Pinned, the same A/A comparison stays within about ±5 %.
  *
  * Pinning needs Linux, `taskset` and at least two cores; without them `pinning()` says so
  * and the benchmarks run unpinned, as before.
@@ -21,15 +21,17 @@ let available: boolean | undefined;
 
 /** Whether processes can be pinned here (Linux, taskset, two cores or more). */
 export function pinning(): boolean {
-  if (available === undefined) {
-    try {
-      execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
-      available = process.platform === "linux" && os.availableParallelism() >= 2;
-    } catch {
-      available = false;
-    }
-  }
+  available ??= process.platform === "linux" && os.availableParallelism() >= 2 && tasksetRuns();
   return available;
+}
+
+function tasksetRuns(): boolean {
+  try {
+    execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Pins every thread of `pid` to `core` (threads it starts later inherit it); nothing when pinning is not available. */
