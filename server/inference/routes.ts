@@ -5,6 +5,7 @@
 import type { Request, Response, Router } from "express";
 import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../http/errors.ts";
+import { onOperation } from "../http/operation-routes.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import { meantApiError } from "../http/store-errors.ts";
@@ -47,10 +48,10 @@ export interface InferenceRouteDeps {
 }
 
 export function registerInferenceRoutes(router: Router, deps: InferenceRouteDeps): void {
-  router.post("/responses", (req, res) => run(req, res, deps, responsesFormat(req.body)));
-  router.post("/chat/completions", (req, res) => run(req, res, deps, chatFormat(req.body)));
-  router.post("/completions", (req, res) => run(req, res, deps, completionsFormat(req.body)));
-  router.post("/messages", (req, res) => run(req, res, deps, messagesFormat(req.body)));
+  onOperation(router, "createResponse", (req, res) => run(req, res, deps, responsesFormat(req.body)));
+  onOperation(router, "createChatCompletion", (req, res) => run(req, res, deps, chatFormat(req.body)));
+  onOperation(router, "createCompletion", (req, res) => run(req, res, deps, completionsFormat(req.body)));
+  onOperation(router, "createMessage", (req, res) => run(req, res, deps, messagesFormat(req.body)));
 }
 
 // ---------------------------------------------------------------------------
