@@ -138,11 +138,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxBodyBytes: options.maxBodyBytes ?? 8 * 1024 * 1024,
       publicRoutes: publicRoutes(docsRouter(), probes),
       requestProblems: unknownModelProblems(models, tenantFor),
-      registerRoutes: (router: Router) => {
-        registerInferenceRoutes(router, { engine, tenantFor, streams });
-        registerModelRoutes(router, { models, tenantFor, isListed, requireReadable });
-        datasets.register(router);
-        fineTuning.register(router);
+      registerRoutes: (handlers) => {
+        registerInferenceRoutes(handlers, { engine, tenantFor, streams });
+        registerModelRoutes(handlers, { models, tenantFor, isListed, requireReadable });
+        datasets.register(handlers);
+        fineTuning.register(handlers);
       },
     });
     if (metricsOn) {

@@ -2,12 +2,12 @@
  * The datasets side of the server: its routes and its background work (validation, and
  * settling the work of processes that died: recovery.ts). server.ts calls only this.
  */
-import type { Router } from "express";
 import type { Store } from "../store/store.ts";
 import { forget, keepOwnersAlive, newOwner } from "./owners.ts";
 import { recoverDatasets } from "./recovery.ts";
 import { registerDatasetRoutes } from "./routes.ts";
 import { ValidationRunner } from "./validation-runner.ts";
+import type { OperationHandlers } from "../http/operation-routes.ts";
 
 export interface DatasetsOptions {
   store: Store;
@@ -19,8 +19,8 @@ export interface DatasetsOptions {
 }
 
 export interface DatasetsService {
-  /** Registers the dataset operations on the /v1 router (contract paths). */
-  register(router: Router): void;
+  /** Registers the dataset operations' handlers. */
+  register(handlers: OperationHandlers): void;
   /** Stops background work; resolves when it has stopped. */
   close(): Promise<void>;
 }
@@ -48,8 +48,8 @@ export async function startDatasets(options: DatasetsOptions): Promise<DatasetsS
     return work;
   };
   return {
-    register: (router) =>
-      registerDatasetRoutes(router, { store, runner, maxUploadBytes: options.maxUploadBytes, owner, track }),
+    register: (handlers) =>
+      registerDatasetRoutes(handlers, { store, runner, maxUploadBytes: options.maxUploadBytes, owner, track }),
     async close() {
       clearInterval(sweep);
       await runner.close();

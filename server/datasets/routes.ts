@@ -4,9 +4,9 @@
  * background). Each is registered by operationId; the HTTP core has already checked the
  * key, the path account (the caller's own) and the request against the contract.
  */
-import type { Request, Response, Router } from "express";
+import type { Request, Response } from "express";
 import { ApiError } from "../http/errors.ts";
-import { onOperation } from "../http/operation-routes.ts";
+import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
 import { meantApiError } from "../http/store-errors.ts";
 import { versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
@@ -28,9 +28,9 @@ export interface DatasetRouteDeps {
   track<T>(work: Promise<T>): Promise<T>;
 }
 
-export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): void {
+export function registerDatasetRoutes(handlers: OperationHandlers, deps: DatasetRouteDeps): void {
   const { store } = deps;
-  onOperation(router, "createDataset", async (req, res, params) => {
+  onOperation(handlers, "createDataset", async (req, res, params) => {
     const body = req.body;
     const dataset = await store.datasets.create({
       accountId: account(params),
@@ -41,22 +41,22 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
     });
     res.json(toDataset(dataset));
   });
-  onOperation(router, "listDatasets", (req, res, params) => listDatasets(req, res, store, account(params)));
-  onOperation(router, "getDataset", (req, res, params) => getDataset(req, res, store, params));
-  onOperation(router, "deleteDataset", async (_req, res, params) => {
+  onOperation(handlers, "listDatasets", (req, res, params) => listDatasets(req, res, store, account(params)));
+  onOperation(handlers, "getDataset", (req, res, params) => getDataset(req, res, store, params));
+  onOperation(handlers, "deleteDataset", async (_req, res, params) => {
     res.json(toDataset(await store.datasets.markDeleted(account(params), dataset(params), new Date())));
   });
-  onOperation(router, "getDatasetVersion", async (_req, res, params) => {
+  onOperation(handlers, "getDatasetVersion", async (_req, res, params) => {
     const key = { accountId: account(params), datasetId: dataset(params), versionNo: Number(params.version) };
     await requireDataset(store, key.accountId, key.datasetId);
     const version = await store.datasets.getVersion(key);
     if (!version) throw new ApiError("NOT_FOUND", `${versionName(key)} does not exist.`, { param: "version" });
     res.json(toDatasetVersion(version));
   });
-  onOperation(router, "uploadDataset", (req, res, params) =>
+  onOperation(handlers, "uploadDataset", (req, res, params) =>
     deps.track(upload(req, res, deps, account(params), dataset(params))),
   );
-  onOperation(router, "validateDatasetUpload", async (_req, res, params) => {
+  onOperation(handlers, "validateDatasetUpload", async (_req, res, params) => {
     const { dataset: record, version } = await store.datasets.startValidation(
       account(params),
       dataset(params),

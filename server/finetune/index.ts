@@ -2,12 +2,12 @@
  * The fine-tuning side of the server: the job routes, the job runner, and the
  * deployments of the models it produces.
  */
-import type { Router } from "express";
 import type { AccountModels } from "../inference/models.ts";
 import type { Store } from "../store/store.ts";
 import { Deployments } from "./deployments.ts";
 import { registerJobRoutes } from "./routes.ts";
 import { JobRunner, type RunnerEvent } from "./runner.ts";
+import type { OperationHandlers } from "../http/operation-routes.ts";
 
 export interface FineTuningOptions {
   store: Store;
@@ -25,7 +25,7 @@ export interface FineTuningOptions {
 }
 
 export interface FineTuningService {
-  register(router: Router): void;
+  register(handlers: OperationHandlers): void;
   /** The account's fine-tuned models, for the model resolver. */
   models: AccountModels;
   /** Stops the runner; a job in training gets up to `graceMs` to reach its next checkpoint, then its lease is released. */
@@ -45,8 +45,8 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
   });
   if (options.runJobs !== false) runner.start();
   return {
-    register: (router) =>
-      registerJobRoutes(router, {
+    register: (handlers) =>
+      registerJobRoutes(handlers, {
         store: options.store,
         wake: () => runner.wake(),
         cancelled: (accountId, jobId) => runner.cancelled(accountId, jobId),

@@ -4,14 +4,16 @@
  * Order of the layers (each file says why it does what it does):
  *   request id → a client that hangs up is logged (cancelled.ts) → Host required
  *   (malformed.ts) → operation lookup → public routes (docs, probes: paths the lookup did
- *   not match) → authentication and tenant checks (headers only: no byte of a body is read before the key is known) → JSON body
- *   (a declared length over the limit refused unread; forms left to stream) → contract
+ *   not match) → authentication and tenant checks (headers only: no byte of a body is read
+ *   before the key is known) → JSON body (a declared length over the limit refused unread;
+ *   forms left to stream) → contract
  *   validation (requests; responses when asked; a refused request's 400 names all its
- *   problems, request-problems.ts) → not-supported fields → the handlers' router at /v1 →
- *   404 → error envelope.
+ *   problems, request-problems.ts) → not-supported fields → the handler of the matched
+ *   operation (operation-routes.ts) → 404 → error envelope.
  *
- * The layers up to the validator run as one express layer (pipeline.ts): the same order,
- * without the router's cost per layer.
+ * The layers before and after the refused-request explainer (an error handler, which only
+ * express places) run as two express layers (pipeline.ts): the same order, without the
+ * router's cost per layer.
  */
 import express from "express";
 import type { RequestHandler, Router } from "express";
@@ -19,11 +21,10 @@ import type { Store } from "../store/store.ts";
 import { authenticate } from "./auth.ts";
 import { jsonBody, streamedForms } from "./body.ts";
 import { logCancelled } from "./cancelled.ts";
-import { BASE_PATH } from "./contract.ts";
-import { ApiError } from "./errors.ts";
 import { errorHandler, notFound } from "./error-handler.ts";
 import { requireHost } from "./malformed.ts";
 import { rejectNotSupported } from "./not-supported.ts";
+import { OperationHandlers } from "./operation-routes.ts";
 import { OperationTable, matchOperation } from "./operations.ts";
 import { pipeline } from "./pipeline.ts";
 import { requestId } from "./request-id.ts";
@@ -36,8 +37,8 @@ export interface AppOptions {
   validateResponses: boolean;
   /** The largest JSON request body accepted; larger is 413 MEDIA_TOO_LARGE. */
   maxBodyBytes: number;
-  /** Registers the operation handlers on a router mounted at /v1, with contract paths (`/responses`). */
-  registerRoutes: (router: Router) => void;
+  /** Registers the operation handlers, by operationId (operation-routes.ts). */
+  registerRoutes: (handlers: OperationHandlers) => void;
   /** Routes outside the contract (the docs page): no authentication, no validation. */
   publicRoutes?: Router;
   /** The service's own problems with a request the contract refused (a model that does not exist), named in its 400 too. */
@@ -45,6 +46,8 @@ export interface AppOptions {
 }
 
 export function createApp(options: AppOptions): express.Express {
+  const handlers = new OperationHandlers();
+  options.registerRoutes(handlers);
   const app = express();
   // Routing must agree with the operation lookup and the validator, which match case-sensitively.
   app.set("case sensitive routing", true);
@@ -63,8 +66,7 @@ export function createApp(options: AppOptions): express.Express {
     ),
   );
   app.use(explainRefusedRequests(options.requestProblems));
-  app.use(rejectNotSupported);
-  app.use(BASE_PATH, handlersRouter(options.registerRoutes));
+  app.use(pipeline(rejectNotSupported, handlers.dispatch));
   app.use(notFound);
   app.use(errorHandler);
   return app;
@@ -76,20 +78,4 @@ export function createApp(options: AppOptions): express.Express {
  */
 function outsideTheContract(routes: Router): RequestHandler {
   return (req, res, next) => (res.locals.pathMatch === undefined ? routes(req, res, next) : next());
-}
-
-function handlersRouter(registerRoutes: AppOptions["registerRoutes"]): Router {
-  const router = express.Router({ caseSensitive: true });
-  // Fail closed: a handler never runs for a caller authentication did not see.
-  router.use((_req, res, next) => {
-    // A path that names no operation (`/v1` itself, which this router's mount also takes)
-    // has no handler here: skip the router, on to the 404.
-    if (res.locals.pathMatch === undefined) return next("router");
-    if (res.locals.caller === undefined && !res.locals.pathMatch.operation?.public) {
-      throw new ApiError("INTERNAL", "A request reached a handler without authentication.");
-    }
-    next();
-  });
-  registerRoutes(router);
-  return router;
 }

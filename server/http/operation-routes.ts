@@ -3,12 +3,15 @@
  * (operations.ts) has already matched the contract's path template, including custom
  * methods such as `{job}:cancel` that express path syntax cannot express plainly.
  *
- * A router gets one dispatching layer for all its operations, which finds the handler by
- * operationId in a map: one layer per operation made every request walk past each of them.
+ * One dispatching layer runs them all, finding the handler by operationId in a map: an
+ * express route per operation made every request walk past each of them, and the router
+ * they were mounted on cost a layer walk of its own (app.ts runs the dispatcher in its
+ * pipeline instead).
  */
-import type { Request, Response, Router } from "express";
+import type { NextFunction, Request, Response } from "express";
 import type { operations } from "../../generated/api.d.ts";
 import type { OperationId } from "../../generated/contract-values.ts";
+import { ApiError } from "./errors.ts";
 
 /**
  * The handler of one operation, typed from the contract (`operations[Id]` of api.d.ts): its
@@ -37,31 +40,37 @@ type JsonOf<Responses, Status extends number> = Responses extends {
 /** A handler of any operation, as the dispatcher calls it: the lookup matched its id. */
 type AnyHandler = (req: Request, res: Response, params: Record<string, string>) => Promise<void> | void;
 
-const handlersByRouter = new WeakMap<Router, Map<string, AnyHandler>>();
+/** The operations' handlers by operationId, and the middleware that runs the one a request matched. */
+export class OperationHandlers {
+  readonly #byId = new Map<string, AnyHandler>();
+
+  on<Id extends OperationId>(operationId: Id, handler: OperationHandler<Id>): void {
+    if (this.#byId.has(operationId)) throw new Error(`A handler for ${operationId} is already registered.`);
+    // The lookup dispatches by the operation's id, so the request is the one this handler's types describe.
+    this.#byId.set(operationId, handler as unknown as AnyHandler);
+  }
+
+  /**
+   * Middleware: runs the handler of the operation the lookup matched. A request without
+   * one (no operation matched, or none registered) goes on, to the 404.
+   */
+  readonly dispatch = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const match = res.locals.pathMatch;
+    const operation = match?.operation;
+    const handler = operation === undefined ? undefined : this.#byId.get(operation.operationId);
+    if (match === undefined || operation === undefined || handler === undefined) return next();
+    // Fail closed: a handler never runs for a caller authentication did not see.
+    if (res.locals.caller === undefined && !operation.public) {
+      throw new ApiError("INTERNAL", "A request reached a handler without authentication.");
+    }
+    await handler(req, res, match.params);
+  };
+}
 
 export function onOperation<Id extends OperationId>(
-  router: Router,
+  handlers: OperationHandlers,
   operationId: Id,
   handler: OperationHandler<Id>,
 ): void {
-  let handlers = handlersByRouter.get(router);
-  if (handlers === undefined) {
-    handlers = new Map();
-    handlersByRouter.set(router, handlers);
-    router.use(dispatcher(handlers));
-  }
-  if (handlers.has(operationId)) throw new Error(`A handler for ${operationId} is already registered.`);
-  // The lookup dispatches by the operation's id, so the request is the one this handler's types describe.
-  handlers.set(operationId, handler as unknown as AnyHandler);
-}
-
-function dispatcher(
-  handlers: Map<string, AnyHandler>,
-): (req: Request, res: Response, next: (error?: unknown) => void) => Promise<void> {
-  return async (req, res, next) => {
-    const match = res.locals.pathMatch;
-    const handler = match?.operation === undefined ? undefined : handlers.get(match.operation.operationId);
-    if (match === undefined || handler === undefined) return next();
-    await handler(req, res, match.params);
-  };
+  handlers.on(operationId, handler);
 }

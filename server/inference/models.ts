@@ -5,9 +5,9 @@
  * `accounts/{account}/deployments/{id}`). Another account's model is simply not
  * found, so its existence is never revealed.
  */
-import type { Response, Router } from "express";
+import type { Response } from "express";
 import { ApiError } from "../http/errors.ts";
-import { onOperation } from "../http/operation-routes.ts";
+import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
 import { parseResourceName } from "../../client/resource-names.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
@@ -87,13 +87,13 @@ export interface ModelRouteDeps {
   requireReadable(res: Response, model: ResolvedModel): void;
 }
 
-export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void {
-  onOperation(router, "listModels", async (_req, res) => {
+export function registerModelRoutes(handlers: OperationHandlers, deps: ModelRouteDeps): void {
+  onOperation(handlers, "listModels", async (_req, res) => {
     const all = await deps.models.list(deps.tenantFor(res).accountId);
     const listed = all.filter((m) => deps.isListed(res, m));
     res.json({ object: "list", data: listed.map((m) => ({ ...m.listing, object: "model" })) });
   });
-  onOperation(router, "getModel", async (_req, res, params) => {
+  onOperation(handlers, "getModel", async (_req, res, params) => {
     const name = params.model;
     const model = await deps.models.resolve(name, deps.tenantFor(res).accountId);
     if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", modelNotFoundText(name), { param: "model" });

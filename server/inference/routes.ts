@@ -2,10 +2,10 @@
  * The inference endpoints: each handler translates its wire format with a builder from
  * formats/, runs the shared engine, and answers as JSON or as server-sent events.
  */
-import type { Request, Response, Router } from "express";
+import type { Request, Response } from "express";
 import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../http/errors.ts";
-import { onOperation } from "../http/operation-routes.ts";
+import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import { meantApiError } from "../http/store-errors.ts";
@@ -47,11 +47,11 @@ export interface InferenceRouteDeps {
   streams?: OpenStreams;
 }
 
-export function registerInferenceRoutes(router: Router, deps: InferenceRouteDeps): void {
-  onOperation(router, "createResponse", (req, res) => run(req, res, deps, responsesFormat(req.body)));
-  onOperation(router, "createChatCompletion", (req, res) => run(req, res, deps, chatFormat(req.body)));
-  onOperation(router, "createCompletion", (req, res) => run(req, res, deps, completionsFormat(req.body)));
-  onOperation(router, "createMessage", (req, res) => run(req, res, deps, messagesFormat(req.body)));
+export function registerInferenceRoutes(handlers: OperationHandlers, deps: InferenceRouteDeps): void {
+  onOperation(handlers, "createResponse", (req, res) => run(req, res, deps, responsesFormat(req.body)));
+  onOperation(handlers, "createChatCompletion", (req, res) => run(req, res, deps, chatFormat(req.body)));
+  onOperation(handlers, "createCompletion", (req, res) => run(req, res, deps, completionsFormat(req.body)));
+  onOperation(handlers, "createMessage", (req, res) => run(req, res, deps, messagesFormat(req.body)));
 }
 
 // ---------------------------------------------------------------------------

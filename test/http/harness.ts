@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import type { Router } from "express";
+import type { OperationHandlers } from "../../server/http/operation-routes.ts";
 import { createApp } from "../../server/http/app.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
 import { withCaches } from "../../server/store/cache/cached-store.ts";
@@ -32,7 +32,7 @@ export interface AppServerOptions {
   accounts?: NewAccount[];
   maxBodyBytes?: number;
   validateResponses?: boolean;
-  registerRoutes?: (router: Router) => void;
+  registerRoutes?: (handlers: OperationHandlers) => void;
 }
 
 export const ORDINARY: NewAccount[] = [

@@ -3,7 +3,8 @@
  * model id of GET /models/{model} picks a behaviour: a crash, an ApiError, a body that
  * breaks the contract.
  */
-import type { Router } from "express";
+import type { Response } from "express";
+import { onOperation, type OperationHandlers } from "../../server/http/operation-routes.ts";
 import { ApiError } from "../../server/http/errors.ts";
 import { compatibilityFields } from "../../server/inference/formats/responses.ts";
 
@@ -14,13 +15,14 @@ export const MODEL_LIST = {
 
 export const SECRET_DETAIL = "db password is hunter2";
 
-export function registerTestRoutes(router: Router): void {
-  router.get("/models", (_req, res) => {
+/** Handlers for a few operations; answers that break the contract on purpose are sent through an untyped response. */
+export function registerTestRoutes(handlers: OperationHandlers): void {
+  onOperation(handlers, "listModels", (_req, res: Response) => {
     res.json(MODEL_LIST);
   });
 
-  router.get("/models/:model", async (req, res) => {
-    const model = req.params.model;
+  onOperation(handlers, "getModel", async (_req, res: Response, params) => {
+    const model = params.model;
     if (model === "crash") throw new Error(SECRET_DETAIL);
     if (model === "crash-async") await Promise.reject(new TypeError(SECRET_DETAIL));
     if (model === "scaling")
@@ -36,7 +38,7 @@ export function registerTestRoutes(router: Router): void {
     res.json({ ...MODEL_LIST.data[0], id: model, caller: res.locals.caller.account.id, key: res.locals.caller.keyId });
   });
 
-  router.post("/responses", (req, res) => {
+  onOperation(handlers, "createResponse", (req, res: Response) => {
     res.json({
       id: "resp_test",
       object: "response",
@@ -58,16 +60,16 @@ export function registerTestRoutes(router: Router): void {
     });
   });
 
-  router.post("/messages", () => {
+  onOperation(handlers, "createMessage", () => {
     throw new ApiError("MODEL_NOT_FOUND", "No such model.", { param: "model" });
   });
 
-  router.get("/accounts/:account/datasets", (req, res) => {
+  onOperation(handlers, "listDatasets", (_req, res) => {
     res.json({ datasets: [], nextPageToken: "", totalSize: 0 });
   });
 
   // A stream that fails after it has started: the error handler must not write JSON into it.
-  router.post("/chat/completions", (_req, res) => {
+  onOperation(handlers, "createChatCompletion", (_req, res) => {
     res.status(200).setHeader("content-type", "text/event-stream");
     res.flushHeaders();
     res.write('data: {"partial":true}\n\n');
