@@ -52,6 +52,8 @@ export function createApp(options: AppOptions): express.Express {
   // Routing must agree with the operation lookup and the validator, which match case-sensitively.
   app.set("case sensitive routing", true);
   app.set("x-powered-by", false);
+  // No ETag, so no 304: the contract declares none, and hashing every answer body cost about 2 % of a GET (docs/decisions.md).
+  app.set("etag", false);
   app.use(
     pipeline(
       requestId,

@@ -64,6 +64,15 @@ describe("paths and methods", () => {
     assert.equal(result.headers.get("allow"), "GET");
   });
 
+  it("a conditional GET is answered in full: no ETag, no 304, which the contract does not declare", async () => {
+    for (const condition of ["*", 'W/"anything"']) {
+      const result = await call(server, "/v1/models", { key, headers: { "if-none-match": condition } });
+      assert.equal(result.status, 200, condition);
+      assert.deepEqual(result.body, MODEL_LIST);
+      assert.equal(result.headers.get("etag"), null);
+    }
+  });
+
   it("a model name with encoded slashes reaches the handler decoded", async () => {
     const result = await call(server, "/v1/models/accounts%2Facme%2Fmodels%2Fmine", { key });
     assert.equal(result.status, 200);
