@@ -6,10 +6,9 @@
  *   (malformed.ts) → operation lookup → public routes (docs, probes: paths the lookup did
  *   not match) → authentication and tenant checks (headers only: no byte of a body is read
  *   before the key is known) → JSON body (a declared length over the limit refused unread;
- *   forms left to stream) → contract
- *   validation (requests; responses when asked; a refused request's 400 names all its
- *   problems, request-problems.ts) → not-supported fields → the handler of the matched
- *   operation (operation-routes.ts) → 404 → error envelope.
+ *   forms left to stream) → contract validation (requests; responses when asked; a refused
+ *   request's 400 names all its problems, request-problems.ts) → not-supported fields →
+ *   the handler of the matched operation (operation-routes.ts) → 404 → error envelope.
  *
  * The layers before and after the refused-request explainer (an error handler, which only
  * express places) run as two express layers (pipeline.ts): the same order, without the
@@ -39,7 +38,7 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** Registers the operation handlers, by operationId (operation-routes.ts). */
   registerRoutes: (handlers: OperationHandlers) => void;
-  /** Routes outside the contract (the docs page): no authentication, no validation. */
+  /** Routes outside the contract (the docs page, the probes): no authentication, no validation. */
   publicRoutes?: Router;
   /** The service's own problems with a request the contract refused (a model that does not exist), named in its 400 too. */
   requestProblems?: RequestProblems;
@@ -49,7 +48,7 @@ export function createApp(options: AppOptions): express.Express {
   const handlers = new OperationHandlers();
   options.registerRoutes(handlers);
   const app = express();
-  // Routing must agree with the operation lookup and the validator, which match case-sensitively.
+  // The public routes match case-sensitively, as the operation lookup and the validator do.
   app.set("case sensitive routing", true);
   app.set("x-powered-by", false);
   // No ETag, so no 304: the contract declares none, and hashing every answer body cost about 2 % of a GET (docs/decisions.md).
