@@ -70,7 +70,7 @@ async function stillServes(): Promise<void> {
 }
 
 describe("the base path itself", () => {
-  // Was 500 INTERNAL "A request reached a handler without authentication": the handlers' router is mounted at /v1.
+  // Was 500 INTERNAL "A request reached a handler without authentication": the handlers' router was mounted at /v1 (since 2026-11-26 there is no such router; the 404 stays).
   for (const [method, path] of [
     ["GET", "/v1"],
     ["PUT", "/v1"],
