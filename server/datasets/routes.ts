@@ -6,7 +6,7 @@
  */
 import type { Request, Response } from "express";
 import { ApiError } from "../http/errors.ts";
-import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
+import type { OperationHandlers } from "../http/operation-routes.ts";
 import { meantApiError } from "../http/store-errors.ts";
 import { versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
@@ -30,7 +30,7 @@ export interface DatasetRouteDeps {
 
 export function registerDatasetRoutes(handlers: OperationHandlers, deps: DatasetRouteDeps): void {
   const { store } = deps;
-  onOperation(handlers, "createDataset", async (req, res, params) => {
+  handlers.on("createDataset", async (req, res, params) => {
     const body = req.body;
     const dataset = await store.datasets.create({
       accountId: account(params),
@@ -41,22 +41,22 @@ export function registerDatasetRoutes(handlers: OperationHandlers, deps: Dataset
     });
     res.json(toDataset(dataset));
   });
-  onOperation(handlers, "listDatasets", (req, res, params) => listDatasets(req, res, store, account(params)));
-  onOperation(handlers, "getDataset", (req, res, params) => getDataset(req, res, store, params));
-  onOperation(handlers, "deleteDataset", async (_req, res, params) => {
+  handlers.on("listDatasets", (req, res, params) => listDatasets(req, res, store, account(params)));
+  handlers.on("getDataset", (req, res, params) => getDataset(req, res, store, params));
+  handlers.on("deleteDataset", async (_req, res, params) => {
     res.json(toDataset(await store.datasets.markDeleted(account(params), dataset(params), new Date())));
   });
-  onOperation(handlers, "getDatasetVersion", async (_req, res, params) => {
+  handlers.on("getDatasetVersion", async (_req, res, params) => {
     const key = { accountId: account(params), datasetId: dataset(params), versionNo: Number(params.version) };
     await requireDataset(store, key.accountId, key.datasetId);
     const version = await store.datasets.getVersion(key);
     if (!version) throw new ApiError("NOT_FOUND", `${versionName(key)} does not exist.`, { param: "version" });
     res.json(toDatasetVersion(version));
   });
-  onOperation(handlers, "uploadDataset", (req, res, params) =>
+  handlers.on("uploadDataset", (req, res, params) =>
     deps.track(upload(req, res, deps, account(params), dataset(params))),
   );
-  onOperation(handlers, "validateDatasetUpload", async (_req, res, params) => {
+  handlers.on("validateDatasetUpload", async (_req, res, params) => {
     const { dataset: record, version } = await store.datasets.startValidation(
       account(params),
       dataset(params),

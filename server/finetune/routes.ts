@@ -9,7 +9,7 @@ import type { components } from "../../generated/api.d.ts";
 import { enums, type OperationId } from "../../generated/contract-values.ts";
 import { ApiError } from "../http/errors.ts";
 import { integerQuery, listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
-import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
+import type { OperationHandlers } from "../http/operation-routes.ts";
 import { requireFineTuningEnabled } from "../http/permissions.ts";
 import { CANCELLABLE_STATES, type JobRecord, type JobType } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
@@ -68,16 +68,16 @@ const COLLECTIONS = [
 export function registerJobRoutes(handlers: OperationHandlers, deps: JobRouteDeps): void {
   for (const collection of COLLECTIONS) {
     const { ids, jobType } = collection;
-    onOperation(handlers, ids.estimate, async (req, res) => {
+    handlers.on(ids.estimate, async (req, res) => {
       const plan = await planJob(deps.store, res.locals.caller.account, jobType, req.body);
       res.json(costEstimate(plan));
     });
-    onOperation(handlers, ids.create, (req, res) => createJob(req, res, deps, collection));
-    onOperation(handlers, ids.list, (req, res, params) => listJobs(req, res, deps.store, collection, params.account));
-    onOperation(handlers, ids.get, async (_req, res, params) => {
+    handlers.on(ids.create, (req, res) => createJob(req, res, deps, collection));
+    handlers.on(ids.list, (req, res, params) => listJobs(req, res, deps.store, collection, params.account));
+    handlers.on(ids.get, async (_req, res, params) => {
       res.json(toTrainingJob(await requireJob(deps.store, collection, params)));
     });
-    onOperation(handlers, ids.cancel, async (_req, res, params) => {
+    handlers.on(ids.cancel, async (_req, res, params) => {
       const job = await requireJob(deps.store, collection, params);
       const patch = {
         state: "JOB_STATE_CANCELLED" as const,
@@ -95,7 +95,7 @@ export function registerJobRoutes(handlers: OperationHandlers, deps: JobRouteDep
       deps.cancelled(job.accountId, job.jobId);
       res.json(toTrainingJob(cancelled));
     });
-    onOperation(handlers, ids.metrics, async (req, res, params) => {
+    handlers.on(ids.metrics, async (req, res, params) => {
       const job = await requireJob(deps.store, collection, params);
       const maxPoints = integerQuery(req.query.maxPoints, "maxPoints", 1000);
       const [training, evaluation] = await Promise.all([

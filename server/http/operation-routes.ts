@@ -66,11 +66,3 @@ export class OperationHandlers {
     await handler(req, res, match.params);
   };
 }
-
-export function onOperation<Id extends OperationId>(
-  handlers: OperationHandlers,
-  operationId: Id,
-  handler: OperationHandler<Id>,
-): void {
-  handlers.on(operationId, handler);
-}

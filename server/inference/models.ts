@@ -7,7 +7,7 @@
  */
 import type { Response } from "express";
 import { ApiError } from "../http/errors.ts";
-import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
+import type { OperationHandlers } from "../http/operation-routes.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
 import { parseResourceName } from "../../client/resource-names.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
@@ -88,12 +88,12 @@ export interface ModelRouteDeps {
 }
 
 export function registerModelRoutes(handlers: OperationHandlers, deps: ModelRouteDeps): void {
-  onOperation(handlers, "listModels", async (_req, res) => {
+  handlers.on("listModels", async (_req, res) => {
     const all = await deps.models.list(deps.tenantFor(res).accountId);
     const listed = all.filter((m) => deps.isListed(res, m));
     res.json({ object: "list", data: listed.map((m) => ({ ...m.listing, object: "model" })) });
   });
-  onOperation(handlers, "getModel", async (_req, res, params) => {
+  handlers.on("getModel", async (_req, res, params) => {
     const name = params.model;
     const model = await deps.models.resolve(name, deps.tenantFor(res).accountId);
     if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", modelNotFoundText(name), { param: "model" });

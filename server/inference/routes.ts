@@ -5,7 +5,7 @@
 import type { Request, Response } from "express";
 import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../http/errors.ts";
-import { onOperation, type OperationHandlers } from "../http/operation-routes.ts";
+import type { OperationHandlers } from "../http/operation-routes.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import { meantApiError } from "../http/store-errors.ts";
@@ -48,10 +48,10 @@ export interface InferenceRouteDeps {
 }
 
 export function registerInferenceRoutes(handlers: OperationHandlers, deps: InferenceRouteDeps): void {
-  onOperation(handlers, "createResponse", (req, res) => run(req, res, deps, responsesFormat(req.body)));
-  onOperation(handlers, "createChatCompletion", (req, res) => run(req, res, deps, chatFormat(req.body)));
-  onOperation(handlers, "createCompletion", (req, res) => run(req, res, deps, completionsFormat(req.body)));
-  onOperation(handlers, "createMessage", (req, res) => run(req, res, deps, messagesFormat(req.body)));
+  handlers.on("createResponse", (req, res) => run(req, res, deps, responsesFormat(req.body)));
+  handlers.on("createChatCompletion", (req, res) => run(req, res, deps, chatFormat(req.body)));
+  handlers.on("createCompletion", (req, res) => run(req, res, deps, completionsFormat(req.body)));
+  handlers.on("createMessage", (req, res) => run(req, res, deps, messagesFormat(req.body)));
 }
 
 // ---------------------------------------------------------------------------

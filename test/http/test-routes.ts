@@ -4,7 +4,7 @@
  * breaks the contract.
  */
 import type { Response } from "express";
-import { onOperation, type OperationHandlers } from "../../server/http/operation-routes.ts";
+import type { OperationHandlers } from "../../server/http/operation-routes.ts";
 import { ApiError } from "../../server/http/errors.ts";
 import { compatibilityFields } from "../../server/inference/formats/responses.ts";
 
@@ -17,11 +17,11 @@ export const SECRET_DETAIL = "db password is hunter2";
 
 /** Handlers for a few operations; answers that break the contract on purpose are sent through an untyped response. */
 export function registerTestRoutes(handlers: OperationHandlers): void {
-  onOperation(handlers, "listModels", (_req, res: Response) => {
+  handlers.on("listModels", (_req, res: Response) => {
     res.json(MODEL_LIST);
   });
 
-  onOperation(handlers, "getModel", async (_req, res: Response, params) => {
+  handlers.on("getModel", async (_req, res: Response, params) => {
     const model = params.model;
     if (model === "crash") throw new Error(SECRET_DETAIL);
     if (model === "crash-async") await Promise.reject(new TypeError(SECRET_DETAIL));
@@ -38,7 +38,7 @@ export function registerTestRoutes(handlers: OperationHandlers): void {
     res.json({ ...MODEL_LIST.data[0], id: model, caller: res.locals.caller.account.id, key: res.locals.caller.keyId });
   });
 
-  onOperation(handlers, "createResponse", (req, res: Response) => {
+  handlers.on("createResponse", (req, res: Response) => {
     res.json({
       id: "resp_test",
       object: "response",
@@ -60,16 +60,16 @@ export function registerTestRoutes(handlers: OperationHandlers): void {
     });
   });
 
-  onOperation(handlers, "createMessage", () => {
+  handlers.on("createMessage", () => {
     throw new ApiError("MODEL_NOT_FOUND", "No such model.", { param: "model" });
   });
 
-  onOperation(handlers, "listDatasets", (_req, res) => {
+  handlers.on("listDatasets", (_req, res) => {
     res.json({ datasets: [], nextPageToken: "", totalSize: 0 });
   });
 
   // A stream that fails after it has started: the error handler must not write JSON into it.
-  onOperation(handlers, "createChatCompletion", (_req, res) => {
+  handlers.on("createChatCompletion", (_req, res) => {
     res.status(200).setHeader("content-type", "text/event-stream");
     res.flushHeaders();
     res.write('data: {"partial":true}\n\n');

@@ -93,7 +93,7 @@ describe("layers import downward only", () => {
     const text = [
       'import {\n  ApiError,\n  statusFor,\n} from "../../http/errors.ts";',
       'import type { Request } from "../../http/locals.ts";',
-      'export { onOperation } from "../../http/operation-routes.ts";',
+      'export { OperationHandlers } from "../../http/operation-routes.ts";',
       'const later = await import("../../http/auth.ts");',
       'import { StoreError } from "../errors.ts";',
     ].join("\n");
