@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Request, Response } from "express";
-import { log, logs } from "../log.ts";
+import { logRequest, logs } from "../log.ts";
 import { httpErrors, httpRequestDuration, httpRequests } from "./metrics.ts";
 
 export interface AccessLogOptions {
@@ -35,10 +35,23 @@ const NO_OPERATION = "none";
 const countedUntil = new WeakMap<Socket, { read: number; written: number }>();
 
 function bytesOf(socket: Socket): { bytesIn: number; bytesOut: number } {
-  const before = countedUntil.get(socket) ?? { read: 0, written: 0 };
-  const now = { read: socket.bytesRead, written: socket.bytesWritten };
-  countedUntil.set(socket, now);
-  return { bytesIn: now.read - before.read, bytesOut: now.written - before.written };
+  const read = socket.bytesRead;
+  const written = socket.bytesWritten;
+  const before = countedUntil.get(socket);
+  if (before === undefined) {
+    countedUntil.set(socket, { read, written });
+    return { bytesIn: read, bytesOut: written };
+  }
+  const counts = { bytesIn: read - before.read, bytesOut: written - before.written };
+  before.read = read;
+  before.written = written;
+  return counts;
+}
+
+/** The path of a request's URL, without its query string (which may carry page tokens and filters). */
+function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** Returns the hook to call with every request before the app handles it; undefined when there is nothing to do. */
@@ -50,7 +63,8 @@ export function accessLog(
   return (req, res) => {
     const started = performance.now();
     const socket = req.socket;
-    res.once("close", () => {
+    // "close" comes once per response: `on` spares the once-wrapper of every request.
+    res.on("close", () => {
       const locals = (res as Response).locals ?? {};
       const cancelled = !res.writableFinished && !locals.closedByServer;
       const status = cancelled ? 499 : res.statusCode;
@@ -66,13 +80,12 @@ export function accessLog(
       if (!writeLine || cancelled) return;
       const generation = locals.generation;
       const { bytesIn, bytesOut } = bytesOf(socket);
-      log(status >= 500 ? "error" : "info", "request", {
+      logRequest(status >= 500 ? "error" : "info", {
         requestId: locals.requestId,
         operation: operation === NO_OPERATION ? undefined : operation,
         account: locals.caller?.account.id,
         method: req.method,
-        // The path only: a query string may carry page tokens and filters.
-        path: ((req as Request).originalUrl ?? req.url ?? "").split("?")[0],
+        path: pathOf((req as Request).originalUrl ?? req.url ?? ""),
         status,
         code,
         durationMs: Math.round(seconds * 1000 * 10) / 10,
