@@ -225,6 +225,33 @@ describe("transactions", () => {
     );
   });
 
+  it("a batch of charges: each account pays the sum of its charges once, every charge is recorded, a missing account's are NOT_FOUND", async () => {
+    await store.accounts.create({ id: "acme", balanceMicros: 1_000 });
+    await store.accounts.create({ id: "globex", balanceMicros: 50 });
+    const at = new Date(5_000);
+    const charge = (accountId: string, amountMicros: number) => ({
+      accountId,
+      keyId: null,
+      kind: "x",
+      amountMicros,
+      at,
+    });
+    const outcomes = await store.usage.chargeMany([
+      charge("acme", 100),
+      charge("nobody", 7),
+      charge("globex", 20),
+      charge("acme", 300),
+      charge("acme", 4),
+    ]);
+    assert.deepEqual(outcomes.slice(0, 1), [{ balanceMicros: 596 }]);
+    assert.equal(storeErrorCode((outcomes[1] as { error: StoreError }).error), "NOT_FOUND");
+    assert.deepEqual(outcomes.slice(2), [{ balanceMicros: 30 }, { balanceMicros: 596 }, { balanceMicros: 596 }]);
+    assert.equal((await store.accounts.get("acme"))?.balanceMicros, 596);
+    assert.equal((await store.accounts.get("globex"))?.balanceMicros, 30);
+    assert.equal(await store.usage.spentSince("acme", new Date(0)), 404);
+    assert.equal(await store.usage.spentSince("nobody", new Date(0)), 0);
+  });
+
   it("an import that fails on its last key creates no account", async () => {
     const key = apiKeyRecord("acme", "sk-dev-acme-000000000000000000");
     const entries = [
