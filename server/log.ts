@@ -170,6 +170,24 @@ export interface RequestLine {
   outputTokens: number | undefined;
 }
 
+/** The order in which the request line's fields are written (as `log()` would write them, in the order given). */
+const REQUEST_LINE_FIELDS = [
+  "requestId",
+  "operation",
+  "account",
+  "method",
+  "path",
+  "status",
+  "code",
+  "durationMs",
+  "bytesIn",
+  "bytesOut",
+  "model",
+  "providerClass",
+  "inputTokens",
+  "outputTokens",
+] as const satisfies readonly (keyof RequestLine)[];
+
 /** `pid` and `hostname`, as pino writes them after the time on every line. */
 const CHINDINGS = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? "";
 
@@ -191,24 +209,10 @@ function field(name: string, value: string | number | undefined): string {
  */
 export function logRequest(level: "info" | "error", line: RequestLine): void {
   if (!logger.isLevelEnabled(level)) return;
-  const text =
-    `{"level":"${level}"${isoTime()}${CHINDINGS}` +
-    field("requestId", line.requestId ?? currentRequest()?.requestId) +
-    field("operation", line.operation) +
-    field("account", line.account) +
-    field("method", line.method) +
-    field("path", line.path) +
-    field("status", line.status) +
-    field("code", line.code) +
-    field("durationMs", line.durationMs) +
-    field("bytesIn", line.bytesIn) +
-    field("bytesOut", line.bytesOut) +
-    field("model", line.model) +
-    field("providerClass", line.providerClass) +
-    field("inputTokens", line.inputTokens) +
-    field("outputTokens", line.outputTokens) +
-    `,"event":"request"}\n`;
-  destination.write(text);
+  const fields = line.requestId === undefined ? { ...line, requestId: currentRequest()?.requestId } : line;
+  let text = `{"level":"${level}"${isoTime()}${CHINDINGS}`;
+  for (const name of REQUEST_LINE_FIELDS) text += field(name, fields[name]);
+  destination.write(`${text},"event":"request"}\n`);
   if (level === "error" && file) drain();
 }
 
