@@ -150,8 +150,8 @@ export function log(level: LogLevel, event: string, fields: LogFields = {}): voi
 }
 
 /**
- * The `request` line's fields (ops/access-log.ts), in the order they are written. Its
- * values never hold a credential, a body or a query string.
+ * The `request` line's fields (ops/access-log.ts). Its values never hold a credential,
+ * a body or a query string.
  */
 export interface RequestLine {
   requestId: string | undefined;
