@@ -5,6 +5,7 @@
  * inside a turn, so a reply cannot open a fake user turn.
  */
 import { createRng } from "./math.ts";
+import { createDecodeState, decodeStep } from "./decode-step.ts";
 import { createCache, forward, type KvCache, type Weights } from "./model.ts";
 import type { LocalModel } from "./local-model.ts";
 
@@ -92,6 +93,8 @@ export function* generateTokens(
   const tokens = [...prompt];
   let cache: KvCache = createCache(cfg);
   let logits = forward(cfg, weights, tokens, cache, true).logits;
+  // One token at a time after the prompt: the same logits as forward, without its allocations.
+  const step = createDecodeState(cfg, weights);
   for (let produced = 0; produced < maxTokens; produced++) {
     const next = sampler(logits);
     if (next === stopId) return;
@@ -101,7 +104,7 @@ export function* generateTokens(
       cache = createCache(cfg);
       logits = forward(cfg, weights, tokens.slice(-Math.floor(cfg.contextLength / 2)), cache, true).logits;
     } else {
-      logits = forward(cfg, weights, [next], cache, true).logits;
+      logits = decodeStep(step, next, cache);
     }
   }
 }
