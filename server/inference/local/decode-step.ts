@@ -8,7 +8,7 @@
  * compares them token by token).
  */
 import { gelu, matmulT, rmsNorm } from "./math.ts";
-import { layerName, param, type KvCache, type ModelConfig, type Weights } from "./model.ts";
+import { attendInto, layerName, param, type KvCache, type ModelConfig, type Weights } from "./model.ts";
 
 interface LayerWeights {
   attnNorm: Float32Array;
@@ -102,7 +102,8 @@ export function decodeStep(s: DecodeState, token: number, cache: KvCache): Float
     cache.k[l]!.set(s.kv, po);
     matmulT(s.kv, s.h, L.wv, 1, d, d);
     cache.v[l]!.set(s.kv, po);
-    attendOne(s, cache.k[l]!, cache.v[l]!, p0);
+    s.att.fill(0);
+    attendInto(cfg, s.q, cache.k[l]!, cache.v[l]!, 1, p0, s.probs, s.att);
     matmulT(s.xMid, s.att, L.wo, 1, d, d);
     for (let i = 0; i < d; i++) s.xMid[i]! += s.x[i]!;
     rmsNorm(s.h, s.xMid, L.mlpNorm, s.invRms, 1, d);
@@ -118,38 +119,4 @@ export function decodeStep(s: DecodeState, token: number, cache: KvCache): Float
   rmsNorm(s.h, s.x, s.finalNorm, s.invRms, 1, d);
   matmulT(s.logits, s.h, s.out, 1, d, cfg.vocabSize);
   return s.logits;
-}
-
-/** model.ts `attention` for one query row at position p0, into the state's buffers. */
-function attendOne(s: DecodeState, k: Float32Array, v: Float32Array, p0: number): void {
-  const { cfg, q, att, probs } = s;
-  const d = cfg.dModel;
-  const hd = d / cfg.nHeads;
-  const scale = 1 / Math.sqrt(hd);
-  const span = p0 + 1;
-  att.fill(0);
-  for (let h = 0; h < cfg.nHeads; h++) {
-    const ho = h * hd;
-    const pb = h * span;
-    let max = -Infinity;
-    for (let t = 0; t <= p0; t++) {
-      let dot = 0;
-      const ko = t * d + ho;
-      for (let i = 0; i < hd; i++) dot += q[ho + i]! * k[ko + i]!;
-      dot *= scale;
-      probs[pb + t] = dot;
-      if (dot > max) max = dot;
-    }
-    let sum = 0;
-    for (let t = 0; t <= p0; t++) {
-      const e = Math.exp(probs[pb + t]! - max);
-      probs[pb + t] = e;
-      sum += e;
-    }
-    for (let t = 0; t <= p0; t++) {
-      const p = probs[pb + t]! / sum;
-      const vo = t * d + ho;
-      for (let i = 0; i < hd; i++) att[ho + i]! += p * v[vo + i]!;
-    }
-  }
 }

@@ -194,12 +194,31 @@ function embed(cfg: ModelConfig, w: Weights, tokens: readonly number[], p0: numb
 
 /** Causal multi-head attention of `rows` new queries over cached keys/values 0 … p0+row. */
 function attention(cfg: ModelConfig, q: Float32Array, k: Float32Array, v: Float32Array, rows: number, p0: number) {
+  const probs = new Float32Array(cfg.nHeads * rows * (p0 + rows));
+  const att = new Float32Array(rows * cfg.dModel);
+  attendInto(cfg, q, k, v, rows, p0, probs, att);
+  return { att, probs };
+}
+
+/**
+ * The attention of `attention`, into given buffers: `probs` holds at least
+ * nHeads·rows·(p0+rows) values, `att` rows·dModel and must be all zero (it is summed into).
+ * Generation's step (decode-step.ts) reuses its buffers through this.
+ */
+export function attendInto(
+  cfg: ModelConfig,
+  q: Float32Array,
+  k: Float32Array,
+  v: Float32Array,
+  rows: number,
+  p0: number,
+  probs: Float32Array,
+  att: Float32Array,
+): void {
   const d = cfg.dModel;
   const hd = d / cfg.nHeads;
   const scale = 1 / Math.sqrt(hd);
   const span = p0 + rows;
-  const probs = new Float32Array(cfg.nHeads * rows * span);
-  const att = new Float32Array(rows * d);
   for (let h = 0; h < cfg.nHeads; h++) {
     const ho = h * hd;
     for (let r = 0; r < rows; r++) {
@@ -229,7 +248,6 @@ function attention(cfg: ModelConfig, q: Float32Array, k: Float32Array, v: Float3
       }
     }
   }
-  return { att, probs };
 }
 
 /**
