@@ -2,10 +2,10 @@
  * One generation step of the local model: the next token's logits from one new token and
  * the key/value cache, with every buffer made once per generation and every weight looked
  * up once. `forward` (model.ts) does the same for any number of rows and keeps each
- * activation for the backward pass, so a step through it allocated about twenty-five
- * typed arrays and built a dozen parameter names per token. The arithmetic is the same,
- * in the same order, so the logits are identical (test/inference/local-model.test.ts
- * compares them token by token).
+ * activation for the backward pass, so a step through it allocated some thirty typed
+ * arrays and views and built sixteen parameter names per token (with two layers). The
+ * arithmetic is the same, in the same order (the attention is the same function), so the
+ * logits are identical (test/local-model/decode-step.test.ts compares them token by token).
  */
 import { gelu, matmulT, rmsNorm } from "./math.ts";
 import { attendInto, layerName, param, type KvCache, type ModelConfig, type Weights } from "./model.ts";
