@@ -35,23 +35,10 @@ const NO_OPERATION = "none";
 const countedUntil = new WeakMap<Socket, { read: number; written: number }>();
 
 function bytesOf(socket: Socket): { bytesIn: number; bytesOut: number } {
-  const read = socket.bytesRead;
-  const written = socket.bytesWritten;
-  const before = countedUntil.get(socket);
-  if (before === undefined) {
-    countedUntil.set(socket, { read, written });
-    return { bytesIn: read, bytesOut: written };
-  }
-  const counts = { bytesIn: read - before.read, bytesOut: written - before.written };
-  before.read = read;
-  before.written = written;
-  return counts;
-}
-
-/** The path of a request's URL, without its query string (which may carry page tokens and filters). */
-function pathOf(url: string): string {
-  const query = url.indexOf("?");
-  return query === -1 ? url : url.slice(0, query);
+  const before = countedUntil.get(socket) ?? { read: 0, written: 0 };
+  const now = { read: socket.bytesRead, written: socket.bytesWritten };
+  countedUntil.set(socket, now);
+  return { bytesIn: now.read - before.read, bytesOut: now.written - before.written };
 }
 
 /** Returns the hook to call with every request before the app handles it; undefined when there is nothing to do. */
@@ -85,7 +72,8 @@ export function accessLog(
         operation: operation === NO_OPERATION ? undefined : operation,
         account: locals.caller?.account.id,
         method: req.method,
-        path: pathOf((req as Request).originalUrl ?? req.url ?? ""),
+        // The path only: a query string may carry page tokens and filters.
+        path: ((req as Request).originalUrl ?? req.url ?? "").split("?")[0]!,
         status,
         code,
         durationMs: Math.round(seconds * 1000 * 10) / 10,
