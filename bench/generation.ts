@@ -28,11 +28,11 @@ type Generate = typeof generateTokens;
 /** Greedy decoding through `forward` for every token, as generation ran before decode-step.ts. */
 function* forwardSteps(...[model, weights, prompt, sampler, , maxTokens]: Parameters<Generate>): ReturnType<Generate> {
   const cache = createCache(model.config);
-  let logits = forward(model.config, weights, prompt, cache, true).logits;
+  let logits = forward(model.config, weights, prompt, cache, "last").logits;
   for (let i = 0; i < maxTokens; i++) {
     const next = sampler(logits);
     yield next;
-    logits = forward(model.config, weights, [next], cache, true).logits;
+    logits = forward(model.config, weights, [next], cache, "last").logits;
   }
 }
 

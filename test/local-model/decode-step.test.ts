@@ -27,12 +27,12 @@ function argmax(logits: Float32Array): number {
 function compare(cfg: ModelConfig, weights: Weights, prompt: number[], steps: number): void {
   const byForward = createCache(cfg);
   const byStep = createCache(cfg);
-  let expected = forward(cfg, weights, prompt, byForward, true).logits;
-  forward(cfg, weights, prompt, byStep, true);
+  let expected = forward(cfg, weights, prompt, byForward, "last").logits;
+  forward(cfg, weights, prompt, byStep, "last");
   const state = createDecodeState(cfg, weights);
   for (let i = 0; i < steps; i++) {
     const next = argmax(expected);
-    expected = forward(cfg, weights, [next], byForward, true).logits;
+    expected = forward(cfg, weights, [next], byForward, "last").logits;
     const actual = decodeStep(state, next, byStep);
     assert.deepEqual(actual, expected, `logits differ at step ${i}`);
     assert.equal(byStep.length, byForward.length);
@@ -62,6 +62,6 @@ test("a generation step past the context length is refused", () => {
   const cfg: ModelConfig = { vocabSize: 11, dModel: 8, nLayers: 1, nHeads: 2, dFF: 8, contextLength: 4 };
   const weights = initWeights(cfg, 1);
   const cache = createCache(cfg);
-  forward(cfg, weights, [1, 2, 3, 4], cache, true);
+  forward(cfg, weights, [1, 2, 3, 4], cache, "last");
   assert.throws(() => decodeStep(createDecodeState(cfg, weights), 5, cache), /context length 4/);
 });

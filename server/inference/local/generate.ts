@@ -92,7 +92,7 @@ export function* generateTokens(
   const cfg = model.config;
   const tokens = [...prompt];
   let cache: KvCache = createCache(cfg);
-  let logits = forward(cfg, weights, tokens, cache, true).logits;
+  let logits = forward(cfg, weights, tokens, cache, "last").logits;
   // One token at a time after the prompt: the same logits as forward, without its allocations.
   const step = createDecodeState(cfg, weights);
   for (let produced = 0; produced < maxTokens; produced++) {
@@ -102,7 +102,7 @@ export function* generateTokens(
     tokens.push(next);
     if (cache.length >= cfg.contextLength) {
       cache = createCache(cfg);
-      logits = forward(cfg, weights, tokens.slice(-Math.floor(cfg.contextLength / 2)), cache, true).logits;
+      logits = forward(cfg, weights, tokens.slice(-Math.floor(cfg.contextLength / 2)), cache, "last").logits;
     } else {
       logits = decodeStep(step, next, cache);
     }

@@ -147,16 +147,16 @@ export function withAdapter(model: LocalModel, adapter: Adapter | null): Weights
 
 /**
  * Zeroed gradient buffers for the merged matrices an adapter touches (the base stays
- * frozen), plus the embedding and output matrices when it adds tokens; `adapted` is
- * adaptModel's result, whose shapes they take.
+ * frozen), plus the added tokens' rows of the embedding and output matrices when it adds
+ * tokens (buffers of those rows only: backward then computes nothing for the base rows);
+ * `adapted` is adaptModel's result, whose shapes they take.
  */
 export function mergedGradientBuffers(adapted: LocalModel, adapter: Adapter): Gradients {
   const grads: Gradients = {};
   for (const name of Object.keys(adapter.matrices)) grads[name] = new Float32Array(adapted.weights[name]!.length);
   if (adapter.tokens.bpeIds.length > 0) {
-    // Only the added rows are trained; the backward pass writes the whole matrices.
-    grads.tok_emb ??= new Float32Array(adapted.weights.tok_emb!.length);
-    grads.out ??= new Float32Array(adapted.weights.out!.length);
+    grads.tok_emb = new Float32Array(adapter.tokens.embeddings.length);
+    grads.out = new Float32Array(adapter.tokens.outputs.length);
   }
   return grads;
 }
@@ -194,9 +194,8 @@ export function adapterGradients(model: LocalModel, adapter: Adapter, merged: Gr
     grads[`${name}.B`] = dB;
   }
   if (adapter.tokens.bpeIds.length > 0) {
-    const baseRows = model.config.vocabSize * model.config.dModel;
-    grads[EMBEDDINGS] = merged.tok_emb!.subarray(baseRows);
-    grads[OUTPUTS] = merged.out!.subarray(baseRows);
+    grads[EMBEDDINGS] = merged.tok_emb!;
+    grads[OUTPUTS] = merged.out!;
   }
   return grads;
 }

@@ -8,7 +8,11 @@
 /**
  * out[r, o] = Σ_i x[r, i] · W[o, i] for `rows` rows of x (x is rows×inDim, W is outDim×inDim).
  * Rows are processed four at a time so each weight is loaded once per four rows: this
- * doubles throughput over the naive loop for the large output projection.
+ * doubles throughput over the naive loop for the large output projection. Every product
+ * is one sum over i in order, whichever rows are computed with it (the last block of
+ * fewer than four rows repeats its last row): a row's result does not depend on the rows
+ * around it, so the forward pass may compute only the logits a loss needs, and a row gets
+ * the same numbers in generation (one row) as in training (many).
  */
 export function matmulT(
   out: Float32Array,
@@ -21,12 +25,12 @@ export function matmulT(
   if (rows === 1) return matVec(out, x, w, inDim, outDim);
   for (let o = 0; o < outDim; o++) {
     const wo = o * inDim;
-    let r = 0;
-    for (; r + 3 < rows; r += 4) {
+    for (let r = 0; r < rows; r += 4) {
+      const last = rows - 1;
       const a = r * inDim,
-        b = a + inDim,
-        c = b + inDim,
-        e = c + inDim;
+        b = Math.min(r + 1, last) * inDim,
+        c = Math.min(r + 2, last) * inDim,
+        e = Math.min(r + 3, last) * inDim;
       let s0 = 0,
         s1 = 0,
         s2 = 0,
@@ -39,29 +43,28 @@ export function matmulT(
         s3 += x[e + i]! * wv;
       }
       out[r * outDim + o] = s0;
-      out[(r + 1) * outDim + o] = s1;
-      out[(r + 2) * outDim + o] = s2;
-      out[(r + 3) * outDim + o] = s3;
+      if (r + 1 < rows) out[(r + 1) * outDim + o] = s1;
+      if (r + 2 < rows) out[(r + 2) * outDim + o] = s2;
+      if (r + 3 < rows) out[(r + 3) * outDim + o] = s3;
     }
-    for (; r < rows; r++) out[r * outDim + o] = dot(x, r * inDim, w, wo, inDim);
   }
 }
 
 /**
  * out[o] = Σ_i x[i] · W[o, i] for one row of x (a generation step): four weight rows at a
  * time, so each x value is loaded once for four products and the four sums are
- * independent chains. Each sum runs over i in order, as the many-row loop above does, so
- * a row gets the same logits in generation as in training. With the argmax of
- * generate.ts, bench/generation.ts ran 1.36–1.42× the previous code's tokens per second,
- * on weights whose vocabulary (and so output layer) is 5 % larger.
+ * independent chains. Each sum runs over i in order, as in matmulT (the last block of
+ * fewer than four outputs repeats its last weight row). With the argmax of generate.ts,
+ * bench/generation.ts ran 1.36–1.42× the previous code's tokens per second, on weights
+ * whose vocabulary (and so output layer) is 5 % larger.
  */
 function matVec(out: Float32Array, x: Float32Array, w: Float32Array, inDim: number, outDim: number): void {
-  let o = 0;
-  for (; o + 3 < outDim; o += 4) {
+  const last = outDim - 1;
+  for (let o = 0; o < outDim; o += 4) {
     const a = o * inDim,
-      b = a + inDim,
-      c = b + inDim,
-      e = c + inDim;
+      b = Math.min(o + 1, last) * inDim,
+      c = Math.min(o + 2, last) * inDim,
+      e = Math.min(o + 3, last) * inDim;
     let s0 = 0,
       s1 = 0,
       s2 = 0,
@@ -74,38 +77,17 @@ function matVec(out: Float32Array, x: Float32Array, w: Float32Array, inDim: numb
       s3 += w[e + i]! * xv;
     }
     out[o] = s0;
-    out[o + 1] = s1;
-    out[o + 2] = s2;
-    out[o + 3] = s3;
+    if (o + 1 < outDim) out[o + 1] = s1;
+    if (o + 2 < outDim) out[o + 2] = s2;
+    if (o + 3 < outDim) out[o + 3] = s3;
   }
-  for (; o < outDim; o++) out[o] = dot(x, 0, w, o * inDim, inDim);
-}
-
-/**
- * Σ x[xo + i]·w[wo + i] over n entries, in four independent partial sums: a single sum
- * is one long chain of dependent additions, which holds generation (one row at a time)
- * to a fraction of what the CPU can do.
- */
-function dot(x: Float32Array, xo: number, w: Float32Array, wo: number, n: number): number {
-  let s0 = 0,
-    s1 = 0,
-    s2 = 0,
-    s3 = 0;
-  let i = 0;
-  for (; i + 3 < n; i += 4) {
-    s0 += x[xo + i]! * w[wo + i]!;
-    s1 += x[xo + i + 1]! * w[wo + i + 1]!;
-    s2 += x[xo + i + 2]! * w[wo + i + 2]!;
-    s3 += x[xo + i + 3]! * w[wo + i + 3]!;
-  }
-  for (; i < n; i++) s0 += x[xo + i]! * w[wo + i]!;
-  return s0 + s1 + (s2 + s3);
 }
 
 /**
  * Backward of matmulT. Adds dX += dOut·W into dx, and dW += dOutᵀ·x into dw when dw is
- * given (null when that weight is frozen, which skips half of the work). Same four-row
- * blocking as the forward.
+ * given (null when that weight is frozen, which skips half of the work). dw may hold only
+ * the rows from `dwFrom` on (dw[(o − dwFrom)·inDim + i]): the rows before it are frozen,
+ * and their gradient is not computed. Same four-row blocking as the forward.
  */
 export function matmulTBackward(
   dOut: Float32Array,
@@ -116,9 +98,12 @@ export function matmulTBackward(
   rows: number,
   inDim: number,
   outDim: number,
+  dwFrom = 0,
 ): void {
   for (let o = 0; o < outDim; o++) {
     const wo = o * inDim;
+    const dwo = (o - dwFrom) * inDim;
+    const dwRow = o >= dwFrom ? dw : null;
     let r = 0;
     for (; r + 3 < rows; r += 4) {
       const g0 = dOut[r * outDim + o]!,
@@ -137,9 +122,9 @@ export function matmulTBackward(
         dx[c + i]! += g2 * wv;
         dx[e + i]! += g3 * wv;
       }
-      if (dw !== null) {
+      if (dwRow !== null) {
         for (let i = 0; i < inDim; i++)
-          dw[wo + i]! += g0 * x[a + i]! + g1 * x[b + i]! + g2 * x[c + i]! + g3 * x[e + i]!;
+          dwRow[dwo + i]! += g0 * x[a + i]! + g1 * x[b + i]! + g2 * x[c + i]! + g3 * x[e + i]!;
       }
     }
     for (; r < rows; r++) {
@@ -147,7 +132,7 @@ export function matmulTBackward(
       if (g === 0) continue;
       const xo = r * inDim;
       for (let i = 0; i < inDim; i++) dx[xo + i]! += g * w[wo + i]!;
-      if (dw !== null) for (let i = 0; i < inDim; i++) dw[wo + i]! += g * x[xo + i]!;
+      if (dwRow !== null) for (let i = 0; i < inDim; i++) dwRow[dwo + i]! += g * x[xo + i]!;
     }
   }
 }

@@ -120,21 +120,28 @@ export interface Trace {
   xFinal: Float32Array;
   invRmsF: Float32Array;
   hF: Float32Array;
-  /** rows × vocabSize logits (only the last row's when the forward was run with lastOnly). */
+  /** rows × vocabSize logits (only the last row's with "last"; 0 on rows a target mask leaves out). */
   logits: Float32Array;
 }
 
 /**
+ * Which rows of a forward pass get logits: every row, the final row only (generation), or
+ * the rows that predict a target of the sequence (row t when targetMask[t + 1] is 1:
+ * training and scoring read no other row, and the output layer is the largest product).
+ * Rows left out are 0.
+ */
+export type LogitRows = "all" | "last" | { readonly targetMask: readonly number[] };
+
+/**
  * Runs `tokens` at positions cache.length … and appends their keys/values to the cache.
- * With `lastOnly`, logits are computed for the final row only (generation); otherwise
- * for every row (training). Positions beyond contextLength are the caller's error.
+ * Positions beyond contextLength are the caller's error.
  */
 export function forward(
   cfg: ModelConfig,
   w: Weights,
   tokens: readonly number[],
   cache: KvCache,
-  lastOnly = false,
+  outputs: LogitRows = "all",
 ): Trace {
   const { dModel: d, dFF: f } = cfg;
   const rows = tokens.length;
@@ -173,10 +180,37 @@ export function forward(
   const invRmsF = new Float32Array(rows);
   const hF = new Float32Array(rows * d);
   rmsNorm(hF, x, param(w, "final_norm"), invRmsF, rows, d);
-  const logitRows = lastOnly ? 1 : rows;
-  const logits = new Float32Array(logitRows * cfg.vocabSize);
-  matmulT(logits, hF.subarray((rows - logitRows) * d), param(w, "out"), logitRows, d, cfg.vocabSize);
+  const logits = outputLogits(cfg, w, hF, rows, outputs);
   return { tokens, rows, cache, layers, xFinal: x, invRmsF, hF, logits };
+}
+
+function outputLogits(cfg: ModelConfig, w: Weights, hF: Float32Array, rows: number, outputs: LogitRows): Float32Array {
+  const { dModel: d, vocabSize: v } = cfg;
+  const out = param(w, "out");
+  if (outputs === "last") {
+    const logits = new Float32Array(v);
+    matmulT(logits, hF.subarray((rows - 1) * d), out, 1, d, v);
+    return logits;
+  }
+  const logits = new Float32Array(rows * v);
+  if (outputs === "all") {
+    matmulT(logits, hF, out, rows, d, v);
+    return logits;
+  }
+  // One product per run of consecutive rows that predict a target (matmulT gives a row
+  // the same numbers whichever rows it is computed with).
+  const needed = (t: number): boolean => outputs.targetMask[t + 1] === 1;
+  for (let t = 0; t < rows;) {
+    if (!needed(t)) {
+      t++;
+      continue;
+    }
+    let end = t + 1;
+    while (end < rows && needed(end)) end++;
+    matmulT(logits.subarray(t * v, end * v), hF.subarray(t * d, end * d), out, end - t, d, v);
+    t = end;
+  }
+  return logits;
 }
 
 function embed(cfg: ModelConfig, w: Weights, tokens: readonly number[], p0: number): Float32Array {
@@ -253,13 +287,18 @@ export function attendInto(
 /**
  * Backward pass of a training forward (one started at position 0). Accumulates into
  * every buffer present in `grads`; parameters without a buffer are treated as frozen.
- * `dLogits` is rows × vocabSize, the loss gradient with respect to the logits.
+ * The buffers of `tok_emb` and `out` may be shorter than their matrices: they then hold
+ * the last rows only (an adapter trains the rows of the tokens it adds, nothing else),
+ * and the frozen rows' gradient is not computed. `dLogits` is rows × vocabSize, the loss
+ * gradient with respect to the logits.
  */
 export function backward(cfg: ModelConfig, w: Weights, trace: Trace, dLogits: Float32Array, grads: Gradients): void {
   const { dModel: d, dFF: f } = cfg;
   const rows = trace.rows;
   const dhF = new Float32Array(rows * d);
-  matmulTBackward(dLogits, trace.hF, param(w, "out"), dhF, grads.out ?? null, rows, d, cfg.vocabSize);
+  const dOut = grads.out ?? null;
+  const outFrom = dOut === null ? 0 : cfg.vocabSize - dOut.length / d;
+  matmulTBackward(dLogits, trace.hF, param(w, "out"), dhF, dOut, rows, d, cfg.vocabSize, outFrom);
   let dx = new Float32Array(rows * d);
   rmsNormBackward(dhF, trace.xFinal, param(w, "final_norm"), trace.invRmsF, dx, grads.final_norm ?? null, rows, d);
   for (let l = cfg.nLayers - 1; l >= 0; l--) {
@@ -295,10 +334,14 @@ function embedBackward(cfg: ModelConfig, tokens: readonly number[], dx: Float32A
   const d = cfg.dModel;
   const dTok = grads.tok_emb;
   const dPos = grads.pos_emb;
+  // A short tok_emb buffer holds the last rows only (see backward).
+  const tokFrom = dTok === undefined ? 0 : cfg.vocabSize - dTok.length / d;
   for (let r = 0; r < tokens.length; r++) {
+    const trained = dTok !== undefined && tokens[r]! >= tokFrom;
+    const to = (tokens[r]! - tokFrom) * d;
     for (let i = 0; i < d; i++) {
       const g = dx[r * d + i]!;
-      if (dTok !== undefined) dTok[tokens[r]! * d + i]! += g;
+      if (trained) dTok[to + i]! += g;
       if (dPos !== undefined) dPos[r * d + i]! += g;
     }
   }

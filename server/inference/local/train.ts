@@ -88,7 +88,7 @@ export function accumulateGradients(
   let lossSum = 0;
   for (const example of batch) {
     if (targetCount(example) === 0) continue;
-    const trace = forward(model.config, weights, example.tokens, createCache(model.config));
+    const trace = forward(model.config, weights, example.tokens, createCache(model.config), example);
     const dLogits = new Float32Array(trace.logits.length);
     lossSum += nextTokenLoss(trace.logits, example, v, scale, dLogits);
     backward(model.config, weights, trace, dLogits, grads);
@@ -197,7 +197,7 @@ export function evaluateLoss(model: LocalModel, adapter: Adapter | null, example
   let lossSum = 0;
   for (const example of examples) {
     if (targetCount(example) === 0) continue;
-    const trace = forward(adapted.config, adapted.weights, example.tokens, createCache(adapted.config));
+    const trace = forward(adapted.config, adapted.weights, example.tokens, createCache(adapted.config), example);
     lossSum += nextTokenLoss(trace.logits, example, adapted.config.vocabSize, 1, null);
   }
   const count = batchTargetCount(examples);
@@ -247,7 +247,7 @@ export function encodePreference(
 
 /** Σ log p of the example's targets under `weights`, with the trace when a gradient is needed. */
 function answerLogProb(model: LocalModel, weights: Weights, example: EncodedExample) {
-  const trace = forward(model.config, weights, example.tokens, createCache(model.config));
+  const trace = forward(model.config, weights, example.tokens, createCache(model.config), example);
   return { logp: -nextTokenLoss(trace.logits, example, model.config.vocabSize, 1, null), trace };
 }
 
