@@ -5,14 +5,15 @@
  * for every optimisation step, an evaluation loss and a checkpoint at every epoch end,
  * and finally the adapter bytes LocalProvider serves the new model with.
  *
- * Training runs on the server's event loop, so it yields (setImmediate) after every
- * example, which keeps requests flowing while a job trains, and checks the abort
- * signal each time.
+ * Each step's gradient is computed by worker threads (gradient-pool.ts), so requests
+ * keep flowing while a job trains; between steps the trainer yields to the event loop
+ * and checks the abort signal. Evaluation and DPO's reference log-probabilities run
+ * here, pausing after every example.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import {
-  AdapterStep,
   adaptModel,
+  applyAdapterGradients,
   createAdapter,
   createTrainingState,
   dpoPairLoss,
@@ -25,6 +26,7 @@ import {
   type Adapter,
   type EncodedExample,
   type EncodedPreference,
+  type GradientTask,
   type LocalModel,
   type LrSchedule,
   type ReferenceLogProbs,
@@ -40,6 +42,7 @@ import {
   trainableLocalModel,
   type TrainingItem,
 } from "./trainer-data.ts";
+import { gradientPool } from "./gradient-pool.ts";
 import { cloneAdapter, snapshot, type EarlyStopState, type TrainerCheckpoint } from "./trainer-checkpoint.ts";
 
 export { loadCheckpoint, serializeCheckpoint, type TrainerCheckpoint } from "./trainer-checkpoint.ts";
@@ -343,43 +346,42 @@ async function pause(signal: AbortSignal): Promise<void> {
 
 /** One SFT step: mean cross-entropy per target token of the batch (weight-0 messages are not targets). */
 async function sftStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
-  const step = new AdapterStep(ctx.model, ctx.progress.adapter);
-  const count = batch.reduce(
-    (n, item) => n + (item.encoded.format === "SFT" ? targetCount(item.encoded.example) : 0),
-    0,
-  );
+  const examples = batch.flatMap((item) => (item.encoded.format === "SFT" ? [item.encoded.example] : []));
+  const count = examples.reduce((n, example) => n + targetCount(example), 0);
   // A batch without any target (every assistant message weight 0) teaches nothing: no update.
   if (count === 0) return 0;
-  let lossSum = 0;
-  for (const item of batch) {
-    if (item.encoded.format !== "SFT") continue;
-    lossSum += step.addCrossEntropy(item.encoded.example, 1 / count);
-    await pause(ctx.run.signal);
-  }
-  await rehearse(ctx, step);
-  applyStep(step, ctx, learningRate);
-  return lossSum / count;
+  const tasks = examples.map((example): GradientTask => ({ kind: "crossEntropy", example, scale: 1 / count }));
+  const losses = await step(ctx, tasks, learningRate);
+  return losses.slice(0, examples.length).reduce((a, b) => a + b, 0) / count;
 }
 
-/** Adds the rehearsal dialogues of this step to its gradient (their loss is not reported: it is not the job's). */
-async function rehearse(ctx: Context, step: AdapterStep): Promise<void> {
-  const examples: EncodedExample[] = rehearsalExamples(step.adapted, ctx.progress.step, REHEARSAL_PER_STEP);
+/**
+ * The step's rehearsal dialogues as gradient tasks (their loss is not reported: it is
+ * not the job's). They are in the adapted vocabulary, which the reference model has.
+ */
+function rehearsalTasks(ctx: Context): GradientTask[] {
+  const examples: EncodedExample[] = rehearsalExamples(ctx.reference, ctx.progress.step, REHEARSAL_PER_STEP);
   const count = examples.reduce((n, e) => n + targetCount(e), 0);
-  if (count === 0) return;
-  for (const example of examples) {
-    step.addCrossEntropy(example, REHEARSAL_WEIGHT / count);
-    await pause(ctx.run.signal);
-  }
+  if (count === 0) return [];
+  return examples.map((example) => ({ kind: "crossEntropy", example, scale: REHEARSAL_WEIGHT / count }));
 }
 
-/** The optimizer update; a gradient that is not finite means the run has diverged. */
-function applyStep(step: AdapterStep, ctx: Context, learningRate: number): void {
-  const norm = step.apply(ctx.progress.optimizer, learningRate);
+/**
+ * The step's gradient (the tasks and the rehearsal) from the worker threads, then the
+ * optimizer update; returns the losses of `tasks`, in order. A gradient that is not
+ * finite means the run has diverged.
+ */
+async function step(ctx: Context, tasks: GradientTask[], learningRate: number): Promise<number[]> {
+  const p = ctx.progress;
+  const { grads, losses } = await gradientPool(ctx.run.baseModel).gradients(p.adapter, [
+    ...tasks,
+    ...rehearsalTasks(ctx),
+  ]);
+  const norm = applyAdapterGradients(ctx.model, p.adapter, grads, p.optimizer, learningRate);
   if (!Number.isFinite(norm)) {
-    throw new TrainingDivergedError(
-      `The gradient became ${norm} at step ${ctx.progress.step + 1}; lower config.learningRate.`,
-    );
+    throw new TrainingDivergedError(`The gradient became ${norm} at step ${p.step + 1}; lower config.learningRate.`);
   }
+  return losses;
 }
 
 /**
@@ -390,28 +392,25 @@ function applyStep(step: AdapterStep, ctx: Context, learningRate: number): void 
  * unlikely still unlikely; the extra term makes the preferred answer one the model writes.
  */
 async function dpoStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
-  const step = new AdapterStep(ctx.model, ctx.progress.adapter);
-  const chosenTargets = batch.reduce(
-    (n, item) => n + (item.encoded.format === "PREFERENCE" ? targetCount(item.encoded.pair.chosen) : 0),
-    0,
-  );
-  let lossSum = 0;
-  for (const item of batch) {
-    if (item.encoded.format !== "PREFERENCE") continue;
-    item.reference ??= await reference(ctx, item.encoded.pair);
-    const chosenNll = chosenTargets > 0 ? CHOSEN_NLL_WEIGHT / chosenTargets : 0;
-    lossSum += step.addPreference(
-      item.encoded.pair,
-      item.reference,
-      ctx.run.config.dpoBeta,
-      1 / batch.length,
+  const items = batch.filter((item) => item.encoded.format === "PREFERENCE");
+  const pairs = items.map((item) => (item.encoded as { pair: EncodedPreference }).pair);
+  const chosenTargets = pairs.reduce((n, pair) => n + targetCount(pair.chosen), 0);
+  const chosenNll = chosenTargets > 0 ? CHOSEN_NLL_WEIGHT / chosenTargets : 0;
+  const tasks: GradientTask[] = [];
+  for (const [i, item] of items.entries()) {
+    item.reference ??= await reference(ctx, pairs[i]!);
+    tasks.push({
+      kind: "preference",
+      pair: pairs[i]!,
+      reference: item.reference,
+      beta: ctx.run.config.dpoBeta,
+      scale: 1 / batch.length,
       chosenNll,
-    );
-    await pause(ctx.run.signal);
+    });
   }
-  await rehearse(ctx, step);
-  applyStep(step, ctx, learningRate);
-  return lossSum / batch.length;
+  if (tasks.length === 0) return 0;
+  const losses = await step(ctx, tasks, learningRate);
+  return losses.slice(0, tasks.length).reduce((a, b) => a + b, 0) / batch.length;
 }
 
 /** log π_ref of a pair's answers (first use only: it never changes), then a pause. */

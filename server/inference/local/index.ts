@@ -24,7 +24,8 @@ export {
   type LoraMatrix,
 } from "./lora.ts";
 export {
-  AdapterStep,
+  adapterTaskGradients,
+  applyAdapterGradients,
   createTrainingState,
   dpoPairLoss,
   dpoStep,
@@ -39,6 +40,7 @@ export {
   type ChatMessage,
   type EncodedExample,
   type EncodedPreference,
+  type GradientTask,
   type PreferencePair,
   type ReferenceLogProbs,
 } from "./train.ts";
@@ -52,3 +54,4 @@ export {
   type ScheduleOptions,
 } from "./optimizer.ts";
 export { corpusDialogues, DIALOGUES_PATH, rehearsalExamples } from "./rehearsal.ts";
+export type { Gradients } from "./model.ts";

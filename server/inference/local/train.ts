@@ -128,67 +128,58 @@ export function trainStep(
     adamUpdate(model.weights, grads, state, lr);
     return lossSum / count;
   }
-  const step = new AdapterStep(model, adapter);
-  const lossSum = batch.reduce((sum, example) => sum + step.addCrossEntropy(example, 1 / count), 0);
-  step.apply(state, lr);
-  return lossSum / count;
+  const tasks = batch.map((example): GradientTask => ({ kind: "crossEntropy", example, scale: 1 / count }));
+  const { grads, losses } = adapterTaskGradients(model, adapter, tasks);
+  applyAdapterGradients(model, adapter, grads, state, lr);
+  return losses.reduce((a, b) => a + b, 0) / count;
 }
 
 /**
- * One optimizer step on an adapter, assembled example by example so that a caller can
- * yield to the event loop between examples (a batch of long examples takes long
- * enough to delay requests served meanwhile). The same arithmetic as trainStep and
- * dpoStep: gradients of the merged matrices are summed, then mapped to the factors.
- * Examples are token sequences of the adapted model (its vocabulary includes the
- * adapter's added tokens).
+ * One part of an adapter step's gradient: an example's cross-entropy (Σ −log p of its
+ * targets, times scale), or a preference pair's DPO loss (times scale) plus chosenNll ×
+ * the preferred answer's cross-entropy. A step is the sum of its tasks, so its tasks can
+ * be computed apart (the fine-tuning trainer's worker threads) and their gradients added.
  */
-export class AdapterStep {
-  /** The base model with the adapter merged, as of the start of the step. */
-  readonly adapted: LocalModel;
-  private readonly model: LocalModel;
-  private readonly adapter: Adapter;
-  private readonly grads: Gradients;
+export type GradientTask =
+  | { kind: "crossEntropy"; example: EncodedExample; scale: number }
+  | {
+      kind: "preference";
+      pair: EncodedPreference;
+      reference: ReferenceLogProbs;
+      beta: number;
+      scale: number;
+      chosenNll: number;
+    };
 
-  constructor(model: LocalModel, adapter: Adapter) {
-    this.model = model;
-    this.adapter = adapter;
-    this.adapted = adaptModel(model, adapter);
-    this.grads = mergedGradientBuffers(this.adapted, adapter);
-  }
+/**
+ * The summed gradient of `tasks` under the base with the adapter merged, with respect to
+ * the merged matrices (and the added tokens' rows), and each task's loss: Σ −log p for a
+ * cross-entropy, the DPO loss for a pair. applyAdapterGradients turns it into an update.
+ */
+export function adapterTaskGradients(
+  model: LocalModel,
+  adapter: Adapter,
+  tasks: readonly GradientTask[],
+): { grads: Gradients; losses: number[] } {
+  const adapted = adaptModel(model, adapter);
+  const grads = mergedGradientBuffers(adapted, adapter);
+  const losses = tasks.map((task) =>
+    task.kind === "crossEntropy"
+      ? accumulateGradients(adapted, adapted.weights, [task.example], grads, task.scale)
+      : dpoPairLoss(adapted, adapted.weights, task.pair, task.reference, task.beta, grads, task.scale, task.chosenNll),
+  );
+  return { grads, losses };
+}
 
-  /** Weights of the adapted model. */
-  get policy(): Weights {
-    return this.adapted.weights;
-  }
-
-  /** Adds the gradient of scale·Σ −log p over the example's targets; returns Σ −log p. */
-  addCrossEntropy(example: EncodedExample, scale: number): number {
-    return accumulateGradients(this.adapted, this.policy, [example], this.grads, scale);
-  }
-
-  /**
-   * Adds the gradient of scale·(DPO loss of the pair) + chosenNll·(−log π(chosen)); returns
-   * the pair's DPO loss.
-   */
-  addPreference(
-    pair: EncodedPreference,
-    reference: ReferenceLogProbs,
-    beta: number,
-    scale: number,
-    chosenNll = 0,
-  ): number {
-    return dpoPairLoss(this.adapted, this.policy, pair, reference, beta, this.grads, scale, chosenNll);
-  }
-
-  /** The Adam update of the adapter's factors with the summed gradient; returns the gradient's norm. */
-  apply(state: AdamState, lr: number): number {
-    return adamUpdate(
-      adapterParameters(this.adapter),
-      adapterGradients(this.model, this.adapter, this.grads),
-      state,
-      lr,
-    );
-  }
+/** The Adam update of the adapter's factors from a gradient of the merged matrices; returns the gradient's norm. */
+export function applyAdapterGradients(
+  model: LocalModel,
+  adapter: Adapter,
+  merged: Gradients,
+  state: AdamState,
+  lr: number,
+): number {
+  return adamUpdate(adapterParameters(adapter), adapterGradients(model, adapter, merged), state, lr);
 }
 
 /** Mean loss per target token over examples, without updating anything. */
@@ -318,17 +309,23 @@ export function dpoStep(
   beta: number,
   maxLength = model.config.contextLength,
 ): number {
-  const step = new AdapterStep(model, adapter);
-  let lossSum = 0;
-  for (const pair of pairs) {
-    const encoded = {
-      chosen: encodeAnswer(model, pair.prompt, pair.chosen, maxLength),
-      rejected: encodeAnswer(model, pair.prompt, pair.rejected, maxLength),
+  const tasks = pairs.map((p): GradientTask => {
+    const pair = {
+      chosen: encodeAnswer(model, p.prompt, p.chosen, maxLength),
+      rejected: encodeAnswer(model, p.prompt, p.rejected, maxLength),
     };
-    lossSum += step.addPreference(encoded, referenceLogProbs(model, encoded), beta, 1 / pairs.length);
-  }
-  step.apply(state, lr);
-  return lossSum / pairs.length;
+    return {
+      kind: "preference",
+      pair,
+      reference: referenceLogProbs(model, pair),
+      beta,
+      scale: 1 / pairs.length,
+      chosenNll: 0,
+    };
+  });
+  const { grads, losses } = adapterTaskGradients(model, adapter, tasks);
+  applyAdapterGradients(model, adapter, grads, state, lr);
+  return losses.reduce((a, b) => a + b, 0) / pairs.length;
 }
 
 /** Adds scale·∇(−log π(example)) into grads, reusing a forward trace. */
