@@ -12,8 +12,9 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { Adapter, GradientTask, Gradients } from "../inference/local/index.ts";
+import type { Adapter, GradientTask, Gradients, LocalModel } from "../inference/local/index.ts";
 import type { ShardReply, ShardRequest } from "./gradient-worker.ts";
+import { trainableLocalModel } from "./trainer-data.ts";
 
 /** Shards per step: the two cores of the machines this runs on. */
 const SHARDS = 2;
@@ -29,9 +30,11 @@ export class GradientPool {
   #nextId = 0;
   #broken: Error | null = null;
 
-  constructor(baseModel: string, threads = Math.min(SHARDS, availableParallelism())) {
+  /** `model`'s config and weights are copied to each thread once. */
+  constructor(model: LocalModel, threads = Math.min(SHARDS, availableParallelism())) {
+    const base = { config: model.config, weights: model.weights };
     for (let i = 0; i < threads; i++) {
-      const worker = new Worker(new URL("./gradient-worker.ts", import.meta.url), { workerData: { baseModel } });
+      const worker = new Worker(new URL("./gradient-worker.ts", import.meta.url), { workerData: base });
       worker.on("message", (reply: ShardReply) => this.#settle(reply));
       worker.on("error", (error) => this.#break(error));
       worker.on("exit", (code) => this.#break(new Error(`a gradient worker exited with code ${code}`)));
@@ -131,7 +134,7 @@ const pools = new Map<string, GradientPool>();
 export function gradientPool(baseModel: string): GradientPool {
   let pool = pools.get(baseModel);
   if (pool === undefined || pool.broken) {
-    pool = new GradientPool(baseModel);
+    pool = new GradientPool(trainableLocalModel(baseModel));
     pools.set(baseModel, pool);
   }
   return pool;

@@ -1,12 +1,15 @@
 /**
- * A worker thread of the gradient pool (gradient-pool.ts): loads the base model a job
- * trains once, then answers each request with the gradient of a shard of a step's tasks
- * under the adapter the request carries. Holds no state between requests besides the
- * frozen base, so any worker can take any shard of any job.
+ * A worker thread of the gradient pool (gradient-pool.ts): gets the frozen base weights
+ * once (workerData), then answers each request with the gradient of a shard of a step's
+ * tasks under the adapter the request carries. Holds no state between requests besides
+ * the base, so any worker can take any shard of any job.
+ *
+ * It imports the training arithmetic from its own files, not through the local model's
+ * index, and never a vocabulary: those load the o200k tokenizer, some 70 MB a thread.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { adapterTaskGradients, type Adapter, type GradientTask } from "../inference/local/index.ts";
-import { trainableLocalModel } from "./trainer-data.ts";
+import type { Adapter, BaseWeights } from "../inference/local/lora-merge.ts";
+import { adapterTaskGradients, type GradientTask } from "../inference/local/train.ts";
 
 export interface ShardRequest {
   id: number;
@@ -17,7 +20,7 @@ export interface ShardRequest {
 export type ShardReply =
   { id: number; grads: Record<string, Float32Array>; losses: number[] } | { id: number; error: string };
 
-const model = trainableLocalModel((workerData as { baseModel: string }).baseModel);
+const model = workerData as BaseWeights;
 
 parentPort!.on("message", (request: ShardRequest) => {
   let reply: ShardReply;

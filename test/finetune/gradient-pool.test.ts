@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 function pool(threads: number): GradientPool {
-  const p = new GradientPool("tiny-chat", threads);
+  const p = new GradientPool(model, threads);
   pools.push(p);
   return p;
 }

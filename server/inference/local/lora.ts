@@ -11,38 +11,26 @@
  * that the base vocabulary lacks (and would spell letter by letter), each with an
  * embedding row and an output row of its own, appended after the base rows. A two-layer
  * model learns a new word as one token in a few steps, where spelling it takes hundreds.
+ *
+ * The arithmetic on weights alone (merging, gradients) is lora-merge.ts; this module adds
+ * what needs the vocabulary and the tokenizer, and the adapter file.
  */
-import { createRng, gaussian, matmul } from "./math.ts";
-import { layerName, parameterShapes, type Gradients, type Weights } from "./model.ts";
+import { createRng, gaussian } from "./math.ts";
+import { layerName, parameterShapes, type Weights } from "./model.ts";
+import { EMBEDDINGS, mergeAdapter, OUTPUTS, type AddedTokens, type Adapter, type LoraMatrix } from "./lora-merge.ts";
 import type { LocalModel } from "./local-model.ts";
 import { readTensorFile, writeTensorFile } from "./tensor-file.ts";
 import { decode } from "../tokenizer.ts";
 import { Vocabulary } from "./vocab.ts";
 
-export interface LoraMatrix {
-  /** [rank, in] */
-  A: Float32Array;
-  /** [out, rank] */
-  B: Float32Array;
-  rank: number;
-  alpha: number;
-}
-
-/** Tokens an adapter adds after the base vocabulary, with their trainable rows. */
-export interface AddedTokens {
-  /** o200k ids, none of them in the base vocabulary; dense id = base vocabulary size + index. */
-  bpeIds: number[];
-  /** [bpeIds.length, dModel] rows appended to `tok_emb`. */
-  embeddings: Float32Array;
-  /** [bpeIds.length, dModel] rows appended to `out`. */
-  outputs: Float32Array;
-}
-
-export interface Adapter {
-  /** Base matrix name → its low-rank update. */
-  matrices: Record<string, LoraMatrix>;
-  tokens: AddedTokens;
-}
+export {
+  adapterGradients,
+  adapterParameters,
+  mergedGradientBuffers,
+  type AddedTokens,
+  type Adapter,
+  type LoraMatrix,
+} from "./lora-merge.ts";
 
 /** Every projection of every layer: the tiny model has little to spare, and attention alone cannot learn a new style. */
 export function defaultLoraTargets(model: LocalModel): string[] {
@@ -112,98 +100,12 @@ export function adaptedVocabulary(model: LocalModel, adapter: Adapter): Vocabula
  */
 export function adaptModel(model: LocalModel, adapter: Adapter | null): LocalModel {
   if (adapter === null) return model;
-  const shapes = parameterShapes(model.config);
-  const weights: Weights = { ...model.weights };
-  for (const [name, m] of Object.entries(adapter.matrices)) {
-    const [rows, cols] = shapes.get(name)!;
-    const delta = new Float32Array(rows * cols);
-    matmul(delta, m.B, m.A, rows, m.rank, cols, m.alpha / m.rank);
-    const base = model.weights[name]!;
-    for (let i = 0; i < delta.length; i++) delta[i]! += base[i]!;
-    weights[name] = delta;
-  }
-  const added = adapter.tokens.bpeIds.length;
-  if (added === 0) return { ...model, weights };
-  weights.tok_emb = concatRows(weights.tok_emb!, adapter.tokens.embeddings);
-  weights.out = concatRows(weights.out!, adapter.tokens.outputs);
-  return {
-    config: { ...model.config, vocabSize: model.config.vocabSize + added },
-    vocab: adaptedVocabulary(model, adapter),
-    weights,
-  };
-}
-
-function concatRows(a: Float32Array, b: Float32Array): Float32Array {
-  const joined = new Float32Array(a.length + b.length);
-  joined.set(a);
-  joined.set(b, a.length);
-  return joined;
+  return { ...mergeAdapter(model, adapter), vocab: adaptedVocabulary(model, adapter) };
 }
 
 /** Weights the forward pass should use: base weights with every adapted matrix merged (and added rows). */
 export function withAdapter(model: LocalModel, adapter: Adapter | null): Weights {
   return adaptModel(model, adapter).weights;
-}
-
-/**
- * Zeroed gradient buffers for the merged matrices an adapter touches (the base stays
- * frozen), plus the added tokens' rows of the embedding and output matrices when it adds
- * tokens (buffers of those rows only: backward then computes nothing for the base rows);
- * `adapted` is adaptModel's result, whose shapes they take.
- */
-export function mergedGradientBuffers(adapted: LocalModel, adapter: Adapter): Gradients {
-  const grads: Gradients = {};
-  for (const name of Object.keys(adapter.matrices)) grads[name] = new Float32Array(adapted.weights[name]!.length);
-  if (adapter.tokens.bpeIds.length > 0) {
-    grads.tok_emb = new Float32Array(adapter.tokens.embeddings.length);
-    grads.out = new Float32Array(adapter.tokens.outputs.length);
-  }
-  return grads;
-}
-
-const EMBEDDINGS = "tokens.embeddings";
-const OUTPUTS = "tokens.outputs";
-
-/** Flat parameter record of an adapter (`name.A`, `name.B`, added rows), as the optimizer sees it. */
-export function adapterParameters(adapter: Adapter): Weights {
-  const params: Weights = {};
-  for (const [name, m] of Object.entries(adapter.matrices)) {
-    params[`${name}.A`] = m.A;
-    params[`${name}.B`] = m.B;
-  }
-  if (adapter.tokens.bpeIds.length > 0) {
-    params[EMBEDDINGS] = adapter.tokens.embeddings;
-    params[OUTPUTS] = adapter.tokens.outputs;
-  }
-  return params;
-}
-
-/** Chain rule from merged-matrix gradients G to factor gradients, keyed like adapterParameters. */
-export function adapterGradients(model: LocalModel, adapter: Adapter, merged: Gradients): Weights {
-  const shapes = parameterShapes(model.config);
-  const grads: Weights = {};
-  for (const [name, m] of Object.entries(adapter.matrices)) {
-    const [rows, cols] = shapes.get(name)!;
-    const g = merged[name]!.subarray(0, rows * cols);
-    const s = m.alpha / m.rank;
-    const dB = new Float32Array(rows * m.rank);
-    matmul(dB, g, transpose(m.A, m.rank, cols), rows, cols, m.rank, s);
-    const dA = new Float32Array(m.rank * cols);
-    matmul(dA, transpose(m.B, rows, m.rank), g, m.rank, rows, cols, s);
-    grads[`${name}.A`] = dA;
-    grads[`${name}.B`] = dB;
-  }
-  if (adapter.tokens.bpeIds.length > 0) {
-    grads[EMBEDDINGS] = merged.tok_emb!;
-    grads[OUTPUTS] = merged.out!;
-  }
-  return grads;
-}
-
-function transpose(a: Float32Array, rows: number, cols: number): Float32Array {
-  const t = new Float32Array(a.length);
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = a[r * cols + c]!;
-  return t;
 }
 
 export function cloneAdapter(adapter: Adapter): Adapter {

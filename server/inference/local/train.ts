@@ -11,7 +11,14 @@
  *     trainStep(model, adapter, batchOf(step), state, learningRateAt(step, schedule));
  */
 import { backward, createCache, forward, parameterShapes, type Gradients, type Weights } from "./model.ts";
-import { adapterGradients, adapterParameters, adaptModel, mergedGradientBuffers, type Adapter } from "./lora.ts";
+import {
+  adapterGradients,
+  adapterParameters,
+  mergeAdapter,
+  mergedGradientBuffers,
+  type Adapter,
+  type BaseWeights,
+} from "./lora-merge.ts";
 import type { LocalModel } from "./local-model.ts";
 import { nextTokenLoss, targetCount } from "./loss.ts";
 import { adamUpdate, createOptimizerState, type AdamOptions, type AdamState } from "./optimizer.ts";
@@ -66,7 +73,7 @@ export function encodeChatExample(
 }
 
 /** Zeroed gradient buffers for every base parameter. */
-export function fullGradientBuffers(model: LocalModel): Weights {
+export function fullGradientBuffers(model: BaseWeights): Weights {
   const grads: Weights = {};
   for (const [name, [rows, cols]] of parameterShapes(model.config)) grads[name] = new Float32Array(rows * cols);
   return grads;
@@ -78,7 +85,7 @@ export function fullGradientBuffers(model: LocalModel): Weights {
  * The shared core of base training, LoRA training and the parallel trainer.
  */
 export function accumulateGradients(
-  model: LocalModel,
+  model: BaseWeights,
   weights: Weights,
   batch: readonly EncodedExample[],
   grads: Gradients,
@@ -114,7 +121,7 @@ export function createTrainingState(
  * (before the update). With an adapter, only its A/B factors change.
  */
 export function trainStep(
-  model: LocalModel,
+  model: BaseWeights,
   adapter: Adapter | null,
   batch: readonly EncodedExample[],
   state: AdamState,
@@ -157,11 +164,11 @@ export type GradientTask =
  * cross-entropy, the DPO loss for a pair. applyAdapterGradients turns it into an update.
  */
 export function adapterTaskGradients(
-  model: LocalModel,
+  model: BaseWeights,
   adapter: Adapter,
   tasks: readonly GradientTask[],
 ): { grads: Gradients; losses: number[] } {
-  const adapted = adaptModel(model, adapter);
+  const adapted = mergeAdapter(model, adapter);
   const grads = mergedGradientBuffers(adapted, adapter);
   const losses = tasks.map((task) =>
     task.kind === "crossEntropy"
@@ -173,7 +180,7 @@ export function adapterTaskGradients(
 
 /** The Adam update of the adapter's factors from a gradient of the merged matrices; returns the gradient's norm. */
 export function applyAdapterGradients(
-  model: LocalModel,
+  model: BaseWeights,
   adapter: Adapter,
   merged: Gradients,
   state: AdamState,
@@ -183,8 +190,8 @@ export function applyAdapterGradients(
 }
 
 /** Mean loss per target token over examples, without updating anything. */
-export function evaluateLoss(model: LocalModel, adapter: Adapter | null, examples: readonly EncodedExample[]): number {
-  const adapted = adaptModel(model, adapter);
+export function evaluateLoss(model: BaseWeights, adapter: Adapter | null, examples: readonly EncodedExample[]): number {
+  const adapted = adapter === null ? model : mergeAdapter(model, adapter);
   let lossSum = 0;
   for (const example of examples) {
     if (targetCount(example) === 0) continue;
@@ -237,13 +244,13 @@ export function encodePreference(
 }
 
 /** Σ log p of the example's targets under `weights`, with the trace when a gradient is needed. */
-function answerLogProb(model: LocalModel, weights: Weights, example: EncodedExample) {
+function answerLogProb(model: BaseWeights, weights: Weights, example: EncodedExample) {
   const trace = forward(model.config, weights, example.tokens, createCache(model.config), example);
   return { logp: -nextTokenLoss(trace.logits, example, model.config.vocabSize, 1, null), trace };
 }
 
 /** Σ log p of an example's targets under `weights` (e.g. the reference model's log π_ref). */
-export function sequenceLogProb(model: LocalModel, weights: Weights, example: EncodedExample): number {
+export function sequenceLogProb(model: BaseWeights, weights: Weights, example: EncodedExample): number {
   return answerLogProb(model, weights, example).logp;
 }
 
@@ -260,7 +267,7 @@ export interface ReferenceLogProbs {
 }
 
 /** log π_ref of a pair under `model`'s own weights (the base, or an adapted model standing for it). */
-export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): ReferenceLogProbs {
+export function referenceLogProbs(model: BaseWeights, pair: EncodedPreference): ReferenceLogProbs {
   return {
     chosen: sequenceLogProb(model, model.weights, pair.chosen),
     rejected: sequenceLogProb(model, model.weights, pair.rejected),
@@ -275,7 +282,7 @@ export function referenceLogProbs(model: LocalModel, pair: EncodedPreference): R
  * chosen answer's forward pass.
  */
 export function dpoPairLoss(
-  model: LocalModel,
+  model: BaseWeights,
   policy: Weights,
   pair: EncodedPreference,
   reference: ReferenceLogProbs,
@@ -330,7 +337,7 @@ export function dpoStep(
 
 /** Adds scale·∇(−log π(example)) into grads, reusing a forward trace. */
 function backpropLogProb(
-  model: LocalModel,
+  model: BaseWeights,
   weights: Weights,
   example: EncodedExample,
   trace: ReturnType<typeof forward>,
