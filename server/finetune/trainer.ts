@@ -189,11 +189,11 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
   const model = trainableLocalModel(run.baseModel);
   const { config } = run;
   const format = run.kind === "SFT" ? "SFT" : "PREFERENCE";
-  const progress = run.resume === undefined ? freshProgress(model, run) : resumedProgress(run);
+  const progress = run.resume === undefined ? await freshProgress(model, run) : resumedProgress(run);
   // The adapter before any step: rows are encoded in its vocabulary, and it is DPO's reference policy.
   const initial = adaptModel(model, startingAdapter(model, config.loraRank, progress.adapter.tokens.bpeIds));
-  const trainRows = prepareRows(model, initial, run.train, format, config.maxContextLength, "training");
-  const evalRows = prepareRows(model, initial, run.evaluation, format, config.maxContextLength, "evaluation");
+  const trainRows = await prepareRows(model, initial, run.train, format, config.maxContextLength, "training");
+  const evalRows = await prepareRows(model, initial, run.evaluation, format, config.maxContextLength, "evaluation");
   const counts = {
     examplesTrained: trainRows.items.length,
     examplesSkipped: trainRows.skipped,
@@ -228,8 +228,8 @@ function startingAdapter(model: LocalModel, rank: number, addedTokens: readonly 
   return createAdapter(model, rank, ADAPTER_SEED, { addedTokens });
 }
 
-function freshProgress(model: LocalModel, run: TrainingRun): Progress {
-  const adapter = startingAdapter(model, run.config.loraRank, chooseAddedTokens(model, run.train));
+async function freshProgress(model: LocalModel, run: TrainingRun): Promise<Progress> {
+  const adapter = startingAdapter(model, run.config.loraRank, await chooseAddedTokens(model, run.train));
   return {
     epoch: 0,
     step: 0,
