@@ -1,6 +1,7 @@
 /**
- * Worker threads that compute a fine-tuning step's gradient (gradient-worker.ts), so that
- * training neither holds the server's event loop (a step of eight examples and four
+ * Worker threads that compute a fine-tuning step's gradient, and the log-probabilities
+ * that evaluation and DPO's reference policy need (gradient-worker.ts), so that training
+ * neither holds the server's event loop (a step of eight examples and four
  * rehearsal dialogues is a few hundred milliseconds of arithmetic) nor leaves the
  * machine's other core idle.
  *
@@ -12,15 +13,19 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { Adapter, GradientTask, Gradients, LocalModel } from "../inference/local/index.ts";
+import type { Adapter, EncodedExample, GradientTask, Gradients, LocalModel } from "../inference/local/index.ts";
 import type { ShardReply, ShardRequest } from "./gradient-worker.ts";
 import { trainableLocalModel } from "./trainer-data.ts";
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Shards per step: the two cores of the machines this runs on. */
 const SHARDS = 2;
 
+type Answer = Exclude<ShardReply, { error: string }>;
+
 interface Pending {
-  resolve(reply: Extract<ShardReply, { grads: unknown }>): void;
+  resolve(reply: Answer): void;
   reject(error: Error): void;
 }
 
@@ -55,17 +60,35 @@ export class GradientPool {
     if (tasks.length === 0) throw new Error("a gradient of no tasks");
     const shards = cutShards(tasks, SHARDS);
     const replies = await Promise.all(
-      shards.map((shard, i) => (shard.length === 0 ? null : this.#send(i % this.#workers.length, adapter, shard))),
+      shards.map((shard, i) =>
+        shard.length === 0 ? null : this.#send(i % this.#workers.length, { adapter, tasks: shard }),
+      ),
     );
     let grads: Record<string, Float32Array> | null = null;
     const losses: number[] = [];
     for (const reply of replies) {
-      if (reply === null) continue;
+      if (reply === null || !("grads" in reply)) continue;
       losses.push(...reply.losses);
       if (grads === null) grads = reply.grads;
       else addInto(grads, reply.grads);
     }
     return { grads: grads!, losses };
+  }
+
+  /**
+   * Σ log p of each sequence's targets under the base with `adapter` merged, in order
+   * (evaluation, and DPO's reference policy). A sequence's value does not depend on the
+   * others, so the threads simply share the list.
+   */
+  async logProbs(adapter: Adapter, sequences: readonly EncodedExample[]): Promise<number[]> {
+    const threads = this.#workers.length;
+    const per = Math.ceil(sequences.length / threads);
+    const replies = await Promise.all(
+      Array.from({ length: threads }, (_, i) => sequences.slice(i * per, (i + 1) * per))
+        .filter((part) => part.length > 0)
+        .map((part, i) => this.#send(i, { adapter, sequences: part })),
+    );
+    return replies.flatMap((reply) => ("logProbs" in reply ? reply.logProbs : []));
   }
 
   /** Stops the threads (tests; a server process simply exits). */
@@ -74,13 +97,13 @@ export class GradientPool {
     await Promise.all(this.#workers.map((w) => w.terminate()));
   }
 
-  #send(worker: number, adapter: Adapter, tasks: GradientTask[]) {
+  #send(worker: number, request: DistributiveOmit<ShardRequest, "id">): Promise<Answer> {
     if (this.#broken !== null) return Promise.reject(this.#broken);
     const id = this.#nextId++;
-    return new Promise<Extract<ShardReply, { grads: unknown }>>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       this.#workers[worker]!.ref();
-      this.#workers[worker]!.postMessage({ id, adapter, tasks } satisfies ShardRequest);
+      this.#workers[worker]!.postMessage({ id, ...request } satisfies ShardRequest);
     });
   }
 

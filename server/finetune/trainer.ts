@@ -5,10 +5,9 @@
  * for every optimisation step, an evaluation loss and a checkpoint at every epoch end,
  * and finally the adapter bytes LocalProvider serves the new model with.
  *
- * Each step's gradient is computed by worker threads (gradient-pool.ts), so requests
- * keep flowing while a job trains; between steps the trainer yields to the event loop
- * and checks the abort signal. Evaluation and DPO's reference log-probabilities run
- * here, pausing after every example.
+ * The arithmetic (each step's gradient, evaluation, DPO's reference log-probabilities)
+ * runs on worker threads (gradient-pool.ts), so requests keep flowing while a job
+ * trains; between steps the trainer yields to the event loop and checks the abort signal.
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import {
@@ -16,11 +15,9 @@ import {
   applyAdapterGradients,
   createAdapter,
   createTrainingState,
-  dpoPairLoss,
+  dpoLoss,
   learningRateAt,
-  referenceLogProbs,
   rehearsalExamples,
-  sequenceLogProb,
   serializeAdapter,
   targetCount,
   type Adapter,
@@ -29,7 +26,6 @@ import {
   type GradientTask,
   type LocalModel,
   type LrSchedule,
-  type ReferenceLogProbs,
 } from "../inference/local/index.ts";
 import { createRng } from "../inference/local/math.ts";
 import type { ParsedRow } from "../datasets/rows.ts";
@@ -175,7 +171,9 @@ interface Context {
   run: TrainingRun;
   /** The frozen base model. */
   model: LocalModel;
-  /** The adapter before any step, merged: DPO's reference policy. */
+  /** The adapter before any step: DPO's reference policy. */
+  referenceAdapter: Adapter;
+  /** The same adapter merged: its vocabulary is the one the job's sequences are in. */
   reference: LocalModel;
   items: TrainingItem[];
   evaluation: TrainingItem[];
@@ -191,7 +189,8 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
   const format = run.kind === "SFT" ? "SFT" : "PREFERENCE";
   const progress = run.resume === undefined ? await freshProgress(model, run) : resumedProgress(run);
   // The adapter before any step: rows are encoded in its vocabulary, and it is DPO's reference policy.
-  const initial = adaptModel(model, startingAdapter(model, config.loraRank, progress.adapter.tokens.bpeIds));
+  const referenceAdapter = startingAdapter(model, config.loraRank, progress.adapter.tokens.bpeIds);
+  const initial = adaptModel(model, referenceAdapter);
   const trainRows = await prepareRows(model, initial, run.train, format, config.maxContextLength, "training");
   const evalRows = await prepareRows(model, initial, run.evaluation, format, config.maxContextLength, "evaluation");
   const counts = {
@@ -210,6 +209,7 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
   const ctx: Context = {
     run,
     model,
+    referenceAdapter,
     reference: initial,
     items: trainRows.items,
     evaluation: evalRows.items,
@@ -396,46 +396,55 @@ async function dpoStep(ctx: Context, batch: TrainingItem[], learningRate: number
   const pairs = items.map((item) => (item.encoded as { pair: EncodedPreference }).pair);
   const chosenTargets = pairs.reduce((n, pair) => n + targetCount(pair.chosen), 0);
   const chosenNll = chosenTargets > 0 ? CHOSEN_NLL_WEIGHT / chosenTargets : 0;
-  const tasks: GradientTask[] = [];
-  for (const [i, item] of items.entries()) {
-    item.reference ??= await reference(ctx, pairs[i]!);
-    tasks.push({
-      kind: "preference",
-      pair: pairs[i]!,
-      reference: item.reference,
-      beta: ctx.run.config.dpoBeta,
-      scale: 1 / batch.length,
-      chosenNll,
-    });
-  }
-  if (tasks.length === 0) return 0;
+  if (items.length === 0) return 0;
+  await computeReferences(ctx, items);
+  const tasks = items.map((item, i): GradientTask => ({
+    kind: "preference",
+    pair: pairs[i]!,
+    reference: item.reference!,
+    beta: ctx.run.config.dpoBeta,
+    scale: 1 / batch.length,
+    chosenNll,
+  }));
   const losses = await step(ctx, tasks, learningRate);
   return losses.slice(0, tasks.length).reduce((a, b) => a + b, 0) / batch.length;
 }
 
-/** log π_ref of a pair's answers (first use only: it never changes), then a pause. */
-async function reference(ctx: Context, pair: EncodedPreference): Promise<ReferenceLogProbs> {
-  const logProbs = referenceLogProbs(ctx.reference, pair);
-  await pause(ctx.run.signal);
-  return logProbs;
+/** log π_ref of the answers of the items that lack it (it never changes: computed on first use). */
+async function computeReferences(ctx: Context, items: readonly TrainingItem[]): Promise<void> {
+  const missing = items.filter((item) => item.reference === undefined && item.encoded.format === "PREFERENCE");
+  if (missing.length === 0) return;
+  const logProbs = await gradientPool(ctx.run.baseModel).logProbs(ctx.referenceAdapter, answersOf(missing));
+  missing.forEach((item, i) => (item.reference = { chosen: logProbs[2 * i]!, rejected: logProbs[2 * i + 1]! }));
+}
+
+/** The chosen and the rejected answer of each preference item, in that order. */
+function answersOf(items: readonly TrainingItem[]): EncodedExample[] {
+  return items.flatMap((item) =>
+    item.encoded.format === "PREFERENCE" ? [item.encoded.pair.chosen, item.encoded.pair.rejected] : [],
+  );
 }
 
 /** Evaluation loss with the current adapter: per target token (SFT) or mean DPO loss per pair. */
 async function evaluate(ctx: Context): Promise<number> {
-  const adapted = adaptModel(ctx.model, ctx.progress.adapter);
-  let lossSum = 0;
-  let count = 0;
-  for (const item of ctx.evaluation) {
-    if (item.encoded.format === "SFT") {
-      if (targetCount(item.encoded.example) === 0) continue;
-      lossSum -= sequenceLogProb(adapted, adapted.weights, item.encoded.example);
-      count += targetCount(item.encoded.example);
-    } else {
-      item.reference ??= await reference(ctx, item.encoded.pair);
-      lossSum += dpoPairLoss(adapted, adapted.weights, item.encoded.pair, item.reference, ctx.run.config.dpoBeta, null);
-      count++;
-    }
-    await pause(ctx.run.signal);
+  const pool = gradientPool(ctx.run.baseModel);
+  const adapter = ctx.progress.adapter;
+  if (ctx.run.kind === "SFT") {
+    const examples = ctx.evaluation.flatMap((item) =>
+      item.encoded.format === "SFT" && targetCount(item.encoded.example) > 0 ? [item.encoded.example] : [],
+    );
+    const count = examples.reduce((n, e) => n + targetCount(e), 0);
+    if (count === 0) return 0;
+    const logProbs = await pool.logProbs(adapter, examples);
+    return -logProbs.reduce((a, b) => a + b, 0) / count;
   }
-  return count === 0 ? 0 : lossSum / count;
+  const pairs = ctx.evaluation.filter((item) => item.encoded.format === "PREFERENCE");
+  if (pairs.length === 0) return 0;
+  await computeReferences(ctx, pairs);
+  const logProbs = await pool.logProbs(adapter, answersOf(pairs));
+  const beta = ctx.run.config.dpoBeta;
+  const losses = pairs.map((item, i) =>
+    dpoLoss({ chosen: logProbs[2 * i]!, rejected: logProbs[2 * i + 1]! }, item.reference!, beta),
+  );
+  return losses.reduce((a, b) => a + b, 0) / pairs.length;
 }

@@ -1,7 +1,8 @@
 /**
  * The worker threads that compute fine-tuning gradients (server/finetune/gradient-pool.ts):
- * the same numbers on one thread as on two, the in-thread arithmetic shard by shard, the
- * event loop free while they work, and a task that fails rejects its step with the cause.
+ * the same numbers on one thread as on two, the in-thread arithmetic shard by shard (and
+ * log-probabilities as this thread computes them), the event loop free while they work,
+ * and a task that fails rejects its step with the cause.
  */
 import { afterAll, test } from "vitest";
 import assert from "node:assert/strict";
@@ -12,6 +13,7 @@ import {
   adaptModel,
   createAdapter,
   rehearsalExamples,
+  sequenceLogProb,
   type GradientTask,
 } from "../../server/inference/local/index.ts";
 import { createRng } from "../../server/inference/local/math.ts";
@@ -66,6 +68,15 @@ test("the pool's gradient is each shard's in-thread gradient, added in shard ord
   const got = await pool(2).gradients(adapter, tasks);
   assert.deepEqual(got.losses, [...parts[0]!.losses, ...parts[1]!.losses]);
   for (const [name, g] of Object.entries(expected)) assert.deepEqual(got.grads[name], g, name);
+});
+
+test("log-probabilities of sequences under an adapter, in order, as computed on this thread", async () => {
+  const { adapter, tasks } = stepOf(5);
+  const sequences = tasks.map((t) => (t.kind === "crossEntropy" ? t.example : t.pair.chosen));
+  const adapted = adaptModel(model, adapter);
+  const expected = sequences.map((s) => sequenceLogProb(adapted, adapted.weights, s));
+  assert.deepEqual(await pool(2).logProbs(adapter, sequences), expected);
+  assert.deepEqual(await pool(1).logProbs(adapter, sequences.slice(0, 1)), expected.slice(0, 1));
 });
 
 test("the event loop turns while the threads compute a step", async () => {

@@ -27,6 +27,7 @@ export {
   adapterTaskGradients,
   applyAdapterGradients,
   createTrainingState,
+  dpoLoss,
   dpoPairLoss,
   dpoStep,
   encodeChatExample,

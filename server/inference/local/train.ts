@@ -293,7 +293,7 @@ export function dpoPairLoss(
 ): number {
   const pc = answerLogProb(model, policy, pair.chosen);
   const pr = answerLogProb(model, policy, pair.rejected);
-  const z = beta * (pc.logp - reference.chosen - (pr.logp - reference.rejected));
+  const z = dpoMargin({ chosen: pc.logp, rejected: pr.logp }, reference, beta);
   if (grads !== null) {
     // d loss/d log π(chosen) = −β·σ(−z); the gradient of −log π is (softmax − onehot).
     const coefficient = beta * sigmoid(-z) * scale;
@@ -301,6 +301,16 @@ export function dpoPairLoss(
     backpropLogProb(model, policy, pair.rejected, pr.trace, -coefficient, grads);
   }
   return softplus(-z);
+}
+
+/** β·[(log π(chosen) − log π_ref(chosen)) − (log π(rejected) − log π_ref(rejected))]. */
+function dpoMargin(policy: ReferenceLogProbs, reference: ReferenceLogProbs, beta: number): number {
+  return beta * (policy.chosen - reference.chosen - (policy.rejected - reference.rejected));
+}
+
+/** The DPO loss of a pair from its answers' log-probabilities under the policy and the reference. */
+export function dpoLoss(policy: ReferenceLogProbs, reference: ReferenceLogProbs, beta: number): number {
+  return softplus(-dpoMargin(policy, reference, beta));
 }
 
 /**
