@@ -22,7 +22,6 @@ import {
   targetCount,
   type Adapter,
   type EncodedExample,
-  type EncodedPreference,
   type GradientTask,
   type LocalModel,
   type LrSchedule,
@@ -392,15 +391,19 @@ async function step(ctx: Context, tasks: GradientTask[], learningRate: number): 
  * unlikely still unlikely; the extra term makes the preferred answer one the model writes.
  */
 async function dpoStep(ctx: Context, batch: TrainingItem[], learningRate: number): Promise<number> {
-  const items = batch.filter((item) => item.encoded.format === "PREFERENCE");
-  const pairs = items.map((item) => (item.encoded as { pair: EncodedPreference }).pair);
-  const chosenTargets = pairs.reduce((n, pair) => n + targetCount(pair.chosen), 0);
-  const chosenNll = chosenTargets > 0 ? CHOSEN_NLL_WEIGHT / chosenTargets : 0;
+  const items = batch.flatMap((item) =>
+    item.encoded.format === "PREFERENCE" ? [{ item, pair: item.encoded.pair }] : [],
+  );
   if (items.length === 0) return 0;
-  await computeReferences(ctx, items);
-  const tasks = items.map((item, i): GradientTask => ({
+  const chosenTargets = items.reduce((n, { pair }) => n + targetCount(pair.chosen), 0);
+  const chosenNll = chosenTargets > 0 ? CHOSEN_NLL_WEIGHT / chosenTargets : 0;
+  await computeReferences(
+    ctx,
+    items.map(({ item }) => item),
+  );
+  const tasks = items.map(({ item, pair }): GradientTask => ({
     kind: "preference",
-    pair: pairs[i]!,
+    pair,
     reference: item.reference!,
     beta: ctx.run.config.dpoBeta,
     scale: 1 / batch.length,
@@ -414,8 +417,25 @@ async function dpoStep(ctx: Context, batch: TrainingItem[], learningRate: number
 async function computeReferences(ctx: Context, items: readonly TrainingItem[]): Promise<void> {
   const missing = items.filter((item) => item.reference === undefined && item.encoded.format === "PREFERENCE");
   if (missing.length === 0) return;
-  const logProbs = await gradientPool(ctx.run.baseModel).logProbs(ctx.referenceAdapter, answersOf(missing));
+  const logProbs = await logProbsOf(ctx, ctx.referenceAdapter, answersOf(missing));
   missing.forEach((item, i) => (item.reference = { chosen: logProbs[2 * i]!, rejected: logProbs[2 * i + 1]! }));
+}
+
+/**
+ * Sequences scored between two checks of the abort signal: a large evaluation set is
+ * scored in parts, so cancelling a job never waits for all of it.
+ */
+const SEQUENCES_PER_CALL = 64;
+
+/** Σ log p of each sequence's targets under the base with `adapter` merged, in order (on the workers). */
+async function logProbsOf(ctx: Context, adapter: Adapter, sequences: readonly EncodedExample[]): Promise<number[]> {
+  const pool = gradientPool(ctx.run.baseModel);
+  const out: number[] = [];
+  for (let i = 0; i < sequences.length; i += SEQUENCES_PER_CALL) {
+    for (const lp of await pool.logProbs(adapter, sequences.slice(i, i + SEQUENCES_PER_CALL))) out.push(lp);
+    ctx.run.signal.throwIfAborted();
+  }
+  return out;
 }
 
 /** The chosen and the rejected answer of each preference item, in that order. */
@@ -427,7 +447,6 @@ function answersOf(items: readonly TrainingItem[]): EncodedExample[] {
 
 /** Evaluation loss with the current adapter: per target token (SFT) or mean DPO loss per pair. */
 async function evaluate(ctx: Context): Promise<number> {
-  const pool = gradientPool(ctx.run.baseModel);
   const adapter = ctx.progress.adapter;
   if (ctx.run.kind === "SFT") {
     const examples = ctx.evaluation.flatMap((item) =>
@@ -435,13 +454,13 @@ async function evaluate(ctx: Context): Promise<number> {
     );
     const count = examples.reduce((n, e) => n + targetCount(e), 0);
     if (count === 0) return 0;
-    const logProbs = await pool.logProbs(adapter, examples);
+    const logProbs = await logProbsOf(ctx, adapter, examples);
     return -logProbs.reduce((a, b) => a + b, 0) / count;
   }
   const pairs = ctx.evaluation.filter((item) => item.encoded.format === "PREFERENCE");
   if (pairs.length === 0) return 0;
   await computeReferences(ctx, pairs);
-  const logProbs = await pool.logProbs(adapter, answersOf(pairs));
+  const logProbs = await logProbsOf(ctx, adapter, answersOf(pairs));
   const beta = ctx.run.config.dpoBeta;
   const losses = pairs.map((item, i) =>
     dpoLoss({ chosen: logProbs[2 * i]!, rejected: logProbs[2 * i + 1]! }, item.reference!, beta),
