@@ -18,6 +18,7 @@ import {
 } from "../../server/inference/local/index.ts";
 import { createRng } from "../../server/inference/local/math.ts";
 import { TUNING_CASES } from "../../bench/support/tuning-datasets.ts";
+import { turnsDuring } from "../support/event-loop.ts";
 
 const model = localBaseModel();
 const pools: GradientPool[] = [];
@@ -81,15 +82,7 @@ test("log-probabilities of sequences under an adapter, in order, as computed on 
 
 test("the event loop turns while the threads compute a step", async () => {
   const { adapter, tasks } = stepOf(8);
-  let done = false;
-  let turns = 0;
-  const tick = (): void => {
-    turns++;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  await pool(2).gradients(adapter, tasks);
-  done = true;
+  const { turns } = await turnsDuring(() => pool(2).gradients(adapter, tasks));
   // Computed on this thread, the step would run to its end before the first tick.
   assert.ok(turns > 10, `${turns} turns of the event loop during the step`);
 });

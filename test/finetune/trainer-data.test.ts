@@ -8,24 +8,11 @@ import assert from "node:assert/strict";
 import { chooseAddedTokens, encodeRow, localBaseModel, prepareRows } from "../../server/finetune/trainer-data.ts";
 import { adaptModel, createAdapter } from "../../server/inference/local/index.ts";
 import { TUNING_CASES } from "../../bench/support/tuning-datasets.ts";
+import { turnsDuring } from "../support/event-loop.ts";
 
 const model = localBaseModel();
 const voice = TUNING_CASES.find((c) => c.name === "voice")!;
 const rows = Array.from({ length: 1000 }, (_, i) => voice.rows[i % voice.rows.length]!);
-
-/** Runs `work` and counts the event loop's turns while it runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let done = false;
-  let turns = 0;
-  const tick = (): void => {
-    turns++;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const result = await work();
-  done = true;
-  return { result, turns };
-}
 
 test("choosing the added tokens and encoding 1 000 rows let the event loop turn, rows in dataset order", async () => {
   const chosen = await turnsDuring(() => chooseAddedTokens(model, rows));
