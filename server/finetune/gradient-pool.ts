@@ -116,7 +116,9 @@ export class GradientPool {
     else pending.resolve(reply);
   }
 
+  /** A thread failed or ended: every request fails, and the other threads stop (gradientPool makes a new pool). */
   #break(error: Error): void {
+    if (this.#broken === null) for (const w of this.#workers) void w.terminate();
     this.#broken ??= error;
     for (const pending of this.#pending.values()) pending.reject(this.#broken);
     this.#pending.clear();

@@ -6,7 +6,7 @@
  */
 import { afterAll, test } from "vitest";
 import assert from "node:assert/strict";
-import { cutShards, GradientPool } from "../../server/finetune/gradient-pool.ts";
+import { cutShards, GradientPool, gradientPool } from "../../server/finetune/gradient-pool.ts";
 import { encodeRow, localBaseModel } from "../../server/finetune/trainer-data.ts";
 import {
   adapterTaskGradients,
@@ -97,4 +97,17 @@ test("a task that cannot be computed rejects the step with the worker's error, a
   assert.equal(p.broken, false);
   const again = await p.gradients(adapter, tasks);
   assert.equal(again.losses.length, tasks.length);
+});
+
+test("a pool whose threads have stopped fails every request, and the process gets a new one", async () => {
+  const { adapter, tasks } = stepOf(2);
+  const first = gradientPool("tiny-chat");
+  assert.equal(gradientPool("tiny-chat"), first, "one pool per base model");
+  await first.close();
+  assert.equal(first.broken, true);
+  await assert.rejects(first.gradients(adapter, tasks), /closed/);
+  const second = gradientPool("tiny-chat");
+  pools.push(second);
+  assert.notEqual(second, first);
+  assert.equal((await second.gradients(adapter, tasks)).losses.length, tasks.length);
 });
