@@ -23,10 +23,10 @@ export function matmulT(
   outDim: number,
 ): void {
   if (rows === 1) return matVec(out, x, w, inDim, outDim);
+  const last = rows - 1;
   for (let o = 0; o < outDim; o++) {
     const wo = o * inDim;
     for (let r = 0; r < rows; r += 4) {
-      const last = rows - 1;
       const a = r * inDim,
         b = Math.min(r + 1, last) * inDim,
         c = Math.min(r + 2, last) * inDim,
