@@ -5,7 +5,7 @@
  * understands: connection errors, 429, 5xx and timeouts are retryable on a standby.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { errors as undiciErrors, request } from "undici";
+import { Pool, errors as undiciErrors } from "undici";
 import type { FinishReason, GenerationEvent, GenerationRequest, Provider, Turn, Usage } from "../engine.ts";
 import { countInputTokens, countTokens } from "../tokenizer.ts";
 import { upstreamCalled } from "../../ops/metrics.ts";
@@ -34,10 +34,20 @@ interface ToolCallParts {
 export class OpenAiUpstreamProvider implements Provider {
   readonly name: string;
   readonly #options: OpenAiUpstreamOptions;
+  /**
+   * The upstream's own connection pool, asked by path: `request(url)` through the global
+   * agent parsed the URL and looked the origin up on every call (2 % of a CPU profile
+   * under `POST /v1/responses`). Idle connections do not hold the process open.
+   */
+  readonly #pool: Pool;
+  readonly #path: string;
 
   constructor(options: OpenAiUpstreamOptions) {
     this.name = options.name;
     this.#options = options;
+    const url = new URL(`${options.baseUrl.replace(/\/$/, "")}/chat/completions`);
+    this.#pool = new Pool(url.origin);
+    this.#path = `${url.pathname}${url.search}`;
   }
 
   async *generate(req: GenerationRequest): AsyncIterable<GenerationEvent> {
@@ -73,11 +83,12 @@ export class OpenAiUpstreamProvider implements Provider {
   }
 
   async #send(req: GenerationRequest) {
-    const { baseUrl, model, apiKey, timeoutMs, stallTimeoutMs } = this.#options;
+    const { model, apiKey, timeoutMs, stallTimeoutMs } = this.#options;
     let response;
     const started = performance.now();
     try {
-      response = await request(`${baseUrl.replace(/\/$/, "")}/chat/completions`, {
+      response = await this.#pool.request({
+        path: this.#path,
         method: "POST",
         // The caller's request id and trace context go along, so the upstream's logs name the same request.
         headers: {
