@@ -10,22 +10,54 @@
  *    with the same options as the server, its route patterns cached (path-to-regexp
  *    compiled once, not on every request; the issue measured it that way), and the same
  *    two answers from express routes.
+ *  - `bare-gateway` and `express-validator-gateway`: the same two, but `POST` first makes
+ *    the call a gateway cannot avoid: a streamed chat completion from the upstream over
+ *    an undici Pool (as the server's provider makes it), its events read with eventsource-parser and each parsed, the text joined into
+ *    the answer. They show what the upstream call itself costs on this machine, so that
+ *    the server's `POST /v1/responses` can be read against a floor that makes it too.
  *
- *   node bench/support/baseline-server.ts <bare|express-validator> <models.json>
+ *   node bench/support/baseline-server.ts <kind> <models.json> [upstream base URL]
  * prints `Listening on http://127.0.0.1:<port>`.
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
+import { createParser } from "eventsource-parser";
 import express from "express";
+import { Pool } from "undici";
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { contractValidatorOptions } from "../../server/http/validation.ts";
 
-const [kind, modelsFile] = process.argv.slice(2);
+const [kind, modelsFile, upstreamBaseUrl] = process.argv.slice(2);
 const models = JSON.parse(readFileSync(modelsFile as string, "utf8")) as unknown;
-const answer = (model: unknown) => ({ object: "response", model, status: "completed" });
+const gateway = kind?.endsWith("-gateway") === true;
+if (gateway && upstreamBaseUrl === undefined) throw new Error(`baseline ${kind} needs the upstream's base URL`);
+
+const upstream = gateway ? new URL(`${upstreamBaseUrl}/chat/completions`) : undefined;
+const pool = upstream ? new Pool(upstream.origin) : undefined;
+
+/** The answer to `POST`: a small object, or for a gateway the upstream's text in it. */
+async function answer(model: string): Promise<Record<string, unknown>> {
+  if (!upstream || !pool) return { object: "response", model, status: "completed" };
+  const response = await pool.request({
+    path: upstream.pathname,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "Hello!" }] }),
+  });
+  let text = "";
+  const parser = createParser({
+    onEvent(event) {
+      if (event.data === "[DONE]") return;
+      const chunk = JSON.parse(event.data) as { choices: { delta?: { content?: string } }[] };
+      text += chunk.choices[0]?.delta?.content ?? "";
+    },
+  });
+  for await (const part of response.body) parser.feed((part as Buffer).toString("utf8"));
+  return { object: "response", model, status: "completed", output_text: text };
+}
 
 function bare(): http.Server {
   return http.createServer((req, res) => {
@@ -37,7 +69,9 @@ function bare(): http.Server {
     req.on("data", (part: Buffer) => parts.push(part));
     req.on("end", () => {
       const parsed = JSON.parse(Buffer.concat(parts).toString("utf8")) as { model: string };
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer(parsed.model)));
+      void answer(parsed.model).then((body) =>
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body)),
+      );
     });
   });
 }
@@ -66,15 +100,19 @@ function expressWithValidator(): http.Server {
   app.use(express.json());
   app.use(OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[]);
   app.get("/v1/models", (_req, res) => void res.json(models));
-  app.post("/v1/responses", (req, res) => void res.json(answer((req.body as { model: string }).model)));
+  app.post("/v1/responses", async (req, res) => void res.json(await answer((req.body as { model: string }).model)));
   const report: ErrorRequestHandler = (error, _req, res, _next) =>
     void res.status((error as { status?: number }).status ?? 500).json({ error: String(error) });
   app.use(report);
   return http.createServer(app);
 }
 
-const server = kind === "bare" ? bare() : kind === "express-validator" ? expressWithValidator() : undefined;
-if (server === undefined) throw new Error(`unknown baseline ${kind}: bare or express-validator`);
+const server = kind?.startsWith("bare")
+  ? bare()
+  : kind?.startsWith("express-validator")
+    ? expressWithValidator()
+    : undefined;
+if (server === undefined) throw new Error(`unknown baseline ${kind}: bare, express-validator, or either with -gateway`);
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () =>
   console.log(`Listening on http://127.0.0.1:${(server.address() as AddressInfo).port}`),
