@@ -11,10 +11,11 @@
  *    compiled once, not on every request; the issue measured it that way), and the same
  *    two answers from express routes.
  *  - `bare-gateway` and `express-validator-gateway`: the same two, but `POST` first makes
- *    the call a gateway cannot avoid: a streamed chat completion from the upstream over
- *    an undici Pool (as the server's provider makes it), its events read with eventsource-parser and each parsed, the text joined into
- *    the answer. They show what the upstream call itself costs on this machine, so that
- *    the server's `POST /v1/responses` can be read against a floor that makes it too.
+ *    the call a gateway cannot avoid: a streamed chat completion from the upstream over an
+ *    undici Pool (as the server's provider makes it), its events read with
+ *    eventsource-parser and each parsed, the text joined into the answer. They show what
+ *    the upstream call itself costs on this machine, so that the server's
+ *    `POST /v1/responses` can be read against a floor that makes it too.
  *
  *   node bench/support/baseline-server.ts <kind> <models.json> [upstream base URL]
  * prints `Listening on http://127.0.0.1:<port>`.
