@@ -17,6 +17,7 @@ import {
   createTrainingState,
   dpoLoss,
   learningRateAt,
+  loadCorpusDialogues,
   rehearsalExamples,
   serializeAdapter,
   targetCount,
@@ -217,6 +218,7 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
     progress,
   };
   const p = ctx.progress;
+  await loadCorpusDialogues(); // for the rehearsal, read without holding the event loop
   while (p.epoch < config.epochs && !p.earlyStop.stopped) await trainEpoch(ctx, p.epoch + 1);
   const final = ctx.earlyStopping && p.earlyStop.bestAdapter !== null ? p.earlyStop.bestAdapter : p.adapter;
   return { ...counts, adapter: serializeAdapter(final), stoppedEarly: p.earlyStop.stopped && p.epoch < config.epochs };

@@ -54,5 +54,5 @@ export {
   type LrSchedule,
   type ScheduleOptions,
 } from "./optimizer.ts";
-export { corpusDialogues, DIALOGUES_PATH, rehearsalExamples } from "./rehearsal.ts";
+export { corpusDialogues, DIALOGUES_PATH, loadCorpusDialogues, rehearsalExamples } from "./rehearsal.ts";
 export type { Gradients } from "./model.ts";
