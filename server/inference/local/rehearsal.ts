@@ -40,7 +40,10 @@ export function loadCorpusDialogues(): Promise<Dialogue[]> {
     const parsed = await parseDialoguesInParts(await readFile(DIALOGUES_PATH, "utf8"));
     dialogues ??= parsed;
     return dialogues;
-  })();
+  })().catch((error: unknown) => {
+    loading = undefined; // a failed read (too many open files) is tried again by the next job
+    throw error;
+  });
   return loading;
 }
 
