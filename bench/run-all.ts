@@ -25,15 +25,18 @@ function step(title: string, args: string[]): number {
 }
 
 const started = performance.now();
-step("request path: GET /v1/models and POST /v1/responses against express + validator alone and bare node:http", [
-  "bench/request-path.ts",
-  "--seconds",
-  quick ? "2" : "5",
-  "--rounds",
-  quick ? "1" : "3",
-  "--json",
-  `${results}/request-path.json`,
-]);
+step(
+  "request path: GET /v1/models and POST /v1/responses against express + validator and bare node:http, alone and making the upstream call",
+  [
+    "bench/request-path.ts",
+    "--seconds",
+    quick ? "2" : "5",
+    "--rounds",
+    quick ? "1" : "3",
+    "--json",
+    `${results}/request-path.json`,
+  ],
+);
 step("gateway overhead and framework ceiling", [
   "bench/gateway.ts",
   "--seconds",
