@@ -58,6 +58,8 @@ export function parseRoutingConfig(raw: unknown, source = "routing config"): Rou
       (typeof provider.baseUrl !== "string" || typeof provider.model !== "string")
     ) {
       fail(`provider ${name}: baseUrl and model are required`);
+    } else if (provider.type === "openai-compatible" && !isHttpUrl(provider.baseUrl)) {
+      fail(`provider ${name}: baseUrl must be an http or https URL, not ${JSON.stringify(provider.baseUrl)}`);
     } else if (provider.type !== "local" && provider.type !== "openai-compatible") {
       fail(`provider ${name}: unknown type ${(provider as { type: unknown }).type}`);
     }
@@ -78,4 +80,10 @@ export function parseRoutingConfig(raw: unknown, source = "routing config"): Rou
       blockedOutputTerms: policy.blockedOutputTerms ?? [],
     },
   };
+}
+
+/** An upstream's base URL: the provider's connection pool speaks HTTP/1.1 over http or https. */
+function isHttpUrl(text: string): boolean {
+  const url = URL.parse(text);
+  return url !== null && (url.protocol === "http:" || url.protocol === "https:");
 }

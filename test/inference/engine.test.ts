@@ -261,6 +261,34 @@ describe("routing and fallback", () => {
   });
 });
 
+describe("the routing file", () => {
+  const withBaseUrl = (baseUrl: unknown) =>
+    parseRoutingConfig(
+      {
+        version: "t",
+        providers: { up: { type: "openai-compatible", baseUrl, model: "m" } },
+        models: { "tiny-chat": { primary: "up", standby: [] } },
+      },
+      "routing.json",
+    );
+
+  test("an upstream's baseUrl must be an http or https URL, checked at start-up with the provider named", () => {
+    for (const baseUrl of ["not a url", "127.0.0.1:8000/v1", "ftp://host/v1", "file:///v1"]) {
+      assert.throws(
+        () => withBaseUrl(baseUrl),
+        (error: unknown) =>
+          error instanceof Error &&
+          error.message ===
+            `routing.json: provider up: baseUrl must be an http or https URL, not ${JSON.stringify(baseUrl)}`,
+        baseUrl,
+      );
+    }
+    for (const baseUrl of ["http://127.0.0.1:8000/v1", "https://api.example.com/v1/"]) {
+      assert.equal(withBaseUrl(baseUrl).providers.up?.type, "openai-compatible");
+    }
+  });
+});
+
 describe("rules checked before generation", () => {
   const one = () => engine({ a: scripted("a") }, { primary: "a", standby: [] });
   const start = (i: Partial<GenerationInput>) =>
