@@ -14,7 +14,7 @@
  * validator, each also making the same upstream call over undici before answering
  * (`bare-gateway`, `express-validator-gateway`). The first is what any gateway on
  * node:http costs before it does anything of its own: measured so (2026-11-27) it is
- * itself 0.31–0.33 of bare node:http (0.25 through undici's `request(url)`), so the ≥ 0.25
+ * itself 0.26–0.33 of bare node:http (0.25 through undici's `request(url)`), so the ≥ 0.25
  * target leaves next to nothing for express, the validator or the server's own work. The bench therefore also prints the server against
  * express + validator + the upstream call, the counterpart of the first target above.
  *

@@ -33,17 +33,25 @@ import { contractValidatorOptions } from "../../server/http/validation.ts";
 
 const [kind, modelsFile, upstreamBaseUrl] = process.argv.slice(2);
 const models = JSON.parse(readFileSync(modelsFile as string, "utf8")) as unknown;
-const gateway = kind?.endsWith("-gateway") === true;
-if (gateway && upstreamBaseUrl === undefined) throw new Error(`baseline ${kind} needs the upstream's base URL`);
+if (kind?.endsWith("-gateway") && upstreamBaseUrl === undefined)
+  throw new Error(`baseline ${kind} needs the upstream's base URL`);
+const upstream = kind?.endsWith("-gateway") ? new URL(`${upstreamBaseUrl}/chat/completions`) : undefined;
+const pool = upstream === undefined ? undefined : new Pool(upstream.origin);
 
-const upstream = gateway ? new URL(`${upstreamBaseUrl}/chat/completions`) : undefined;
-const pool = upstream ? new Pool(upstream.origin) : undefined;
+/**
+ * Sends the answer to `POST`: a small object at once (no promise in between, as bare as it
+ * gets), or for a gateway the same object with the upstream's text once it has answered.
+ */
+function answer(model: string, send: (body: Record<string, unknown>) => void): void {
+  const body = { object: "response", model, status: "completed" };
+  if (upstream === undefined || pool === undefined) return send(body);
+  void upstreamText(upstream, pool).then((text) => send({ ...body, output_text: text }));
+}
 
-/** The answer to `POST`: a small object, or for a gateway the upstream's text in it. */
-async function answer(model: string): Promise<Record<string, unknown>> {
-  if (!upstream || !pool) return { object: "response", model, status: "completed" };
+/** A streamed chat completion from the upstream, its events parsed one by one and the text joined. */
+async function upstreamText(url: URL, pool: Pool): Promise<string> {
   const response = await pool.request({
-    path: upstream.pathname,
+    path: url.pathname,
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "Hello!" }] }),
@@ -57,7 +65,7 @@ async function answer(model: string): Promise<Record<string, unknown>> {
     },
   });
   for await (const part of response.body) parser.feed((part as Buffer).toString("utf8"));
-  return { object: "response", model, status: "completed", output_text: text };
+  return text;
 }
 
 function bare(): http.Server {
@@ -70,7 +78,7 @@ function bare(): http.Server {
     req.on("data", (part: Buffer) => parts.push(part));
     req.on("end", () => {
       const parsed = JSON.parse(Buffer.concat(parts).toString("utf8")) as { model: string };
-      void answer(parsed.model).then((body) =>
+      answer(parsed.model, (body) =>
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body)),
       );
     });
@@ -101,7 +109,7 @@ function expressWithValidator(): http.Server {
   app.use(express.json());
   app.use(OpenApiValidator.middleware(contractValidatorOptions(false)) as unknown as RequestHandler[]);
   app.get("/v1/models", (_req, res) => void res.json(models));
-  app.post("/v1/responses", async (req, res) => void res.json(await answer((req.body as { model: string }).model)));
+  app.post("/v1/responses", (req, res) => answer((req.body as { model: string }).model, (body) => void res.json(body)));
   const report: ErrorRequestHandler = (error, _req, res, _next) =>
     void res.status((error as { status?: number }).status ?? 500).json({ error: String(error) });
   app.use(report);

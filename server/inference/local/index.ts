@@ -33,7 +33,6 @@ export {
   encodeChatExample,
   encodePreference,
   evaluateLoss,
-  referenceLogProbs,
   renderChat,
   sequenceLogProb,
   trainStep,
