@@ -22,6 +22,7 @@ import { registerInferenceRoutes } from "./inference/routes.ts";
 import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
 import { logs } from "./log.ts";
+import { expressPrototypes } from "./http/prototypes.ts";
 import { accessLog } from "./ops/access-log.ts";
 import { drainHttp, InFlight, OpenStreams } from "./ops/drain.ts";
 import { instrumentStore } from "./ops/instrumented-store.ts";
@@ -176,7 +177,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await store.close();
     };
     // Node's own answers to malformed requests have no body; these give the error envelope (http/malformed.ts).
-    const server = http.createServer({ requireHostHeader: false }, handler);
+    // Requests and responses born with express's prototypes: express need not swap them (http/prototypes.ts).
+    const server = http.createServer({ requireHostHeader: false, ...expressPrototypes(app) }, handler);
     server.on("clientError", answerClientError);
     // An Expect other than 100-continue is ignored (RFC 9110 §10.1.1 allows it) instead of a bare 417.
     server.on("checkExpectation", handler);
