@@ -39,13 +39,16 @@ export interface PathMatch {
   params: Record<string, string>;
   operation: Operation | undefined;
   /** The methods the path has, upper case, for the Allow header of a 405. */
-  allowedMethods: string[];
+  allowedMethods: readonly string[];
 }
 
 interface PathEntry {
   template: string;
   paramNames: string[];
   operations: Map<string, Operation>;
+  /** Made once, not on every request: the literal characters of the template (which of two matches wins) and the Allow list. */
+  literalLength: number;
+  allowedMethods: readonly string[];
 }
 
 /**
@@ -85,15 +88,17 @@ export class OperationTable {
     collectMatches(this.#root, path.split("/").slice(1), 0, [], candidates);
     const lower = method.toLowerCase();
     // Most literal characters first, so `/x/{id}:cancel` is preferred to `/x/{id}`.
-    candidates.sort((a, b) => literalLength(b.entry.template) - literalLength(a.entry.template));
+    if (candidates.length > 1) candidates.sort((a, b) => b.entry.literalLength - a.entry.literalLength);
     const chosen = candidates.find((c) => c.entry.operations.has(lower)) ?? candidates[0];
     if (!chosen) return undefined;
     const { entry, values } = chosen;
+    const params: Record<string, string> = {};
+    entry.paramNames.forEach((name, i) => (params[name] = decodeSegment(values[i] ?? "")));
     return {
       template: entry.template,
-      params: Object.fromEntries(entry.paramNames.map((name, i) => [name, decodeSegment(values[i] ?? "")])),
+      params,
       operation: entry.operations.get(lower),
-      allowedMethods: [...entry.operations.keys()].map((m) => m.toUpperCase()),
+      allowedMethods: entry.allowedMethods,
     };
   }
 }
@@ -179,7 +184,13 @@ function pathEntry(doc: JsonObject, template: string, item: unknown): PathEntry 
     const op = isObject(item) ? item[method] : undefined;
     if (isObject(op)) operations.set(method, readOperation(doc, template, method, op));
   }
-  return { template, paramNames, operations };
+  return {
+    template,
+    paramNames,
+    operations,
+    literalLength: literalLength(template),
+    allowedMethods: [...operations.keys()].map((m) => m.toUpperCase()),
+  };
 }
 
 function readOperation(doc: JsonObject, template: string, method: string, op: JsonObject): Operation {
