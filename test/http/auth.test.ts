@@ -3,6 +3,7 @@
  * account, requests per minute, balance and budget.
  */
 import assert from "node:assert/strict";
+import { Client } from "undici";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { budgetPeriod } from "../../server/http/tenant-limits.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
@@ -60,6 +61,36 @@ describe("API keys", () => {
 
   it("the key is checked before the body is validated", async () => {
     assertError(await call(server, "/v1/responses", { method: "POST", body: {} }), unauthenticated);
+  });
+});
+
+describe("API keys on one keep-alive connection", () => {
+  // The server keeps the hash of the last key each connection sent (auth.ts): a connection
+  // that changes keys, or whose key is revoked, must still be answered for the key it sends now.
+  async function callerOn(client: Client, secret: string): Promise<{ status: number; caller?: string }> {
+    const { statusCode, body } = await client.request({
+      path: "/v1/models/tiny-chat",
+      method: "GET",
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    const json = (await body.json()) as { caller?: string };
+    return { status: statusCode, caller: json.caller };
+  }
+
+  it("answers each request for the key it sends, and sees a revocation at once", async () => {
+    const client = new Client(server.baseUrl, { pipelining: 1 });
+    try {
+      const { secret, key } = await issueApiKey(server.store, "acme");
+      assert.deepEqual(await callerOn(client, secret), { status: 200, caller: "acme" });
+      assert.deepEqual(await callerOn(client, server.keys.globex!), { status: 200, caller: "globex" });
+      assert.deepEqual(await callerOn(client, secret), { status: 200, caller: "acme" });
+      assert.equal((await callerOn(client, `${secret}0`)).status, 401);
+      await server.store.apiKeys.revoke(key.id);
+      assert.equal((await callerOn(client, secret)).status, 401);
+      assert.deepEqual(await callerOn(client, server.keys.acme!), { status: 200, caller: "acme" });
+    } finally {
+      await client.close();
+    }
   });
 });
 
