@@ -146,6 +146,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         fineTuning.register(handlers);
       },
     });
+    // Requests and responses born with express's prototypes: express need not swap them, and
+    // both listeners' objects keep one shape (http/prototypes.ts).
+    const serverClasses = expressPrototypes(app);
     if (metricsOn) {
       gaugeFromCallback(
         "finetune_jobs",
@@ -159,6 +162,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         port: options.metricsPort as number,
         host: options.metricsHost ?? options.host,
         probes,
+        serverClasses,
       });
       background.push(metrics);
       metricsOrigin = metrics.origin;
@@ -177,8 +181,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await store.close();
     };
     // Node's own answers to malformed requests have no body; these give the error envelope (http/malformed.ts).
-    // Requests and responses born with express's prototypes: express need not swap them (http/prototypes.ts).
-    const server = http.createServer({ requireHostHeader: false, ...expressPrototypes(app) }, handler);
+    const server = http.createServer({ requireHostHeader: false, ...serverClasses }, handler);
     server.on("clientError", answerClientError);
     // An Expect other than 100-continue is ignored (RFC 9110 §10.1.1 allows it) instead of a bare 417.
     server.on("checkExpectation", handler);

@@ -15,6 +15,13 @@
  * Express's objects stay in the chain (class prototype → express's → node's), and
  * `app.request` / `app.response` become the class prototypes, so that express sets what
  * node already built.
+ *
+ * A second listener in the same process (the metrics port) must build its objects from the
+ * same classes, and a second express app serving them must set the same prototypes
+ * (`servesWith`). node's http functions are shared by every server of the process: objects
+ * of another shape, even one request a second, deoptimised some forty of them (parsing,
+ * headers, writing) under load and left them polymorphic, and `--trace-deopt` showed the
+ * cascade at a scrape's first `/healthz` or `/metrics`.
  */
 import http from "node:http";
 import type { Express } from "express";
@@ -29,7 +36,16 @@ export function expressPrototypes(app: Express): ServerClasses {
   class Response extends http.ServerResponse {}
   Object.setPrototypeOf(Request.prototype, app.request);
   Object.setPrototypeOf(Response.prototype, app.response);
-  app.request = Request.prototype as unknown as Express["request"];
-  app.response = Response.prototype as unknown as Express["response"];
+  servesWith(app, { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse });
   return { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse };
+}
+
+/**
+ * `app` gives its requests and responses the prototypes of `classes`: for the app they were
+ * made for, and for a second express app in the process (the metrics port's), so that the
+ * objects of both listeners keep one shape. The second app's `req.app` is then the first.
+ */
+export function servesWith(app: Express, classes: ServerClasses): void {
+  app.request = classes.IncomingMessage.prototype as unknown as Express["request"];
+  app.response = classes.ServerResponse.prototype as unknown as Express["response"];
 }

@@ -10,6 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Router } from "express";
 import express from "express";
+import { servesWith, type ServerClasses } from "../http/prototypes.ts";
 import { collectProcessMetrics, registry } from "./metrics.ts";
 
 export interface MetricsListener {
@@ -22,9 +23,12 @@ export async function startMetricsServer(options: {
   port: number;
   host: string;
   probes?: Router;
+  /** The API listener's request classes (http/prototypes.ts), when this process has one: one shape for both listeners' objects. */
+  serverClasses?: ServerClasses;
 }): Promise<MetricsListener> {
   collectProcessMetrics();
   const app = express();
+  if (options.serverClasses) servesWith(app, options.serverClasses);
   app.set("x-powered-by", false);
   app.get("/metrics", async (_req, res, next) => {
     try {
@@ -47,7 +51,7 @@ export async function startMetricsServer(options: {
       },
     });
   });
-  const server = http.createServer(app);
+  const server = http.createServer({ ...options.serverClasses }, app);
   server.listen(options.port, options.host);
   await Promise.race([once(server, "listening"), once(server, "error").then(([error]) => Promise.reject(error))]);
   const { port } = server.address() as AddressInfo;

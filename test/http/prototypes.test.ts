@@ -9,10 +9,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import express from "express";
-import { expressPrototypes } from "../../server/http/prototypes.ts";
+import { expressPrototypes, servesWith } from "../../server/http/prototypes.ts";
 
 let server: http.Server;
 let origin: string;
+/** A second listener, as the metrics port: its own express app, the first app's classes. */
+let second: http.Server;
+let secondOrigin: string;
+let secondKeptShape: boolean | undefined;
 /** What the handler saw of the objects node built, before and after express's handle. */
 const seen: Record<string, boolean> = {};
 
@@ -41,11 +45,27 @@ beforeAll(async () => {
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const other = express();
+  servesWith(other, classes);
+  other.get("/metrics", (req, res) => {
+    secondKeptShape =
+      req instanceof classes.IncomingMessage &&
+      Object.getPrototypeOf(req) === classes.IncomingMessage.prototype &&
+      Object.getPrototypeOf(res) === classes.ServerResponse.prototype;
+    res.status(200).json({ path: req.path });
+  });
+  second = http.createServer({ ...classes }, other);
+  second.listen(0, "127.0.0.1");
+  await once(second, "listening");
+  secondOrigin = `http://127.0.0.1:${(second.address() as AddressInfo).port}`;
 });
 
 afterAll(() => {
-  server.closeAllConnections();
-  server.close();
+  for (const s of [server, second]) {
+    s.closeAllConnections();
+    s.close();
+  }
 });
 
 describe("expressPrototypes", () => {
@@ -66,5 +86,11 @@ describe("expressPrototypes", () => {
       requestPrototypeKept: true,
       responsePrototypeKept: true,
     });
+  });
+
+  it("lets a second express app serve objects of the same classes without giving them other prototypes", async () => {
+    const response = await fetch(`${secondOrigin}/metrics`);
+    assert.deepEqual(await response.json(), { path: "/metrics" });
+    assert.equal(secondKeptShape, true);
   });
 });
