@@ -36,8 +36,9 @@ export function expressPrototypes(app: Express): ServerClasses {
   class Response extends http.ServerResponse {}
   Object.setPrototypeOf(Request.prototype, app.request);
   Object.setPrototypeOf(Response.prototype, app.response);
-  servesWith(app, { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse });
-  return { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse };
+  const classes = { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse };
+  servesWith(app, classes);
+  return classes;
 }
 
 /**
