@@ -24,8 +24,7 @@
  * cascade at a scrape's first `/healthz` or `/metrics`.
  */
 import http from "node:http";
-import type express from "express";
-import type { Express } from "express";
+import type { Express, Response as ExpressResponse } from "express";
 
 export interface ServerClasses {
   IncomingMessage: typeof http.IncomingMessage;
@@ -44,7 +43,7 @@ export function expressPrototypes(app: Express): ServerClasses {
      * lookups, settings read per call). Anything else goes to express's own json(). Pinned A/B:
      * GET /v1/models 1.20 and 1.23, POST /v1/responses 1.06 (an A/A pair 1.02).
      */
-    json(this: express.Response, body: unknown): express.Response {
+    json(this: ExpressResponse, body: unknown): ExpressResponse {
       const req = this.req;
       const status = this.statusCode;
       const plain =
@@ -65,7 +64,7 @@ export function expressPrototypes(app: Express): ServerClasses {
       return this;
     }
   }
-  const expressJson = (app.response as express.Response).json;
+  const expressJson = (app.response as ExpressResponse).json;
   Object.setPrototypeOf(Request.prototype, app.request);
   Object.setPrototypeOf(Response.prototype, app.response);
   const classes = { IncomingMessage: Request, ServerResponse: Response as typeof http.ServerResponse };
