@@ -4,18 +4,15 @@
  * the objects are still node's IncomingMessage and ServerResponse with express's methods.
  */
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import express from "express";
 import { expressPrototypes, servesWith } from "../../server/http/prototypes.ts";
+import { listenLocally, type Listening } from "../support/listen.ts";
 
-let server: http.Server;
-let origin: string;
+let server: Listening;
 /** A second listener, as the metrics port: its own express app, the first app's classes. */
-let second: http.Server;
-let secondOrigin: string;
+let second: Listening;
 let secondKeptShape: boolean | undefined;
 /** What the handler saw of the objects node built, before and after express's handle. */
 const seen: Record<string, boolean> = {};
@@ -33,18 +30,17 @@ beforeAll(async () => {
       .set("x-probe", req.get("x-in") ?? "")
       .json({ path: req.path, query: req.query.q, app: req.app === app });
   });
-  server = http.createServer({ ...classes }, (req, res) => {
-    const before = [Object.getPrototypeOf(req), Object.getPrototypeOf(res)];
-    res.on("finish", () => {
-      // express set the prototypes it wanted: they are the ones node built the objects with.
-      seen.requestPrototypeKept = Object.getPrototypeOf(req) === before[0] && before[0] === app.request;
-      seen.responsePrototypeKept = Object.getPrototypeOf(res) === before[1] && before[1] === app.response;
-    });
-    app(req, res);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await listenLocally(
+    http.createServer({ ...classes }, (req, res) => {
+      const before = [Object.getPrototypeOf(req), Object.getPrototypeOf(res)];
+      res.on("finish", () => {
+        // express set the prototypes it wanted: they are the ones node built the objects with.
+        seen.requestPrototypeKept = Object.getPrototypeOf(req) === before[0] && before[0] === app.request;
+        seen.responsePrototypeKept = Object.getPrototypeOf(res) === before[1] && before[1] === app.response;
+      });
+      app(req, res);
+    }),
+  );
 
   const other = express();
   servesWith(other, classes);
@@ -55,29 +51,24 @@ beforeAll(async () => {
       Object.getPrototypeOf(res) === classes.ServerResponse.prototype;
     res.status(200).json({ path: req.path });
   });
-  second = http.createServer({ ...classes }, other);
-  second.listen(0, "127.0.0.1");
-  await once(second, "listening");
-  secondOrigin = `http://127.0.0.1:${(second.address() as AddressInfo).port}`;
+  second = await listenLocally(http.createServer({ ...classes }, other));
 });
 
-afterAll(() => {
-  for (const s of [server, second]) {
-    s.closeAllConnections();
-    s.close();
-  }
+afterAll(async () => {
+  await server.close();
+  await second.close();
 });
 
 describe("expressPrototypes", () => {
   it("serves express handlers with express's request and response methods", async () => {
-    const response = await fetch(`${origin}/probe?q=1`, { headers: { "x-in": "hello" } });
+    const response = await fetch(`${server.origin}/probe?q=1`, { headers: { "x-in": "hello" } });
     assert.equal(response.status, 201);
     assert.equal(response.headers.get("x-probe"), "hello");
     assert.deepEqual(await response.json(), { path: "/probe", query: "1", app: true });
   });
 
   it("builds objects that express does not have to re-prototype, still node's own classes", async () => {
-    await (await fetch(`${origin}/probe`)).text();
+    await (await fetch(`${server.origin}/probe`)).text();
     assert.deepEqual(seen, {
       requestBuiltByClass: true,
       responseBuiltByClass: true,
@@ -89,7 +80,7 @@ describe("expressPrototypes", () => {
   });
 
   it("lets a second express app serve objects of the same classes without giving them other prototypes", async () => {
-    const response = await fetch(`${secondOrigin}/metrics`);
+    const response = await fetch(`${second.origin}/metrics`);
     assert.deepEqual(await response.json(), { path: "/metrics" });
     assert.equal(secondKeptShape, true);
   });
@@ -106,19 +97,6 @@ describe("res.json on the classes", () => {
       res.status(Number(req.query.status ?? 200)).json({ text: "héllo <b>", n: 1, list: [null, true] });
     });
     return app;
-  }
-
-  async function listen(app: express.Express, classes: object): Promise<{ origin: string; close(): void }> {
-    const s = http.createServer({ ...classes }, app);
-    s.listen(0, "127.0.0.1");
-    await once(s, "listening");
-    return {
-      origin: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
-      close: () => {
-        s.closeAllConnections();
-        s.close();
-      },
-    };
   }
 
   /** Status, headers as sent (names and values, Date left out) and body bytes. */
@@ -138,9 +116,9 @@ describe("res.json on the classes", () => {
   }
 
   it("answers with the same bytes as express's own json, in the common case and every other", async () => {
-    const plain = await listen(jsonApp(), {});
+    const plain = await listenLocally(http.createServer(jsonApp()));
     const fast = jsonApp();
-    const classed = await listen(fast, expressPrototypes(fast));
+    const classed = await listenLocally(http.createServer({ ...expressPrototypes(fast) }, fast));
     try {
       const cases: [string, string, Record<string, string>][] = [
         ["GET", "/json", {}],
@@ -159,8 +137,8 @@ describe("res.json on the classes", () => {
         assert.equal(await raw(classed.origin + path, method, headers), expected, `${method} ${path}`);
       }
     } finally {
-      plain.close();
-      classed.close();
+      await plain.close();
+      await classed.close();
     }
   });
 });
