@@ -60,9 +60,9 @@ export function accessLog(
       const code = cancelled ? "REQUEST_CANCELLED" : locals.errorCode;
       if (options.metrics) {
         const labels = { operation, method: req.method ?? "", status: String(status) };
-        httpRequests.inc(labels);
-        httpRequestDuration.observe(labels, seconds);
-        if (code !== undefined) httpErrors.inc({ operation, code });
+        httpRequests.series(labels).inc();
+        httpRequestDuration.series(labels).observe(seconds);
+        if (code !== undefined) httpErrors.series({ operation, code }).inc();
       }
       if (!writeLine || cancelled) return;
       const generation = locals.generation;

@@ -23,6 +23,7 @@ import {
   storeDuration,
   storeErrors,
 } from "./metrics.ts";
+import type { HistogramSeries } from "./series-metrics.ts";
 
 type Area = Exclude<keyof Store, "close">;
 const AREAS: readonly Area[] = ["accounts", "apiKeys", "usage", "rateWindows", "datasets", "fineTuning", "owners"];
@@ -172,11 +173,13 @@ function timedCall(
   self: object,
 ): (...args: unknown[]) => unknown {
   const observe = OBSERVERS[operation];
+  // Resolved at the first success, so that a method only ever failing shows no "ok" series.
+  let ok: HistogramSeries | undefined;
   return (...args: unknown[]) => {
     const started = performance.now();
     const failed = (error: unknown) => {
-      storeDuration.observe({ operation, outcome: "error" }, (performance.now() - started) / 1000);
-      storeErrors.inc({ operation, code: error instanceof StoreError ? storeErrorCode(error) : "UNKNOWN" });
+      storeDuration.series({ operation, outcome: "error" }).observe((performance.now() - started) / 1000);
+      storeErrors.series({ operation, code: error instanceof StoreError ? storeErrorCode(error) : "UNKNOWN" }).inc();
     };
     let result: unknown;
     try {
@@ -189,7 +192,8 @@ function timedCall(
     if (!(result instanceof Promise)) return result;
     return result.then(
       (value: unknown) => {
-        storeDuration.observe({ operation, outcome: "ok" }, (performance.now() - started) / 1000);
+        ok ??= storeDuration.series({ operation, outcome: "ok" });
+        ok.observe((performance.now() - started) / 1000);
         observe?.(args, value);
         return value;
       },

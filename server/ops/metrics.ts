@@ -7,6 +7,7 @@
  * path (which carries account and job names); a platform model, never an account's own.
  */
 import client from "prom-client";
+import { SeriesCounter, SeriesHistogram } from "./series-metrics.ts";
 
 export const registry = new client.Registry();
 
@@ -17,14 +18,14 @@ const STORE_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 /** Training jobs, queued to done: seconds on the embedded model, hours on a real one. */
 const JOB_SECONDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600];
 
-export const httpRequests = new client.Counter({
+export const httpRequests = new SeriesCounter({
   name: "http_requests_total",
   help: "HTTP requests answered (499: the client hung up first), by contract operation id, method and status.",
   labelNames: ["operation", "method", "status"] as const,
   registers: [registry],
 });
 
-export const httpRequestDuration = new client.Histogram({
+export const httpRequestDuration = new SeriesHistogram({
   name: "http_request_duration_seconds",
   help: "Time from the request's arrival to the end of its answer (a whole stream), by operation, method and status.",
   labelNames: ["operation", "method", "status"] as const,
@@ -32,42 +33,42 @@ export const httpRequestDuration = new client.Histogram({
   registers: [registry],
 });
 
-export const httpErrors = new client.Counter({
+export const httpErrors = new SeriesCounter({
   name: "http_request_errors_total",
   help: "Error answers by operation and error code (the envelope's error.code; REQUEST_CANCELLED for a client that hung up).",
   labelNames: ["operation", "code"] as const,
   registers: [registry],
 });
 
-export const inputTokens = new client.Counter({
+export const inputTokens = new SeriesCounter({
   name: "inference_input_tokens_total",
   help: "Input tokens of finished generations, by platform model (a fine-tuned model counts under its base).",
   labelNames: ["model"] as const,
   registers: [registry],
 });
 
-export const outputTokens = new client.Counter({
+export const outputTokens = new SeriesCounter({
   name: "inference_output_tokens_total",
   help: "Output tokens of finished generations, by platform model (a fine-tuned model counts under its base).",
   labelNames: ["model"] as const,
   registers: [registry],
 });
 
-export const generations = new client.Counter({
+export const generations = new SeriesCounter({
   name: "inference_generations_total",
   help: "Generations started, by platform model and the class of provider that took them (primary, or fallback after the primary failed).",
   labelNames: ["model", "provider_class"] as const,
   registers: [registry],
 });
 
-export const upstreamRequests = new client.Counter({
+export const upstreamRequests = new SeriesCounter({
   name: "upstream_requests_total",
   help: "Calls to OpenAI-compatible upstreams, by provider (routing file name) and outcome (2xx, 4xx, 429, 5xx, timeout, connection, aborted).",
   labelNames: ["provider", "outcome"] as const,
   registers: [registry],
 });
 
-export const upstreamDuration = new client.Histogram({
+export const upstreamDuration = new SeriesHistogram({
   name: "upstream_response_headers_seconds",
   help: "Time until an upstream's response headers (or its failure), by provider.",
   labelNames: ["provider"] as const,
@@ -81,7 +82,7 @@ export const openStreams = new client.Gauge({
   registers: [registry],
 });
 
-export const jobDuration = new client.Histogram({
+export const jobDuration = new SeriesHistogram({
   name: "finetune_job_duration_seconds",
   help: "Training jobs from creation to their end, by job type and final state, observed by the process that ended them.",
   labelNames: ["type", "state"] as const,
@@ -89,7 +90,7 @@ export const jobDuration = new client.Histogram({
   registers: [registry],
 });
 
-export const datasetValidations = new client.Counter({
+export const datasetValidations = new SeriesCounter({
   name: "dataset_validations_total",
   help: "Dataset versions validated, by result (ready, failed).",
   labelNames: ["result"] as const,
@@ -108,7 +109,7 @@ export const datasetValidationLines = new client.Counter({
   registers: [registry],
 });
 
-export const storeDuration = new client.Histogram({
+export const storeDuration = new SeriesHistogram({
   name: "store_operation_duration_seconds",
   help: "Store calls (SQLite or PostgreSQL), by operation (area.method) and outcome (ok, error).",
   labelNames: ["operation", "outcome"] as const,
@@ -116,7 +117,7 @@ export const storeDuration = new client.Histogram({
   registers: [registry],
 });
 
-export const storeErrors = new client.Counter({
+export const storeErrors = new SeriesCounter({
   name: "store_errors_total",
   help: "Store calls that failed, by operation and error code (STORAGE_UNAVAILABLE, or the domain error: ALREADY_EXISTS, …).",
   labelNames: ["operation", "code"] as const,
