@@ -43,7 +43,7 @@ interface HistogramValue {
   exemplar?: null;
 }
 
-/** The key of a label set (its values in label-name order) and a check that it names exactly those labels. */
+/** The key of a label set: its values in label-name order (a missing label reads "undefined", as in prom-client's hash). */
 function keyOf<T extends string>(labelNames: readonly T[], labels: LabelSet<T>): string {
   let key = "";
   for (const name of labelNames) key += `${labels[name]}\u0000`;
@@ -87,8 +87,11 @@ export class SeriesCounter<T extends string> extends client.Counter<T> {
     this.#name = configuration.name;
     this.#help = configuration.help;
     this.#aggregator = configuration.aggregator ?? "sum";
-    // prom-client assigns `inc` per instance; the general form goes through the series too.
-    this.inc = ((labels: LabelSet<T>, value?: number) => this.series(labels).inc(value)) as client.Counter<T>["inc"];
+    // prom-client assigns `inc` per instance; the general forms, `inc(labels, v)` and `inc(v)`, go through the series too.
+    this.inc = ((labels?: LabelSet<T> | number, value?: number) =>
+      typeof labels === "object"
+        ? this.series(labels).inc(value)
+        : this.series({} as LabelSet<T>).inc(labels)) as client.Counter<T>["inc"];
   }
 
   /** The handle of one label set (all of the counter's labels, as strings). */
@@ -163,8 +166,11 @@ export class SeriesHistogram<T extends string> extends client.Histogram<T> {
     this.#help = configuration.help;
     this.#aggregator = configuration.aggregator ?? "sum";
     this.#bounds = [...configuration.buckets];
-    this.observe = ((labels: LabelSet<T>, value: number) =>
-      this.series(labels).observe(value)) as client.Histogram<T>["observe"];
+    // As for the counter: `observe(labels, v)` and `observe(v)`.
+    this.observe = ((labels: LabelSet<T> | number, value?: number) =>
+      typeof labels === "object"
+        ? this.series(labels).observe(value as number)
+        : this.series({} as LabelSet<T>).observe(labels)) as client.Histogram<T>["observe"];
   }
 
   /** The handle of one label set (all of the histogram's labels, as strings). */

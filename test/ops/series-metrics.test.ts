@@ -48,6 +48,11 @@ describe("series metrics", () => {
     m.stockCounter.inc({ operation: "listModels", status: "200" }, 2);
     m.histogram.observe({ operation: "createResponse", status: "429" }, 0.01);
     m.stockHistogram.observe({ operation: "createResponse", status: "429" }, 0.01);
+    // without labels: a series of its own with none
+    m.counter.inc(3);
+    m.stockCounter.inc(3);
+    m.histogram.observe(0.2);
+    m.stockHistogram.observe(0.2);
 
     const text = await m.ours.metrics();
     expect(text).toBe(await m.theirs.metrics());
