@@ -10,8 +10,9 @@
  * (bench/ops-overhead.ts measures what operating costs). A handle is looked up once per
  * label set (a Map keyed by the values in label order) and kept by hot callers.
  *
- * Label sets are never removed: `reset()` zeroes them in place, so a handle a caller kept
- * stays valid.
+ * prom-client's other ways in (`labels()`, `startTimer()`, `zero()`) go through the same
+ * series. Label sets are never removed (`remove()` throws): `reset()` zeroes them in place,
+ * so a handle a caller kept stays valid.
  */
 import client from "prom-client";
 
@@ -48,6 +49,17 @@ function keyOf<T extends string>(labelNames: readonly T[], labels: LabelSet<T>):
   let key = "";
   for (const name of labelNames) key += `${labels[name]}\u0000`;
   return key;
+}
+
+/** prom-client's two ways to name a label set: an object, or the values in label-name order. */
+function labelSetOf<T extends string>(labelNames: readonly T[], args: unknown[]): LabelSet<T> {
+  if (typeof args[0] === "object" && args[0] !== null) return args[0] as LabelSet<T>;
+  return Object.fromEntries(labelNames.map((name, i) => [name, String(args[i])])) as LabelSet<T>;
+}
+
+function cannotRemove(metric: string): never {
+  // A caller may hold the series' handle: removing it would make that handle count for nothing.
+  throw new Error(`${metric}: a series of a SeriesCounter or SeriesHistogram is never removed; reset() zeroes it`);
 }
 
 function checkLabels(metric: string, labelNames: readonly string[], labels: Record<string, string>): void {
@@ -106,6 +118,14 @@ export class SeriesCounter<T extends string> extends client.Counter<T> {
     return entry;
   }
 
+  override labels(...args: (string | client.LabelValues<T>)[]): client.Counter.Internal {
+    return this.series(labelSetOf(this.#labelNames, args));
+  }
+
+  override remove(..._labels: unknown[]): void {
+    cannotRemove(this.#name);
+  }
+
   override async get(): Promise<CounterGet> {
     const exposed: Exposed<{ value: number; labels: Record<string, string> }> = {
       name: this.#name,
@@ -136,6 +156,11 @@ class HistogramEntry implements HistogramSeries {
     this.labels = labels;
     this.#bounds = bounds;
     this.buckets = bounds.map(() => 0);
+  }
+  clear(): void {
+    this.sum = 0;
+    this.count = 0;
+    this.buckets.fill(0);
   }
   observe(value: number): void {
     checkValue(value);
@@ -185,6 +210,30 @@ export class SeriesHistogram<T extends string> extends client.Histogram<T> {
     return entry;
   }
 
+  override labels(...args: (string | client.LabelValues<T>)[]): client.Histogram.Internal<T> {
+    const labels = labelSetOf(this.#labelNames, args);
+    const series = this.series(labels);
+    return { observe: (value) => series.observe(value), startTimer: () => this.startTimer(labels) };
+  }
+
+  /** Returns a function that observes the seconds since this call (with these labels and those it is given). */
+  override startTimer(labels?: client.LabelValues<T>): (more?: client.LabelValues<T>) => number {
+    const started = performance.now();
+    return (more) => {
+      const seconds = (performance.now() - started) / 1000;
+      this.series({ ...labels, ...more } as LabelSet<T>).observe(seconds);
+      return seconds;
+    };
+  }
+
+  override zero(labels: client.LabelValues<T>): void {
+    (this.series(labels as LabelSet<T>) as HistogramEntry).clear();
+  }
+
+  override remove(..._labels: unknown[]): void {
+    cannotRemove(this.#name);
+  }
+
   /** The values as prom-client's Histogram hands them to the registry (a series' labels shared by its lines). */
   async getForPromString(): Promise<Exposed<HistogramValue>> {
     const bucketName = `${this.#name}_bucket`;
@@ -219,10 +268,6 @@ export class SeriesHistogram<T extends string> extends client.Histogram<T> {
     super.reset();
     // prom-client's constructor calls reset() before this class's fields exist.
     if (!(#entries in this)) return;
-    for (const entry of this.#entries.values()) {
-      entry.sum = 0;
-      entry.count = 0;
-      entry.buckets.fill(0);
-    }
+    for (const entry of this.#entries.values()) entry.clear();
   }
 }

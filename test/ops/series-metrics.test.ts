@@ -48,6 +48,13 @@ describe("series metrics", () => {
     m.stockCounter.inc({ operation: "listModels", status: "200" }, 2);
     m.histogram.observe({ operation: "createResponse", status: "429" }, 0.01);
     m.stockHistogram.observe({ operation: "createResponse", status: "429" }, 0.01);
+    // prom-client's other ways in
+    m.counter.labels("listModels", "200").inc();
+    m.stockCounter.labels("listModels", "200").inc();
+    m.histogram.labels({ operation: "deleteModel", status: "204" }).observe(0.02);
+    m.stockHistogram.labels({ operation: "deleteModel", status: "204" }).observe(0.02);
+    m.histogram.zero({ operation: "getModel", status: "200" });
+    m.stockHistogram.zero({ operation: "getModel", status: "200" });
     // without labels: a series of its own with none
     m.counter.inc(3);
     m.stockCounter.inc(3);
@@ -75,5 +82,17 @@ describe("series metrics", () => {
     expect(() => m.counter.series({ operation: "a", status: "200", extra: "x" } as Labels)).toThrow(/extra/);
     expect(() => m.histogram.series({ operation: "a", status: "200" }).observe(Number.NaN)).toThrow(TypeError);
     expect(() => m.counter.series({ operation: "a", status: "200" }).inc(-1)).toThrow(/decrease/);
+    // a handle someone holds would silently count for nothing
+    expect(() => m.histogram.remove({ operation: "a", status: "200" })).toThrow(/never removed/);
+  });
+
+  it("time with startTimer into the series of the labels given at start and end", async () => {
+    const m = pair();
+    const end = m.histogram.startTimer({ operation: "listModels" });
+    const seconds = end({ status: "200" });
+    expect(seconds).toBeGreaterThanOrEqual(0);
+    const [metric] = (await m.ours.getMetricsAsJSON()).filter((x) => x.name === "thing_seconds");
+    const count = metric!.values.find((v) => (v as { metricName?: string }).metricName === "thing_seconds_count");
+    expect(count).toMatchObject({ value: 1, labels: { operation: "listModels", status: "200" } });
   });
 });
