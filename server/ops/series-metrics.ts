@@ -44,11 +44,26 @@ interface HistogramValue {
   exemplar?: null;
 }
 
-/** The key of a label set: its values in label-name order (a missing label reads "undefined", as in prom-client's hash). */
-function keyOf<T extends string>(labelNames: readonly T[], labels: LabelSet<T>): string {
+/**
+ * The entry of a label set, made by `create` at its first use. Keyed by the label values
+ * in label-name order (a missing label reads "undefined", as in prom-client's hash).
+ */
+function entryFor<T extends string, E>(
+  entries: Map<string, E>,
+  metric: string,
+  labelNames: readonly T[],
+  labels: LabelSet<T>,
+  create: (labels: Record<string, string>) => E,
+): E {
   let key = "";
   for (const name of labelNames) key += `${labels[name]}\u0000`;
-  return key;
+  let entry = entries.get(key);
+  if (entry === undefined) {
+    checkLabels(metric, labelNames, labels);
+    entry = create({ ...labels });
+    entries.set(key, entry);
+  }
+  return entry;
 }
 
 /** prom-client's two ways to name a label set: an object, or the values in label-name order. */
@@ -86,6 +101,8 @@ class CounterEntry implements CounterSeries {
   }
 }
 
+const newCounterEntry = (labels: Record<string, string>) => new CounterEntry(labels);
+
 export class SeriesCounter<T extends string> extends client.Counter<T> {
   readonly #entries = new Map<string, CounterEntry>();
   readonly #labelNames: readonly T[];
@@ -108,14 +125,7 @@ export class SeriesCounter<T extends string> extends client.Counter<T> {
 
   /** The handle of one label set (all of the counter's labels, as strings). */
   series(labels: LabelSet<T>): CounterSeries {
-    const key = keyOf(this.#labelNames, labels);
-    let entry = this.#entries.get(key);
-    if (entry === undefined) {
-      checkLabels(this.#name, this.#labelNames, labels);
-      entry = new CounterEntry({ ...labels });
-      this.#entries.set(key, entry);
-    }
-    return entry;
+    return entryFor(this.#entries, this.#name, this.#labelNames, labels, newCounterEntry);
   }
 
   override labels(...args: (string | client.LabelValues<T>)[]): client.Counter.Internal {
@@ -180,6 +190,7 @@ export class SeriesHistogram<T extends string> extends client.Histogram<T> {
   readonly #entries = new Map<string, HistogramEntry>();
   readonly #labelNames: readonly T[];
   readonly #bounds: readonly number[];
+  readonly #newEntry = (labels: Record<string, string>) => new HistogramEntry(labels, this.#bounds);
   readonly #name: string;
   readonly #help: string;
   readonly #aggregator: client.Aggregator;
@@ -200,14 +211,7 @@ export class SeriesHistogram<T extends string> extends client.Histogram<T> {
 
   /** The handle of one label set (all of the histogram's labels, as strings). */
   series(labels: LabelSet<T>): HistogramSeries {
-    const key = keyOf(this.#labelNames, labels);
-    let entry = this.#entries.get(key);
-    if (entry === undefined) {
-      checkLabels(this.#name, this.#labelNames, labels);
-      entry = new HistogramEntry({ ...labels }, this.#bounds);
-      this.#entries.set(key, entry);
-    }
-    return entry;
+    return entryFor(this.#entries, this.#name, this.#labelNames, labels, this.#newEntry);
   }
 
   override labels(...args: (string | client.LabelValues<T>)[]): client.Histogram.Internal<T> {
