@@ -123,14 +123,13 @@ export class InferenceEngine {
       adapter: model.adapter?.(),
       signal: watch.signal,
     };
-    const { events, providerClass } = await this.#firstAvailable(model, request, watch);
-    const checked = blockOutput(this.#routing.contentPolicy, events);
+    const { providerClass, first, iterator } = await this.#firstAvailable(model, request, watch);
     return {
       model,
       providerClass,
       configVersion: this.#routing.version,
       inputTokens,
-      events: charged(checked, tenant, model, watch),
+      events: guarded(first, iterator, watch, { policy: this.#routing.contentPolicy, tenant, model }),
     };
   }
 
@@ -146,10 +145,7 @@ export class InferenceEngine {
       const iterator = provider.generate(request)[Symbol.asyncIterator]();
       try {
         const first = await watch.next(iterator, "first");
-        return {
-          providerClass: index === 0 ? ("primary" as const) : ("fallback" as const),
-          events: resume(first, iterator, watch),
-        };
+        return { providerClass: index === 0 ? ("primary" as const) : ("fallback" as const), first, iterator };
       } catch (error) {
         if (!(error instanceof ProviderFailure) || !error.retryable) throw asApiError(error);
         failure = error;
@@ -299,17 +295,45 @@ class RunWatch {
   }
 }
 
-/** Yields the event already taken, then the rest, each under the run's timers. */
-async function* resume(
+/** What a run's events are checked against and charged to. */
+interface RunGuards {
+  policy: ContentPolicy;
+  tenant: Tenant;
+  model: ResolvedModel;
+}
+
+/**
+ * The run's events as the caller receives them: the event already taken, then the rest,
+ * each under the run's timers; each checked against the output policy before it is passed
+ * on (CONTENT_BLOCKED_OUTPUT before a blocked term is sent); and the account charged when
+ * the provider reports its usage, before `done` is passed on.
+ *
+ * One generator for the three steps rather than one each: every layer of async generator
+ * allocates on every event it passes (about 3.5 KiB a request each, in a sampled heap
+ * profile of POST /v1/responses), and allocation is what the young generation's
+ * collections, pauses in the answers' latency, are paid for.
+ */
+async function* guarded(
   first: IteratorResult<GenerationEvent>,
   iterator: AsyncIterator<GenerationEvent>,
   watch: RunWatch,
+  guards: RunGuards,
 ): AsyncIterable<GenerationEvent> {
   let result = first;
+  let text = "";
   try {
     while (!result.done) {
-      yield result.value;
-      if (result.value.type === "done") return;
+      const event = result.value;
+      if (event.type === "text") text += event.delta;
+      if (containsTerm(checkedText(event, text), guards.policy.blockedOutputTerms)) {
+        throw new ApiError("CONTENT_BLOCKED_OUTPUT", "The output was blocked by the content policy.");
+      }
+      if (event.type === "done") {
+        await guards.tenant.charge(guards.model, event.usage);
+        yield event;
+        return;
+      }
+      yield event;
       result = await watch.next(iterator, "more").catch((error: unknown) => {
         throw asApiError(error);
       });
@@ -320,43 +344,17 @@ async function* resume(
   }
 }
 
-/** Fails the run with CONTENT_BLOCKED_OUTPUT before a blocked term is sent. */
-async function* blockOutput(
-  policy: ContentPolicy,
-  events: AsyncIterable<GenerationEvent>,
-): AsyncIterable<GenerationEvent> {
-  let text = "";
-  for await (const event of events) {
-    if (event.type === "text") text += event.delta;
-    const checked =
-      event.type === "text"
-        ? text
-        : event.type === "reasoning"
-          ? event.summary
-          : event.type === "tool_call"
-            ? event.arguments
-            : "";
-    if (containsTerm(checked, policy.blockedOutputTerms)) {
-      throw new ApiError("CONTENT_BLOCKED_OUTPUT", "The output was blocked by the content policy.");
-    }
-    yield event;
-  }
-}
-
-/** Charges the account once the provider reports its usage. */
-async function* charged(
-  events: AsyncIterable<GenerationEvent>,
-  tenant: Tenant,
-  model: ResolvedModel,
-  watch: RunWatch,
-): AsyncIterable<GenerationEvent> {
-  try {
-    for await (const event of events) {
-      if (event.type === "done") await tenant.charge(model, event.usage);
-      yield event;
-    }
-  } finally {
-    watch.stop();
+/** What the output policy reads of an event: the text so far, a reasoning summary, a call's arguments. */
+function checkedText(event: GenerationEvent, textSoFar: string): string {
+  switch (event.type) {
+    case "text":
+      return textSoFar;
+    case "reasoning":
+      return event.summary;
+    case "tool_call":
+      return event.arguments;
+    default:
+      return "";
   }
 }
 

@@ -29,8 +29,10 @@ interface WireFormat {
   stream: boolean;
   /** Events sent when the stream opens. */
   open(run: GenerationRun): WireEvent[];
-  /** Events for one generation event. */
+  /** Events for one generation event, on a stream. */
   events(event: GenerationEvent): WireEvent[];
+  /** Takes one generation event into the JSON body: no wire events are made when nothing is streamed. */
+  take(event: GenerationEvent): void;
   /** The JSON body once generation is done. */
   json(): unknown;
   /** The event that reports a failure part-way. */
@@ -80,10 +82,13 @@ async function run(
       signal: disconnect.signal,
       deadlineMs: requestTimeout(req),
     });
-    started = { ...started, events: recordGeneration(res, started) };
+    const record = recordGeneration(res, started);
     const headers = { "x-provider-class": started.providerClass, "x-config-version": started.configVersion };
-    if (wire.stream) return await streamRun(res, started, wire, headers, disconnect, deps.streams);
-    for await (const event of started.events) wire.events(event);
+    if (wire.stream) return await streamRun(res, started, record, wire, headers, disconnect, deps.streams);
+    for await (const event of started.events) {
+      record(event);
+      wire.take(event);
+    }
     res.set(headers).status(200).json(wire.json());
   } catch (error) {
     if (disconnect.signal.aborted) return; // the client left: there is no one to answer
@@ -94,6 +99,7 @@ async function run(
 async function streamRun(
   res: Response,
   started: GenerationRun,
+  record: (event: GenerationEvent) => void,
   wire: WireFormat,
   headers: Record<string, string>,
   disconnect: AbortController,
@@ -118,6 +124,7 @@ async function streamRun(
   try {
     send(wire.open(started));
     for await (const event of started.events) {
+      record(event);
       send(wire.events(event));
       if (!writer.open) return; // the client left; leaving the loop stops generation
     }
@@ -161,6 +168,7 @@ function responsesFormat(body: Schemas["CreateResponseRequest"]) {
       stream: body.stream === true,
       open: () => numbered(get().start()),
       events: (event) => numbered(get().apply(event)),
+      take: (event) => void get().apply(event),
       json: () => get().response,
       errorEvent: (error) => [
         "error",
@@ -178,6 +186,7 @@ function chatFormat(body: Schemas["CreateChatCompletionRequest"]) {
       stream: body.stream === true,
       open: () => builder.start().map((c) => [undefined, c]),
       events: (event) => builder.apply(event).map((c) => [undefined, c]),
+      take: (event) => void builder.apply(event),
       json: () => builder.completion,
       errorEvent: (error) => ["error", error.toBody()],
       terminal: "[DONE]",
@@ -193,6 +202,7 @@ function completionsFormat(body: Schemas["CreateCompletionRequest"]) {
       stream: body.stream === true,
       open: () => [],
       events: (event) => builder.apply(event).map((c) => [undefined, c]),
+      take: (event) => void builder.apply(event),
       json: () => builder.completion,
       errorEvent: (error) => ["error", error.toBody()],
       terminal: "[DONE]",
@@ -210,6 +220,7 @@ function messagesFormat(body: Schemas["CreateMessageRequest"]) {
       stream: body.stream === true,
       open: () => named(get().start()),
       events: (event) => named(get().apply(event)),
+      take: (event) => void get().apply(event),
       json: () => get().message,
       errorEvent: (error) => ["error", { type: "error", ...error.toBody() }],
     };
