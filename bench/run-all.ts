@@ -41,6 +41,8 @@ step("gateway overhead and framework ceiling", [
   "bench/gateway.ts",
   "--seconds",
   quick ? "3" : "10",
+  "--warm",
+  quick ? "5" : "25",
   "--json",
   `${results}/gateway.json`,
 ]);

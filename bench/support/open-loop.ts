@@ -32,6 +32,7 @@ export interface OpenLoopResult {
   /** Milliseconds from when each request was due to its answer's end. */
   p50: number;
   p99: number;
+  p999: number;
   /** How late the generator itself sent requests (its own event loop), p99 in ms: large means it did not keep up. */
   sendLateP99: number;
   errors: number;
@@ -87,6 +88,7 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
     rps: latencies.length / seconds,
     p50: at(latencies, 0.5),
     p99: at(latencies, 0.99),
+    p999: at(latencies, 0.999),
     sendLateP99: at(late, 0.99),
     errors,
   };
