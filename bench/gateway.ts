@@ -16,7 +16,7 @@
  * run at the same rate on the same path (--warm seconds), and each server is started just
  * before its runs. Measured on 2026-11-27, a fresh server under 1 000 req/s of
  * POST /v1/responses in 5 s slices: p99 198, 11, 50 and 22 ms over the first 20 s, then
- * 4.3–6.2 ms from 20 s on (three runs); per-process probes showed V8 still optimising the
+ * 4.1–6.2 ms from 20 s on (several runs); per-process probes showed V8 still optimising the
  * path (about 400 functions in 8 s after a 5 s warm-up of a path) and mark-compact
  * collections while the heap grows. That is a young process, not the added latency of a
  * gateway under a steady 1 000 req/s, which is what the target asks.
@@ -218,5 +218,5 @@ try {
     console.log(`  target ${t.met ? "MET    " : "NOT MET"} ${t.name}: ${t.figure}`);
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2));
 } finally {
-  await Promise.all(started.map((process) => process.close()));
+  await Promise.all(started.map((child) => child.close()));
 }
