@@ -13,7 +13,8 @@
  * the whole training state (weights, Adam's moments, the step) goes to `<out>.train-state`;
  * `--resume` continues from it and gives the same weights as a run never stopped.
  *
- *   node scripts/train-local-model.ts [--steps N] [--out path] [--resume] [--stop-after N] [--corpus-out path] [--layers N]
+ *   node scripts/train-local-model.ts [--steps N] [--out path] [--resume] [--stop-after N] [--corpus-out path]
+ *     [--layers N] [--width N]
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -46,7 +47,10 @@ const INIT_SEED = 11;
 const ORDER_SEED = 13;
 /** Windows per step; half are computed by each thread. */
 const BATCH_WINDOWS = 4;
-/** The model's size; --layers changes nLayers (a larger model to try, see the README's status). */
+/**
+ * The model's size; --layers changes nLayers and --width dModel (with dFF four times it),
+ * for a larger model to try (see docs/decisions.md).
+ */
 const HYPER = { dModel: 64, nLayers: 2, nHeads: 4, dFF: 256, contextLength: 256 };
 
 interface Args {
@@ -59,6 +63,7 @@ interface Args {
   /** Where the composed corpus is written (rehearsal reads it from DIALOGUES_PATH). */
   corpusOut: string;
   layers: number;
+  width: number;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -72,6 +77,7 @@ function parseArgs(argv: string[]): Args {
       "stop-after": { type: "string" },
       "corpus-out": { type: "string", default: DIALOGUES_PATH },
       layers: { type: "string", default: String(HYPER.nLayers) },
+      width: { type: "string", default: String(HYPER.dModel) },
     },
   });
   return {
@@ -81,6 +87,7 @@ function parseArgs(argv: string[]): Args {
     stopAfter: values["stop-after"] === undefined ? Infinity : positiveWhole("stop-after", values["stop-after"]),
     corpusOut: values["corpus-out"],
     layers: positiveWhole("layers", values.layers),
+    width: positiveWhole("width", values.width),
   };
 }
 
@@ -219,7 +226,13 @@ async function main(): Promise<void> {
   mkdirSync(dirname(args.corpusOut), { recursive: true });
   writeFileSync(args.corpusOut, dialogues.map((d) => JSON.stringify(d)).join("\n") + "\n");
   const vocab = buildVocabulary(dialogues.flatMap((d) => d.turns.map((t) => t.text)));
-  const config: ModelConfig = { vocabSize: vocab.size, ...HYPER, nLayers: args.layers };
+  const config: ModelConfig = {
+    vocabSize: vocab.size,
+    ...HYPER,
+    nLayers: args.layers,
+    dModel: args.width,
+    dFF: 4 * args.width,
+  };
   const rendered = dialogues.map((d) => renderTurns(vocab, d.turns));
   const corpusTokens = rendered.reduce((n, r) => n + r.tokens.length, 0);
 
