@@ -50,7 +50,7 @@ describe("the patched request handler of undici", () => {
   describe("aborting a call, as before", () => {
     let server: http.Server;
     let pool: Pool;
-    /** Requests to /slow answer headers only when released; /body sends headers and then waits. */
+    /** Answers held open until the end: /slow gets none, /body gets its headers and a first part. */
     const pending: http.ServerResponse[] = [];
 
     beforeAll(async () => {
