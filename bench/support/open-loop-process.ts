@@ -28,7 +28,8 @@ export async function openLoopInChild(options: OpenLoopOptions, warmSeconds: num
   });
   let output = "";
   child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
-  const [code] = (await once(child, "exit")) as [number | null];
+  // "close", not "exit": by then the child's stdout has been read to its end.
+  const [code] = (await once(child, "close")) as [number | null];
   const line = output.split("\n").find((l) => l.startsWith(RESULT_PREFIX));
   if (code !== 0 || line === undefined) throw new Error(`the load generator exited with ${code} and no result`);
   return JSON.parse(line.slice(RESULT_PREFIX.length)) as OpenLoopResult;
