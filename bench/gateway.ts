@@ -35,7 +35,7 @@ import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { startBaseline } from "./support/baseline-process.ts";
 import { openLoopInChild } from "./support/open-loop-process.ts";
-import { startUpstreamProcess } from "./support/upstream.ts";
+import { startUpstreamProcess, type InstantUpstream } from "./support/upstream.ts";
 import { ACME_KEY, startBenchServer } from "./support/server-process.ts";
 
 const { values } = parseArgs({
@@ -136,16 +136,20 @@ async function startBareServer(): Promise<{ url: string; close(): Promise<void> 
 // Servers are started when their runs come (see the header), and all stopped at the end.
 const started: { close(): Promise<void> }[] = [];
 
+/** A child process (server, upstream, baseline) to stop at the end if its runs have not. */
+function track<T extends { close(): Promise<void> }>(child: T): T {
+  started.push(child);
+  return child;
+}
+
 /**
  * An upstream in a process of its own (the load generator must not also serve it), one for
  * each server's runs and one for the direct baseline's: a process that lives for a few runs
  * has not reached its first mark-compact, which in an upstream serving the whole benchmark
  * came about 105 s in, inside a measured window (7 ms, measured on 2026-11-27).
  */
-async function freshUpstream(): Promise<Awaited<ReturnType<typeof startUpstreamProcess>>> {
-  const upstream = await startUpstreamProcess({ chunks: 5 });
-  started.push(upstream);
-  return upstream;
+async function freshUpstream(): Promise<InstantUpstream> {
+  return track(await startUpstreamProcess({ chunks: 5 }));
 }
 
 async function stop(child: { close(): Promise<void> }): Promise<void> {
@@ -163,14 +167,12 @@ try {
   const direct = await load(`${directUpstream.baseUrl}/chat/completions`, CHAT_BODY, RATE);
   await stop(directUpstream);
   const validatedUpstream = await freshUpstream();
-  const validated = await startBenchServer(validatedUpstream.baseUrl, { VALIDATE_RESPONSES: "1" });
-  started.push(validated);
+  const validated = track(await startBenchServer(validatedUpstream.baseUrl, { VALIDATE_RESPONSES: "1" }));
   const responsesValidated = await load(`${validated.baseUrl}/responses`, RESPONSES_BODY, RATE);
   await stop(validated);
   await stop(validatedUpstream);
   const upstream = await freshUpstream();
-  const production = await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" });
-  started.push(production);
+  const production = track(await startBenchServer(upstream.baseUrl, { VALIDATE_RESPONSES: "0" }));
   const through = {
     responsesValidated,
     responsesProduction: await load(`${production.baseUrl}/responses`, RESPONSES_BODY, RATE),
@@ -186,8 +188,7 @@ try {
     JSON.stringify({ ...JSON.parse(RESPONSES_BODY), stream: true }),
     300,
   );
-  const bare = await startBareServer();
-  started.push(bare);
+  const bare = track(await startBareServer());
   const ceilingBare = await load(bare.url, RESPONSES_BODY);
   const ceilingStack = await load(`${production.baseUrl}/responses`, RESPONSES_BODY);
 

@@ -1,7 +1,7 @@
 /**
  * Waiting for a benchmark's child process (a server, a baseline, an upstream) to say where
  * it listens: the first capture of `pattern` in what it prints on stdout. Rejects with its
- * output if it exits before printing it.
+ * output if it ends before printing it.
  */
 import type { ChildProcess } from "node:child_process";
 
@@ -13,6 +13,8 @@ export function printedByChild(child: ChildProcess, pattern: RegExp, what: strin
       const found = pattern.exec(output)?.[1];
       if (found) resolve(found);
     });
-    child.once("exit", (code) => reject(new Error(`${what} exited (${code}): ${output}`)));
+    // "close", not "exit": by then stdout has been read to its end, so a child that prints
+    // its line and exits at once is not taken for one that never printed it.
+    child.once("close", (code) => reject(new Error(`${what} exited (${code}): ${output}`)));
   });
 }

@@ -16,6 +16,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import { printedByChild } from "./child-output.ts";
 import { openLoop, type OpenLoopOptions, type OpenLoopResult } from "./open-loop.ts";
 
 const SELF = fileURLToPath(import.meta.url);
@@ -26,13 +27,10 @@ export async function openLoopInChild(options: OpenLoopOptions, warmSeconds: num
   const child = spawn(process.execPath, [SELF, JSON.stringify(options), String(warmSeconds)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  let output = "";
-  child.stdout.setEncoding("utf8").on("data", (text: string) => (output += text));
-  // "close", not "exit": by then the child's stdout has been read to its end.
-  const [code] = (await once(child, "close")) as [number | null];
-  const line = output.split("\n").find((l) => l.startsWith(RESULT_PREFIX));
-  if (code !== 0 || line === undefined) throw new Error(`the load generator exited with ${code} and no result`);
-  return JSON.parse(line.slice(RESULT_PREFIX.length)) as OpenLoopResult;
+  const closed = once(child, "close");
+  const result = await printedByChild(child, new RegExp(`${RESULT_PREFIX}(.+)\n`), "the load generator");
+  await closed;
+  return JSON.parse(result) as OpenLoopResult;
 }
 
 if (process.argv[1] === SELF) {
