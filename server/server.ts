@@ -23,7 +23,8 @@ import { registerInferenceRoutes } from "./inference/routes.ts";
 import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
 import { logs } from "./log.ts";
-import { accessLog } from "./ops/access-log.ts";
+import { accessRecord } from "./ops/access-log.ts";
+import { watchAnswers } from "./ops/answer-end.ts";
 import { drainHttp, InFlight, OpenStreams } from "./ops/drain.ts";
 import { instrumentStore } from "./ops/instrumented-store.ts";
 import { gaugeFromCallback } from "./ops/metrics.ts";
@@ -168,12 +169,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       metricsOrigin = metrics.origin;
     }
     const requests = new InFlight();
-    const observe = accessLog({ log: options.accessLog !== false, metrics: metricsOn });
+    const watch = watchAnswers(requests, accessRecord({ log: options.accessLog !== false, metrics: metricsOn }));
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      requests.track(res);
+      watch(req, res);
       // While draining, every answer closes its connection: keep-alive clients reconnect elsewhere.
       if (draining) res.setHeader("connection", "close");
-      observe?.(req, res);
       app(req, res);
     };
     const stop = async () => {

@@ -2,13 +2,16 @@
  * The express application: the HTTP core every handler runs inside.
  *
  * Order of the layers (each file says why it does what it does):
- *   request id → a client that hangs up is logged (cancelled.ts) → Host required
- *   (malformed.ts) → operation lookup → public routes (docs, probes: paths the lookup did
- *   not match) → authentication and tenant checks (headers only: no byte of a body is read
- *   before the key is known) → JSON body (a declared length over the limit refused unread;
- *   forms left to stream) → contract validation (requests; responses when asked; a refused
- *   request's 400 names all its problems, request-problems.ts) → not-supported fields →
- *   the handler of the matched operation (operation-routes.ts) → 404 → error envelope.
+ *   request id → Host required (malformed.ts) → operation lookup → public routes (docs,
+ *   probes: paths the lookup did not match) → authentication and tenant checks (headers
+ *   only: no byte of a body is read before the key is known) → JSON body (a declared
+ *   length over the limit refused unread; forms left to stream) → contract validation
+ *   (requests; responses when asked; a refused request's 400 names all its problems,
+ *   request-problems.ts) → not-supported fields → the handler of the matched operation
+ *   (operation-routes.ts) → 404 → error envelope.
+ *
+ * A client that hangs up is logged by the server's shared `close` listener
+ * (ops/answer-end.ts), around the app rather than inside it.
  *
  * The layers before and after the refused-request explainer (an error handler, which only
  * express places) run as two express layers (pipeline.ts): the same order, without the
@@ -19,7 +22,6 @@ import type { RequestHandler, Router } from "express";
 import type { Store } from "../store/store.ts";
 import { authenticate } from "./auth.ts";
 import { jsonBody, streamedForms } from "./body.ts";
-import { logCancelled } from "./cancelled.ts";
 import { errorHandler, notFound } from "./error-handler.ts";
 import { requireHost } from "./malformed.ts";
 import { rejectNotSupported } from "./not-supported.ts";
@@ -56,7 +58,6 @@ export function createApp(options: AppOptions): express.Express {
   app.use(
     pipeline(
       requestId,
-      logCancelled,
       requireHost,
       matchOperation(new OperationTable()),
       ...(options.publicRoutes ? [outsideTheContract(options.publicRoutes)] : []),

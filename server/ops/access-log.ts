@@ -7,11 +7,11 @@
  * A client that hangs up first is the `request.cancelled` line of http/cancelled.ts (499,
  * REQUEST_CANCELLED); here it is only counted, with status 499.
  *
- * Attached around the express app (server.ts) rather than as one of its layers: it sees
- * every request the app is handed, whatever layer answers it, and when both the line and
- * the metrics are off it is not attached at all.
+ * Called by the server's shared `close` listener (answer-end.ts), around the express app
+ * rather than as one of its layers: it sees every request the app is handed, whatever
+ * layer answers it, and when both the line and the metrics are off there is nothing to call.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Request, Response } from "express";
 import { logRequest, logs } from "../log.ts";
@@ -41,49 +41,45 @@ function bytesOf(socket: Socket): { bytesIn: number; bytesOut: number } {
   return { bytesIn: now.read - before.read, bytesOut: now.written - before.written };
 }
 
-/** Returns the hook to call with every request before the app handles it; undefined when there is nothing to do. */
-export function accessLog(
-  options: AccessLogOptions,
-): ((req: IncomingMessage, res: ServerResponse) => void) | undefined {
+/** Records one ended answer; `arrived` is performance.now() at its request's arrival. */
+export type AccessRecord = (res: ServerResponse, arrived: number, cancelled: boolean) => void;
+
+/** What each ended answer records (called by answer-end.ts); undefined when there is nothing to do. */
+export function accessRecord(options: AccessLogOptions): AccessRecord | undefined {
   const writeLine = options.log && logs("info");
   if (!writeLine && !options.metrics) return undefined;
-  return (req, res) => {
-    const started = performance.now();
-    const socket = req.socket;
-    // "close" comes once per response: `on` spares the once-wrapper of every request.
-    res.on("close", () => {
-      const locals = (res as Response).locals ?? {};
-      const cancelled = !res.writableFinished && !locals.closedByServer;
-      const status = cancelled ? 499 : res.statusCode;
-      const seconds = (performance.now() - started) / 1000;
-      const operation = locals.pathMatch?.operation?.operationId ?? NO_OPERATION;
-      const code = cancelled ? "REQUEST_CANCELLED" : locals.errorCode;
-      if (options.metrics) {
-        const labels = { operation, method: req.method ?? "", status: String(status) };
-        httpRequests.series(labels).inc();
-        httpRequestDuration.series(labels).observe(seconds);
-        if (code !== undefined) httpErrors.series({ operation, code }).inc();
-      }
-      if (!writeLine || cancelled) return;
-      const generation = locals.generation;
-      const { bytesIn, bytesOut } = bytesOf(socket);
-      logRequest(status >= 500 ? "error" : "info", {
-        requestId: locals.requestId,
-        operation: operation === NO_OPERATION ? undefined : operation,
-        account: locals.caller?.account.id,
-        method: req.method,
-        // The path only: a query string may carry page tokens and filters.
-        path: ((req as Request).originalUrl ?? req.url ?? "").split("?")[0]!,
-        status,
-        code,
-        durationMs: Math.round(seconds * 1000 * 10) / 10,
-        bytesIn,
-        bytesOut,
-        model: generation?.model,
-        providerClass: generation?.providerClass,
-        inputTokens: generation?.inputTokens,
-        outputTokens: generation?.outputTokens,
-      });
+  return (res, arrived, cancelled) => {
+    const req = res.req;
+    const locals = (res as Response).locals ?? {};
+    const status = cancelled ? 499 : res.statusCode;
+    const seconds = (performance.now() - arrived) / 1000;
+    const operation = locals.pathMatch?.operation?.operationId ?? NO_OPERATION;
+    const code = cancelled ? "REQUEST_CANCELLED" : locals.errorCode;
+    if (options.metrics) {
+      const labels = { operation, method: req.method ?? "", status: String(status) };
+      httpRequests.series(labels).inc();
+      httpRequestDuration.series(labels).observe(seconds);
+      if (code !== undefined) httpErrors.series({ operation, code }).inc();
+    }
+    if (!writeLine || cancelled) return;
+    const generation = locals.generation;
+    const { bytesIn, bytesOut } = bytesOf(req.socket);
+    logRequest(status >= 500 ? "error" : "info", {
+      requestId: locals.requestId,
+      operation: operation === NO_OPERATION ? undefined : operation,
+      account: locals.caller?.account.id,
+      method: req.method,
+      // The path only: a query string may carry page tokens and filters.
+      path: ((req as Request).originalUrl ?? req.url ?? "").split("?")[0]!,
+      status,
+      code,
+      durationMs: Math.round(seconds * 1000 * 10) / 10,
+      bytesIn,
+      bytesOut,
+      model: generation?.model,
+      providerClass: generation?.providerClass,
+      inputTokens: generation?.inputTokens,
+      outputTokens: generation?.outputTokens,
     });
   };
 }

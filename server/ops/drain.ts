@@ -41,12 +41,15 @@ export class InFlight {
   #count = 0;
   #idle: (() => void)[] = [];
 
-  track(res: http.ServerResponse): void {
+  /** A request arrived (answer-end.ts calls `ended` when its response closes). */
+  started(): void {
     this.#count++;
-    res.once("close", () => {
-      this.#count--;
-      if (this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
-    });
+  }
+
+  /** Its response closed (finished, failed or cut). */
+  ended(): void {
+    this.#count--;
+    if (this.#count === 0 && this.#idle.length > 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   get count(): number {
