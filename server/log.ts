@@ -170,49 +170,51 @@ export interface RequestLine {
   outputTokens: number | undefined;
 }
 
-/** The order in which the request line's fields are written (as `log()` would write them, in the order given). */
-const REQUEST_LINE_FIELDS = [
-  "requestId",
-  "operation",
-  "account",
-  "method",
-  "path",
-  "status",
-  "code",
-  "durationMs",
-  "bytesIn",
-  "bytesOut",
-  "model",
-  "providerClass",
-  "inputTokens",
-  "outputTokens",
-] as const satisfies readonly (keyof RequestLine)[];
-
 /** `pid` and `hostname`, as pino writes them after the time on every line. */
 const CHINDINGS = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? "";
 
-/** One field as pino writes it: strings as JSON, numbers as they print (a non-finite one as null), undefined left out. */
-function field(name: string, value: string | number | undefined): string {
-  if (value === undefined) return "";
-  if (typeof value === "string") return `,"${name}":${JSON.stringify(value)}`;
-  return `,"${name}":${Number.isFinite(value) ? value : null}`;
+/** A string field as pino writes it (as JSON), or nothing when undefined. */
+function text(name: string, value: string | undefined): string {
+  return value === undefined ? "" : `,"${name}":${JSON.stringify(value)}`;
+}
+
+/** A number field as pino writes it (a non-finite one as null), or nothing when undefined. */
+function number(name: string, value: number | undefined): string {
+  return value === undefined ? "" : `,"${name}":${Number.isFinite(value) ? value : null}`;
 }
 
 /**
  * Writes the `request` line of one answered request: the same JSON text that
- * `log(level, "request", line)` writes (test/ops/request-line.test.ts compares them), put
- * together directly. It is written for every request, and pino's general path (a
- * key-by-key walk of the fields, the redaction check, the level call) was 4.4 µs of the
- * line's 9.6 on the event loop in a CPU profile under `GET /v1/models`, whose own work is
- * about 75 (README, Operating). The fields are fixed and flat, none named like a
+ * `log(level, "request", line)` writes, fields in the same order
+ * (test/ops/request-line.test.ts compares them), put together directly. It is written for
+ * every request, and pino's general path (a key-by-key walk of the fields, the redaction
+ * check, the level call) was 4.4 µs of the line's 9.6 on the event loop in a CPU profile
+ * under `GET /v1/models`, whose own work is about 75 (README, Operating); each field is
+ * read by name rather than by a loop over names (a keyed read of many names per object is
+ * V8's slow, megamorphic path). The fields are fixed and flat, none named like a
  * credential, so redaction has nothing to do here.
  */
 export function logRequest(level: "info" | "error", line: RequestLine): void {
   if (!logger.isLevelEnabled(level)) return;
-  const fields = line.requestId === undefined ? { ...line, requestId: currentRequest()?.requestId } : line;
-  let text = `{"level":"${level}"${isoTime()}${CHINDINGS}`;
-  for (const name of REQUEST_LINE_FIELDS) text += field(name, fields[name]);
-  destination.write(`${text},"event":"request"}\n`);
+  const requestId = line.requestId ?? currentRequest()?.requestId;
+  destination.write(
+    `{"level":"${level}"${isoTime()}${CHINDINGS}` +
+      text("requestId", requestId) +
+      text("operation", line.operation) +
+      text("account", line.account) +
+      text("method", line.method) +
+      text("path", line.path) +
+      number("status", line.status) +
+      text("code", line.code) +
+      number("durationMs", line.durationMs) +
+      number("bytesIn", line.bytesIn) +
+      number("bytesOut", line.bytesOut) +
+      text("model", line.model) +
+      text("providerClass", line.providerClass) +
+      number("inputTokens", line.inputTokens) +
+      number("outputTokens", line.outputTokens) +
+      `,"event":"request"}\n`,
+  );
   if (level === "error" && file) drain();
 }
 
