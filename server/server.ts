@@ -171,7 +171,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const requests = new InFlight();
     const watch = watchAnswers(requests, accessRecord({ log: options.accessLog !== false, metrics: metricsOn }));
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-      watch(req, res);
+      watch(res);
       // While draining, every answer closes its connection: keep-alive clients reconnect elsewhere.
       if (draining) res.setHeader("connection", "close");
       app(req, res);

@@ -10,7 +10,7 @@
  * (two of them closures made per request) against this one: 1.09–1.10× on
  * `GET /v1/models` in a pinned A/B (README, Performance).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { Response } from "express";
 import { logCancelled } from "../http/cancelled.ts";
 import type { AccessRecord } from "./access-log.ts";
@@ -20,11 +20,8 @@ import type { InFlight } from "./drain.ts";
 const ARRIVED = Symbol("arrived");
 type Watched = ServerResponse & { [ARRIVED]: number; locals?: Response["locals"] };
 
-/** Returns the function to call with every request before the app handles it. */
-export function watchAnswers(
-  requests: InFlight,
-  record: AccessRecord | undefined,
-): (req: IncomingMessage, res: ServerResponse) => void {
+/** Returns the function to call with every response before the app handles its request. */
+export function watchAnswers(requests: InFlight, record: AccessRecord | undefined): (res: ServerResponse) => void {
   function answerEnded(this: Watched): void {
     requests.ended();
     const locals = this.locals;
@@ -34,7 +31,7 @@ export function watchAnswers(
     if (cancelled) logCancelled(this as unknown as Response, arrived);
     record?.(this, arrived, cancelled);
   }
-  return (_req, res) => {
+  return (res) => {
     requests.started();
     (res as Watched)[ARRIVED] = performance.now();
     res.on("close", answerEnded);
