@@ -92,7 +92,13 @@ describe("PostgreSQL stops for a few seconds under traffic", { skip: skipping(sk
       for (let i = which; running; i++) {
         const sent = phase;
         const started = Date.now();
-        const response = await (requests[i % requests.length] as () => Promise<Response>)(); // a timeout rejects: the test fails as a hang
+        const response = await (requests[i % requests.length] as () => Promise<Response>)().catch((error: unknown) => {
+          // A refused or cut connection: the server died or hung; its log says why.
+          throw new Error(
+            `a request failed in phase ${sent} (${String(error)}); server log:\n${server.log().slice(-8_000)}`,
+            { cause: error },
+          );
+        }); // a timeout rejects: the test fails as a hang
         const body = (await response.json().catch(() => undefined)) as { error?: { code?: string } } | undefined;
         outcomes.push({
           phase: sent,

@@ -12,7 +12,7 @@ import { ownerAlive } from "../../server/datasets/owners.ts";
 import { fromStoreError } from "../../server/http/store-errors.ts";
 import { isStoreError, StoreError } from "../../server/store/errors.ts";
 import { openPostgresStore, postgresStore, type PostgresStoreOptions } from "../../server/store/postgres.ts";
-import { createPool } from "../../server/store/postgres/database.ts";
+import { createPool, inTransaction, pgCall } from "../../server/store/postgres/database.ts";
 import { appliedVersions, migrate, MIGRATIONS } from "../../server/store/postgres/migrations.ts";
 import type { Store } from "../../server/store/store.ts";
 import { newDataset, queuedJob as job } from "../store/records.ts";
@@ -124,6 +124,30 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
         await unlock();
         assert.equal((await store.accounts.get("acme"))?.id, "acme");
       });
+    });
+
+    it("a connection cut in the middle of a transaction: 503 for that call, no crash, the next call works", async () => {
+      const { url } = await newStore();
+      const pool = createPool(url, { poolSize: 2, connectTimeoutMs: 1_000, statementTimeoutMs: 2_000 });
+      const killer = new pg.Client({ connectionString: url });
+      await killer.connect();
+      try {
+        const cut = pgCall(() =>
+          inTransaction(pool, async (db) => {
+            const [row] = (await db.query("SELECT pg_backend_pid() AS pid")).rows as { pid: number }[];
+            await killer.query("SELECT pg_terminate_backend($1)", [row?.pid]);
+            // Checked out and between statements when the socket ends: the client emits
+            // "error" with no query to fail, which ended the process when nobody listened.
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            return db.query("SELECT 1");
+          }),
+        );
+        await assert.rejects(cut, isUnavailable);
+        assert.deepEqual((await pool.query("SELECT 1 AS one")).rows, [{ one: 1 }], "the pool gave a fresh connection");
+      } finally {
+        await killer.end();
+        await pool.end();
+      }
     });
 
     it("a pool with every connection busy: waiting for one ends in 503 after the connect timeout", async () => {

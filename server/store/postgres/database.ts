@@ -88,7 +88,7 @@ export async function inTransaction<T>(
   options: { serializable?: boolean } = {},
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
+    const { client, release } = await checkOut(pool);
     let broken: Error | undefined;
     try {
       await client.query(options.serializable ? "BEGIN ISOLATION LEVEL SERIALIZABLE" : "BEGIN");
@@ -105,9 +105,30 @@ export async function inTransaction<T>(
       }
       throw error;
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
+}
+
+/**
+ * A pooled connection for several statements, and its release. While a connection is checked
+ * out the pool does not listen for its errors: one that breaks between statements (the
+ * database restarted) emits "error" with no statement to fail, and an "error" nobody listens
+ * to ends the process. Until release this listener keeps it, so that the connection is
+ * discarded rather than pooled again.
+ */
+export async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release(error?: Error): void }> {
+  const client = await pool.connect();
+  let lost: Error | undefined;
+  const onError = (error: Error) => (lost = error);
+  client.on("error", onError);
+  return {
+    client,
+    release(error) {
+      client.off("error", onError);
+      client.release(error ?? lost);
+    },
+  };
 }
 
 /**

@@ -13,7 +13,7 @@
  */
 import type pg from "pg";
 import { CACHE_VERSION_SCHEMA } from "./cache-version.ts";
-import { query } from "./database.ts";
+import { checkOut, query } from "./database.ts";
 
 export interface Migration {
   version: number;
@@ -185,7 +185,7 @@ export const MIGRATIONS: readonly Migration[] = [
  * versions it applied.
  */
 export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   let broken: Error | undefined;
   try {
     // Keyed by schema: stores in other schemas of the same database migrate independently.
@@ -225,7 +225,7 @@ export async function migrate(pool: pg.Pool, migrations: readonly Migration[] = 
     broken = error as Error; // the session may still hold the lock: never reuse it
     throw error;
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }
 
