@@ -17,8 +17,16 @@
  *   DPO margin  mean log p(preferred) − log p(rejected) on held-out pairs, base → tuned
  *   seconds     training time of the job (target under 30 s for 40 rows on 2 cores)
  *
- *   node bench/tuning-quality.ts [--json path] [--case name] [--verbose] [--config '{"learningRate": "0.003"}']
+ * Each case is trained with several seeds (the adapter's random factors, the shuffles and
+ * the rehearsal's dialogues; a job always has seed 1). With 6–8 held-out prompts a case,
+ * which of them pass moves with the draw as much as with any setting (2026-11-27: the
+ * voice 75, 38, 38, 38, 75 % and DPO 83, 50, 50, 50, 67 % over seeds 1–5 of one build),
+ * so a setting is judged on the mean over seeds, and a target is met when every seed
+ * meets it.
  *
+ *   node bench/tuning-quality.ts [--json path] [--case name] [--seeds 3] [--verbose] [--config '{"learningRate": "0.003"}']
+ *
+ * --seeds N: seeds 1 to N (default 3).
  * --config: config fields sent with every job, as a caller would send them (for trying other defaults).
  */
 import { writeFileSync } from "node:fs";
@@ -52,6 +60,8 @@ const args = process.argv.slice(2);
 const jsonPath = args.includes("--json") ? args[args.indexOf("--json") + 1] : undefined;
 const only = args.includes("--case") ? args[args.indexOf("--case") + 1] : undefined;
 const verbose = args.includes("--verbose");
+const seeds = args.includes("--seeds") ? Number(args[args.indexOf("--seeds") + 1]) : 3;
+if (!Number.isInteger(seeds) || seeds < 1) throw new Error(`--seeds takes a whole number from 1, not ${seeds}`);
 const sent = args.includes("--config")
   ? (JSON.parse(args[args.indexOf("--config") + 1]!) as Record<string, unknown>)
   : {};
@@ -104,6 +114,7 @@ const pct = (x: number): string => `${Math.round(100 * x)} %`;
 
 interface CaseResult {
   name: string;
+  seed: number;
   rows: number;
   epochs: number;
   steps: number;
@@ -120,7 +131,10 @@ interface CaseResult {
 const unrelatedBase = await answers(UNRELATED_PROMPTS, null);
 const corpusLossBase = evaluateLoss(base, null, FLUENCY_SAMPLE);
 
-async function runCase(c: TuningCase): Promise<CaseResult> {
+/** The base model's answers to each case's held-out prompts: the same for every seed. */
+const baseAnswersOf = new Map<TuningCase, string[]>();
+
+async function runCase(c: TuningCase, seed: number): Promise<CaseResult> {
   const jobType = c.kind === "SFT" ? "JOB_TYPE_SFT" : "JOB_TYPE_DPO";
   const config = toTrainerConfig(fillConfig(jobType, BASE, { ...sent, outputModelId: "bench" }, c.rows.length));
   let steps = 0;
@@ -134,13 +148,15 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
     signal: new AbortController().signal,
     onStep: () => void steps++,
     onEpochEnd: async () => undefined,
+    seed,
   });
   const seconds = (performance.now() - started) / 1000;
   const keepsAnswer = c.keepsAnswer;
   const adapter = loadAdapter(result.adapter);
   const tunedModel = adaptModel(base, adapter);
+  if (!baseAnswersOf.has(c)) baseAnswersOf.set(c, await answers(c.heldOut, null));
   const [baseAnswers, tunedAnswers, unrelatedTuned] = [
-    await answers(c.heldOut, null),
+    baseAnswersOf.get(c)!,
     await answers(c.heldOut, adapter),
     await answers(UNRELATED_PROMPTS, adapter),
   ];
@@ -156,6 +172,7 @@ async function runCase(c: TuningCase): Promise<CaseResult> {
   }
   return {
     name: c.name,
+    seed,
     rows: c.rows.length,
     epochs: config.epochs,
     steps,
@@ -180,14 +197,40 @@ if (!TUNING_CASES.some(matches)) {
   process.exit(2);
 }
 
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** The case over its seeds: the means, and each seed's pattern share. */
+function summary(rs: CaseResult[]): string {
+  const each = (f: (r: CaseResult) => number) => rs.map((r) => pct(f(r))).join(", ");
+  const margins = rs.filter((r) => r.dpoMargin !== undefined).map((r) => r.dpoMargin!.tuned);
+  const own = rs.filter((r) => r.ownAnswer !== undefined).map((r) => r.ownAnswer!);
+  return (
+    `  over ${rs.length} seeds: pattern ${pct(mean(rs.map((r) => r.pattern.tuned)))} (${each((r) => r.pattern.tuned)})` +
+    ` | degenerate ${pct(mean(rs.map((r) => r.degenerate.tuned)))} (${each((r) => r.degenerate.tuned)})` +
+    ` | unrelated: ${pct(mean(rs.map((r) => r.unrelatedSameAsBase)))} as base, ${pct(mean(rs.map((r) => r.unrelatedDegenerate)))} degenerate` +
+    ` | corpus loss ${mean(rs.map((r) => r.corpusLoss.tuned)).toFixed(3)}` +
+    (own.length > 0 ? ` | own answer in the style ${pct(mean(own))}` : "") +
+    (margins.length > 0 ? ` | DPO margin ${mean(margins).toFixed(2)}` : "")
+  );
+}
+
 const results: CaseResult[] = [];
 for (const c of TUNING_CASES) {
   if (!matches(c)) continue;
   console.log(`${c.name}: ${c.rows.length} rows, teaches ${c.teaches}`);
-  const r = await runCase(c);
-  results.push(r);
+  const ofCase: CaseResult[] = [];
+  for (let seed = 1; seed <= seeds; seed++) {
+    const r = await runCase(c, seed);
+    ofCase.push(r);
+    printSeed(r);
+  }
+  results.push(...ofCase);
+  if (seeds > 1) console.log(summary(ofCase));
+}
+
+function printSeed(r: CaseResult): void {
   console.log(
-    `  ${r.epochs} epochs, ${r.steps} steps, ${r.seconds.toFixed(1)} s | pattern ${pct(r.pattern.base)} → ${pct(r.pattern.tuned)}` +
+    `  seed ${r.seed}: ${r.epochs} epochs, ${r.steps} steps, ${r.seconds.toFixed(1)} s | pattern ${pct(r.pattern.base)} → ${pct(r.pattern.tuned)}` +
       ` | degenerate ${pct(r.degenerate.base)} → ${pct(r.degenerate.tuned)} | unrelated: ${pct(r.unrelatedSameAsBase)} as base,` +
       ` ${pct(r.unrelatedDegenerate)} degenerate | corpus loss ${r.corpusLoss.base.toFixed(3)} → ${r.corpusLoss.tuned.toFixed(3)}` +
       (r.ownAnswer !== undefined ? ` | own answer in the style ${pct(r.ownAnswer)}` : "") +
@@ -195,10 +238,11 @@ for (const c of TUNING_CASES) {
   );
 }
 
+// Met only when every seed meets it: a user's dataset is one draw.
 const held = results.every((r) => r.pattern.tuned === 1 && r.degenerate.tuned === 0 && r.unrelatedDegenerate === 0);
 const fast = results.filter((r) => r.rows <= 40).every((r) => r.seconds < 30);
 console.log(
   `\ntargets: 100 % pattern and 0 degenerate on held-out prompts: ${held ? "met" : "NOT met"}; under 30 s a job of ≤ 40 rows: ${fast ? "met" : "NOT met"}`,
 );
 if (jsonPath !== undefined)
-  writeFileSync(jsonPath, JSON.stringify({ date: new Date().toISOString(), results }, null, 2));
+  writeFileSync(jsonPath, JSON.stringify({ date: new Date().toISOString(), seeds, results }, null, 2));

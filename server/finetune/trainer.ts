@@ -94,8 +94,14 @@ export interface TrainingRun {
   evaluation: ParsedRow[];
   /** Abort stops training within one optimisation step; train() rejects with signal.reason. */
   signal: AbortSignal;
-  /** Continue after this checkpoint's epoch. */
+  /** Continue after this checkpoint's epoch (with the seed the checkpointed run had). */
   resume?: TrainerCheckpoint;
+  /**
+   * Seeds the random draws of a run: the adapter's A factors, each epoch's shuffle and the
+   * rehearsal's dialogues (default 1, what every job uses). Benchmarks vary it to see how
+   * much a result owes to the draw rather than to a setting (bench/tuning-quality.ts).
+   */
+  seed?: number;
   onStep(point: StepPoint): void | Promise<void>;
   /** Awaited: the runner persists the checkpoint before training goes on. */
   onEpochEnd(end: EpochEnd): Promise<void>;
@@ -122,9 +128,17 @@ export function fitsContext(row: ParsedRow, maxContextLength: number): boolean {
   return fitsRow(localBaseModel(), row, maxContextLength);
 }
 
-/** Seeds: the adapter's random A factors, and each epoch's shuffle (so a resumed run repeats them). */
-const ADAPTER_SEED = 1;
+/**
+ * The run's seeds: the adapter's random A factors, each epoch's shuffle and each step's
+ * rehearsal, all fixed by the run's seed and the epoch or step number (so a resumed run
+ * repeats them). Seed 1 gives the draws jobs have always had.
+ */
+const DEFAULT_SEED = 1;
 const SHUFFLE_SEED = 0x5eed;
+
+function seedOf(run: TrainingRun): number {
+  return run.seed ?? DEFAULT_SEED;
+}
 
 /**
  * Rehearsal (rehearsal.ts): corpus dialogues per step and their weight against the
@@ -189,7 +203,7 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
   const format = run.kind === "SFT" ? "SFT" : "PREFERENCE";
   const progress = run.resume === undefined ? await freshProgress(model, run) : resumedProgress(run);
   // The adapter before any step: rows are encoded in its vocabulary, and it is DPO's reference policy.
-  const referenceAdapter = startingAdapter(model, config.loraRank, progress.adapter.tokens.bpeIds);
+  const referenceAdapter = startingAdapter(model, seedOf(run), config.loraRank, progress.adapter.tokens.bpeIds);
   const initial = adaptModel(model, referenceAdapter);
   const trainRows = await prepareRows(model, initial, run.train, format, config.maxContextLength, "training");
   const evalRows = await prepareRows(model, initial, run.evaluation, format, config.maxContextLength, "evaluation");
@@ -202,7 +216,7 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
     // Nothing fits: no step, no epoch; the runner reports it from examplesTrained = 0.
     return {
       ...counts,
-      adapter: serializeAdapter(createAdapter(model, config.loraRank, ADAPTER_SEED)),
+      adapter: serializeAdapter(createAdapter(model, config.loraRank, seedOf(run))),
       stoppedEarly: false,
     };
   }
@@ -225,12 +239,12 @@ export async function train(run: TrainingRun): Promise<TrainerResult> {
 }
 
 /** A new adapter: B at zero, added tokens at their starting rows; the same for the same tokens and rank. */
-function startingAdapter(model: LocalModel, rank: number, addedTokens: readonly number[]): Adapter {
-  return createAdapter(model, rank, ADAPTER_SEED, { addedTokens });
+function startingAdapter(model: LocalModel, seed: number, rank: number, addedTokens: readonly number[]): Adapter {
+  return createAdapter(model, rank, seed, { addedTokens });
 }
 
 async function freshProgress(model: LocalModel, run: TrainingRun): Promise<Progress> {
-  const adapter = startingAdapter(model, run.config.loraRank, await chooseAddedTokens(model, run.train));
+  const adapter = startingAdapter(model, seedOf(run), run.config.loraRank, await chooseAddedTokens(model, run.train));
   return {
     epoch: 0,
     step: 0,
@@ -265,9 +279,9 @@ function judgeEpoch(p: Progress, epoch: number, loss: number): void {
   }
 }
 
-/** The epoch's example order: a shuffle seeded by the epoch number alone, so resuming repeats it. */
-function epochOrder(count: number, epoch: number): number[] {
-  const rng = createRng(SHUFFLE_SEED + epoch * 7919);
+/** The epoch's example order: a shuffle seeded by the run's seed and the epoch number, so resuming repeats it. */
+function epochOrder(count: number, epoch: number, seed: number): number[] {
+  const rng = createRng(SHUFFLE_SEED + epoch * 7919 + (seed - DEFAULT_SEED) * 1_000_003);
   const order = Array.from({ length: count }, (_, i) => i);
   for (let i = count - 1; i > 0; i--) {
     const j = Math.floor(rng() * (i + 1));
@@ -279,7 +293,7 @@ function epochOrder(count: number, epoch: number): number[] {
 /** One epoch: its steps, then evaluation, early-stop judgement and the checkpoint. */
 async function trainEpoch(ctx: Context, epoch: number): Promise<void> {
   const { run, progress: p } = ctx;
-  const order = epochOrder(ctx.items.length, epoch);
+  const order = epochOrder(ctx.items.length, epoch, seedOf(ctx.run));
   for (let start = 0; start < order.length; start += run.config.batchSize) {
     await trainBatch(
       ctx,
@@ -361,7 +375,12 @@ async function sftStep(ctx: Context, batch: TrainingItem[], learningRate: number
  * not the job's). They are in the adapted vocabulary, which the reference model has.
  */
 function rehearsalTasks(ctx: Context): GradientTask[] {
-  const examples: EncodedExample[] = rehearsalExamples(ctx.reference, ctx.progress.step, REHEARSAL_PER_STEP);
+  const examples: EncodedExample[] = rehearsalExamples(
+    ctx.reference,
+    ctx.progress.step,
+    REHEARSAL_PER_STEP,
+    seedOf(ctx.run),
+  );
   const count = examples.reduce((n, e) => n + targetCount(e), 0);
   if (count === 0) return [];
   return examples.map((example) => ({ kind: "crossEntropy", example, scale: REHEARSAL_WEIGHT / count }));

@@ -117,3 +117,12 @@ test("DPO: the preferred answer gains on the rejected one, and the served answer
   assert.equal(await answer("Hello!"), PLAIN_GREETING);
   assert.equal(await answer("Hello!", result.adapter), PREFERRED_GREETING);
 });
+
+test("the seed: no seed trains as seed 1 (what jobs get), another seed draws another adapter", async () => {
+  const rows = ahoyRows(16);
+  const run = (seed?: number) =>
+    train(runOf(rows, { config: { batchSize: 4 }, ...(seed === undefined ? {} : { seed }) }));
+  const [unseeded, one, two] = await Promise.all([run(), run(1), run(2)]);
+  assert.deepEqual(unseeded.adapter, one.adapter, "the default seed is 1");
+  assert.notDeepEqual(one.adapter, two.adapter, "seed 2 draws other factors, order and rehearsal");
+});

@@ -64,13 +64,14 @@ function parseDialogues(lines: string[]): Dialogue[] {
 
 /**
  * `count` corpus dialogues for optimisation step `step`, in `model`'s vocabulary, with
- * the base training's targets (what the model writes). The choice depends on the step
- * alone, so a resumed job rehearses exactly what it would have. The trainer awaits
- * `loadCorpusDialogues` first; otherwise the corpus is read here, synchronously.
+ * the base training's targets (what the model writes). The choice depends on the run's
+ * seed and the step alone, so a resumed job rehearses exactly what it would have (seed 1
+ * draws what jobs always drew). The trainer awaits `loadCorpusDialogues` first; otherwise
+ * the corpus is read here, synchronously.
  */
-export function rehearsalExamples(model: LocalModel, step: number, count: number): EncodedExample[] {
+export function rehearsalExamples(model: LocalModel, step: number, count: number, seed = 1): EncodedExample[] {
   const corpus = corpusDialogues();
-  const rng = createRng(0x7e4ea75e + step * 104_729);
+  const rng = createRng(0x7e4ea75e + step * 104_729 + (seed - 1) * 7_919_317);
   const out: EncodedExample[] = [];
   for (let i = 0; i < count; i++) out.push(renderTurns(model.vocab, corpus[Math.floor(rng() * corpus.length)]!.turns));
   return out;
