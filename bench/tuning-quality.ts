@@ -19,10 +19,9 @@
  *
  * Each case is trained with several seeds (the adapter's random factors, the shuffles and
  * the rehearsal's dialogues; a job always has seed 1). With 6–8 held-out prompts a case,
- * which of them pass moves with the draw as much as with any setting (2026-11-27: the
- * voice 75, 38, 38, 38, 75 % and DPO 83, 50, 50, 50, 67 % over seeds 1–5 of one build),
- * so a setting is judged on the mean over seeds, and a target is met when every seed
- * meets it.
+ * which of them pass moves with the draw as much as with any setting (2026-11-27, the
+ * defaults over seeds 1–10: the voice 25–75 %, copy 67–100 %, DPO 67–100 %), so a setting
+ * is judged on the mean over seeds, and a target is met when every seed meets it.
  *
  *   node bench/tuning-quality.ts [--json path] [--case name] [--seeds 3] [--verbose] [--config '{"learningRate": "0.003"}']
  *
