@@ -79,12 +79,12 @@ describe("estimate", () => {
     );
   });
 
-  test("without epochs the estimate shows the default chosen for the dataset's size: 80 steps of 8 over 200 rows are 4 epochs", async () => {
+  test("without epochs the estimate shows the default chosen for the dataset's size: 80 steps of 4 over 200 rows are 2 epochs", async () => {
     const body = sftBody("never-made");
     delete (body.config as { epochs?: number }).epochs;
     const result = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", body);
     assert.equal(result.status, 200, result.text);
-    assert.equal(result.body.estimate.epochs, 4);
+    assert.equal(result.body.estimate.epochs, 2);
   });
 
   test("examples longer than maxContextLength are skipped and counted, never truncated", async () => {

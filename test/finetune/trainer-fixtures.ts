@@ -5,7 +5,11 @@ import { LocalProvider, loadAdapter } from "../../server/inference/local/index.t
 import type { ChatMessage, ParsedRow } from "../../server/datasets/rows.ts";
 import type { TrainerConfig, TrainingRun } from "../../server/finetune/trainer.ts";
 
-/** tiny-chat's catalogue defaults with the decisions' fixed ones, for one epoch (each test says how many it needs). */
+/**
+ * tiny-chat's catalogue defaults with the decisions' fixed ones, for one epoch (each test
+ * says how many it needs), but batchSize 8, the default these tests' step counts were
+ * written for (the catalogue's is 4 since 2026-11-27).
+ */
 export const DEFAULTS: TrainerConfig = {
   loraRank: 8,
   learningRate: 0.002,

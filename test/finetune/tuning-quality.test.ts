@@ -25,7 +25,7 @@ test("24 persona rows with the default config: held-out prompts answer in the pe
       persona.rows.length,
     ),
   );
-  assert.equal(config.epochs, 27, "enough epochs for 80 steps of 8 examples");
+  assert.equal(config.epochs, 14, "enough epochs for 80 steps of 4 examples");
   const losses: number[] = [];
   const result = await train({
     kind: "SFT",
