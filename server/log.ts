@@ -189,7 +189,7 @@ function number(name: string, value: number | undefined): string {
  * (test/ops/request-line.test.ts compares them), put together directly. It is written for
  * every request, and pino's general path (a key-by-key walk of the fields, the redaction
  * check, the level call) was 4.4 µs of the line's 9.6 on the event loop in a CPU profile
- * under `GET /v1/models`, whose own work is about 75 (README, Operating); each field is
+ * under `GET /v1/models`, whose own work is about 75 (docs/performance.md); each field is
  * read by name rather than by a loop over names (a keyed read of many names per object is
  * V8's slow, megamorphic path). The fields are fixed and flat, none named like a
  * credential, so redaction has nothing to do here.

@@ -8,7 +8,7 @@
  * request and per concern: `close` comes once for every response, and with more than one
  * listener node keeps them in an array that `emit` copies on every call. Three listeners
  * (two of them closures made per request) against this one: 1.09–1.10× on
- * `GET /v1/models` in a pinned A/B (README, Performance).
+ * `GET /v1/models` in a pinned A/B (docs/performance.md).
  */
 import type { ServerResponse } from "node:http";
 import type { Response } from "express";
