@@ -126,6 +126,10 @@ export class ResponseChecker {
     if (fullSpeed && result.elapsedMs > slowMs)
       return `a ${response.status} took ${Math.round(result.elapsedMs)} ms (more than ${slowMs} ms)`;
     if (response.status >= 400) return this.#checkError(c, response.status, response.headers, body, json);
+    // A success or redirect the operation does not declare (an empty 304 to `If-None-Match: *`, say).
+    const op = this.#operationFor(c);
+    if (op && !op.statuses.includes(response.status))
+      return `status ${response.status}, which ${op.operationId} does not declare: ${body.slice(0, 300)}`;
     if (
       response.status >= 200 &&
       response.status < 300 &&
