@@ -146,6 +146,22 @@ export const inferenceFaults: Fault[] = [
     },
   },
   {
+    id: "models.conditional-get-304",
+    areas: ["inference"],
+    transcripts: ["inference/models"],
+    rule: "inference.models",
+    description:
+      "A GET with If-None-Match: * is an empty 304 (express's default), which the contract does not declare.",
+    match: (request) => request.method === "GET" && request.headers["if-none-match"] === "*",
+    onResponse(response) {
+      if (response.status !== 200) return;
+      const headers = { ...response.headers };
+      delete headers["content-type"];
+      delete headers["content-length"];
+      return { status: 304, headers, body: Buffer.alloc(0) };
+    },
+  },
+  {
     id: "models.unknown-model-found",
     areas: ["inference"],
     transcripts: ["inference/models"],
