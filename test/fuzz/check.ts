@@ -130,6 +130,8 @@ export class ResponseChecker {
     const op = this.#operationFor(c);
     if (op && !op.statuses.includes(response.status))
       return `status ${response.status}, which ${op.operationId} does not declare: ${body.slice(0, 300)}`;
+    const inferenceHeaders = op && INFERENCE.has(op.operationId) ? inferenceHeaderProblem(response.headers) : undefined;
+    if (inferenceHeaders) return `status ${response.status} of ${op!.operationId}: ${inferenceHeaders}`;
     if (
       response.status >= 200 &&
       response.status < 300 &&
@@ -150,7 +152,8 @@ export class ResponseChecker {
     if (!headers["content-type"]?.startsWith("application/json"))
       return `status ${status} with content-type ${JSON.stringify(headers["content-type"])}: ${body.slice(0, 300)}`;
     if (json === undefined) return `status ${status} with a body that is not JSON: ${body.slice(0, 300)}`;
-    if (status === 429 && !/^\d+$/.test(headers["retry-after"] ?? "")) return `429 without Retry-After`;
+    if ((status === 429 || status === 503) && !/^\d+$/.test(headers["retry-after"] ?? ""))
+      return `${status} without Retry-After in whole seconds`;
     if (status === 405 && headers.allow === undefined) return `405 without Allow`;
     const op = this.#operationFor(c);
     const pointer = op ? responseSchemaPointer(this.#contract, op, status) : undefined;
@@ -271,6 +274,17 @@ function checkStream(c: FuzzCase, body: string): string | undefined {
     )
       return `the stream ended with a server error event: ${data.slice(0, 300)}`;
   }
+  return undefined;
+}
+
+/** The inference operations, whose successes carry x-provider-class and x-config-version (the document's headers table). */
+const INFERENCE = new Set(["createResponse", "createChatCompletion", "createCompletion", "createMessage"]);
+
+function inferenceHeaderProblem(headers: Record<string, string>): string | undefined {
+  const providerClass = headers["x-provider-class"];
+  if (providerClass !== "primary" && providerClass !== "fallback")
+    return `x-provider-class is ${JSON.stringify(providerClass)}, not primary or fallback`;
+  if (!headers["x-config-version"]) return "no x-config-version";
   return undefined;
 }
 
