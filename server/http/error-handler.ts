@@ -31,7 +31,7 @@ const MESSAGES_PATH = `${BASE_PATH}/messages`;
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 
 export function errorHandler(error: unknown, req: Request, res: Response, _next: NextFunction): void {
-  const { apiError, detail } = toApiError(error);
+  const { apiError, detail } = toApiError(error, req);
   res.locals.errorCode = apiError.code;
   if (apiError.status >= 500) logFailure(req, res, apiError, detail ?? error);
   if (res.headersSent) {
@@ -54,14 +54,14 @@ export function notFound(req: Request, _res: Response, next: NextFunction): void
   next(new ApiError("NOT_FOUND", `No such path: ${req.method} ${req.path}.`));
 }
 
-function toApiError(error: unknown): { apiError: ApiError; detail?: unknown } {
+function toApiError(error: unknown, req: Request): { apiError: ApiError; detail?: unknown } {
   const meant = meantApiError(error);
   if (meant) return { apiError: meant };
   const fromValidator = fromValidatorError(error);
   if (fromValidator) return fromValidator;
   const fromBody = fromBodyParserError(error);
   if (fromBody) return { apiError: fromBody };
-  if (isClientHttpError(error)) return { apiError: fromClientHttpError(error) };
+  if (isClientHttpError(error)) return { apiError: fromClientHttpError(error, req) };
   return { apiError: new ApiError("INTERNAL", "An unexpected error occurred."), detail: error };
 }
 
@@ -78,9 +78,16 @@ function isClientHttpError(error: unknown): error is HttpError {
   );
 }
 
-function fromClientHttpError(error: HttpError): ApiError {
+function fromClientHttpError(error: HttpError, req: Request): ApiError {
   if (error.status === 404) return new ApiError("NOT_FOUND", "No such path.");
   if (error.status === 413) return new ApiError("MEDIA_TOO_LARGE", "The request body is too large.");
+  // body-parser passes zlib's failure to decompress a body on as a bare 400 (zlib's errors carry an errno).
+  const encoding = req.headers["content-encoding"];
+  if (typeof (error as { errno?: unknown }).errno === "number" && encoding !== undefined)
+    return new ApiError(
+      "INVALID_REQUEST",
+      `The request body could not be decoded as its Content-Encoding (${encoding}) says; send it encoded so, or unencoded.`,
+    );
   return new ApiError("INVALID_REQUEST", "The request is malformed.");
 }
 

@@ -92,6 +92,19 @@ describe("paths and methods", () => {
 });
 
 describe("request bodies", () => {
+  it("a body its Content-Encoding does not decode is 400 INVALID_REQUEST that says so", async () => {
+    for (const encoding of ["gzip", "deflate", "br"]) {
+      const result = await call(server, "/v1/responses", {
+        key,
+        method: "POST",
+        body: JSON.stringify(responsesBody()),
+        headers: { "content-type": "application/json", "content-encoding": encoding },
+      });
+      assertError(result, { status: 400, code: "INVALID_REQUEST", type: "invalid_request_error" });
+      assert.match(result.body.error.message, new RegExp(`Content-Encoding \\(${encoding}\\)`), encoding);
+    }
+  });
+
   it("malformed JSON is 400 INVALID_REQUEST", async () => {
     const result = await call(server, "/v1/responses", {
       key,
