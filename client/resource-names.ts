@@ -44,7 +44,8 @@ export interface DatasetNameParts {
   version?: number;
 }
 
-const DATASET_NAME = new RegExp(`^accounts/([^/]+)/datasets/([^/]+)(?:/versions/(${VERSION}))?$`);
+// No segment holds a NUL (U+0000): no id can, and PostgreSQL cannot even be asked about one.
+const DATASET_NAME = new RegExp(`^accounts/([^/\0]+)/datasets/([^/\0]+)(?:/versions/(${VERSION}))?$`);
 
 /** `accounts/{a}/datasets/{d}` or `…/versions/{n}` → its parts; undefined when `name` is neither. */
 export function parseDatasetName(name: string): DatasetNameParts | undefined {

@@ -32,6 +32,11 @@ export function registerDatasetRoutes(handlers: OperationHandlers, deps: Dataset
   const { store } = deps;
   handlers.on("createDataset", async (req, res, params) => {
     const body = req.body;
+    // PostgreSQL cannot store it, SQLite could: refused on both, so that the stores agree.
+    if (body.dataset.displayName?.includes("\u0000"))
+      throw new ApiError("INVALID_REQUEST", "dataset.displayName must not hold the NUL character (U+0000).", {
+        param: "dataset.displayName",
+      });
     const dataset = await store.datasets.create({
       accountId: account(params),
       datasetId: body.datasetId,

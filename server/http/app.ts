@@ -23,7 +23,7 @@ import type { Store } from "../store/store.ts";
 import { authenticate } from "./auth.ts";
 import { jsonBody, streamedForms } from "./body.ts";
 import { errorHandler, notFound } from "./error-handler.ts";
-import { requireHost } from "./malformed.ts";
+import { refuseEncodedNul, requireHost } from "./malformed.ts";
 import { rejectNotSupported } from "./not-supported.ts";
 import { OperationHandlers } from "./operation-routes.ts";
 import { OperationTable, matchOperation } from "./operations.ts";
@@ -63,6 +63,7 @@ export function createApp(options: AppOptions): express.Express {
     pipeline(
       requestId,
       requireHost,
+      refuseEncodedNul,
       matchOperation(new OperationTable()),
       ...(options.publicRoutes ? [outsideTheContract(options.publicRoutes)] : []),
       authenticate(options.store),

@@ -61,3 +61,19 @@ export function requireHost(req: Request, _res: Response, next: NextFunction): v
     return next(new ApiError("INVALID_REQUEST", "An HTTP/1.1 request needs a Host header."));
   next();
 }
+
+/**
+ * A path or query holding an encoded NUL character (`%00`) is refused before it reaches a
+ * route: no id, name or parameter of the contract can hold one, and PostgreSQL cannot even
+ * be asked about one (it refuses U+0000 in text), so both stores answer alike.
+ */
+export function refuseEncodedNul(req: Request, _res: Response, next: NextFunction): void {
+  if (req.url.includes("%00"))
+    return next(
+      new ApiError(
+        "INVALID_REQUEST",
+        "The path or query holds an encoded NUL character (%00), which no id or parameter can hold.",
+      ),
+    );
+  next();
+}

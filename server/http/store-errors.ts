@@ -13,6 +13,7 @@ const CODE_BY_KIND: Record<StoreErrorKind, SentErrorCode> = {
   "job-state": "JOB_STATE_INVALID",
   "idempotency-conflict": "IDEMPOTENCY_CONFLICT",
   unavailable: "STORAGE_UNAVAILABLE",
+  "invalid-text": "INVALID_REQUEST",
 };
 
 /** The envelope code a store refusal is answered with. */

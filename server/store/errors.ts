@@ -14,9 +14,17 @@
  * - `idempotency-conflict`: an idempotency key came back with another request.
  * - `unavailable`: the database (or the process receiving an upload) cannot serve the call
  *   now; the same call may succeed later.
+ * - `invalid-text`: a value the database cannot hold or be asked about (PostgreSQL refuses
+ *   the NUL character, U+0000, in text); the same call always fails.
  */
 export type StoreErrorKind =
-  "not-found" | "already-exists" | "dataset-unusable" | "job-state" | "idempotency-conflict" | "unavailable";
+  | "not-found"
+  | "already-exists"
+  | "dataset-unusable"
+  | "job-state"
+  | "idempotency-conflict"
+  | "unavailable"
+  | "invalid-text";
 
 export interface StoreErrorOptions {
   /** The input that named the missing, taken or conflicting thing (e.g. `dataset`, `config.outputModelId`). */

@@ -253,3 +253,22 @@ test("another account's datasets are out of reach: 403 on its paths, invisible t
   // The same id is free in another account.
   assert.equal((await createDataset(globex, "private")).name, "accounts/globex/datasets/private");
 });
+
+test("a NUL character (U+0000), which PostgreSQL cannot hold, is refused alike on both stores", async () => {
+  const named = await call(acme, "POST", "/datasets", {
+    json: { datasetId: "nul", dataset: { displayName: "a\u0000b" } },
+  });
+  assertError(named, INVALID_REQUEST);
+  assert.equal(named.body.error.param, "dataset.displayName");
+  assertError(await call(acme, "GET", "/datasets/ab%00c"), INVALID_REQUEST);
+  assertError(await call(acme, "GET", "/datasets?filter=state:READY%00"), INVALID_REQUEST);
+  const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", {
+    json: {
+      baseModel: "accounts/maas/models/tiny-chat",
+      inputDatasetVersion: "accounts/acme/datasets/a\u0000b",
+      config: { outputModelId: "nul-model" },
+    },
+  });
+  assertError(estimate, NOT_FOUND);
+  assert.equal(estimate.body.error.param, "inputDatasetVersion");
+});

@@ -162,6 +162,28 @@ describe("the PostgreSQL store", { skip: skipping(POSTGRES_SKIP) }, () => {
     });
   });
 
+  describe("text PostgreSQL cannot hold", () => {
+    it("a NUL character (U+0000) to store or to look up is 400 INVALID_REQUEST, not a bug, and the store goes on", async () => {
+      const { store } = await newStore();
+      await store.accounts.create({ id: "acme" });
+      const refused = (error: unknown) => {
+        assert.ok(isStoreError(error, "invalid-text"), String(error));
+        const answer = fromStoreError(error).toBody() as { error: { code: string } };
+        assert.equal(answer.error.code, "INVALID_REQUEST");
+        return true;
+      };
+      await assert.rejects(store.datasets.get("acme", "a\u0000b"), refused);
+      await assert.rejects(store.fineTuning.getJob("acme", "JOB_TYPE_SFT", "sft-\u0000"), refused);
+      await assert.rejects(
+        store.datasets.create({ ...newDataset("acme", "named"), displayName: "a\u0000b" }),
+        refused,
+        "a write, in its transaction",
+      );
+      await store.datasets.create(newDataset("acme", "named"));
+      assert.equal((await store.datasets.get("acme", "named"))?.datasetId, "named");
+    });
+  });
+
   describe("many connections writing at once (as many processes)", () => {
     let a: Store;
     let b: Store;

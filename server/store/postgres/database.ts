@@ -144,6 +144,11 @@ export async function pgCall<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof StoreError) throw error;
+    if (isUnstorableText(error))
+      throw new StoreError(
+        "invalid-text",
+        "A value holds the NUL character (U+0000), which no id or stored text can hold; remove it.",
+      );
     if (isUnavailable(error)) {
       throw new StoreError("unavailable", "The database is not answering. Retry shortly.", {
         retryAfterSeconds: RETRY_AFTER_SECONDS,
@@ -156,6 +161,18 @@ export async function pgCall<T>(work: () => Promise<T>): Promise<T> {
 interface PgError extends Error {
   code?: string;
   errors?: unknown[];
+}
+
+/**
+ * PostgreSQL refuses U+0000 in text (22021, character_not_in_repertoire) and in jsonb
+ * (22P05, untranslatable_character), whether the value is to be stored or only compared;
+ * SQLite takes it. The HTTP edge refuses `%00` in paths and queries and the NUL in the one
+ * free-text field (a dataset's displayName), so this is the backstop for any other value
+ * that reaches a statement.
+ */
+function isUnstorableText(error: unknown): boolean {
+  const code = (error as PgError | null)?.code;
+  return code === "22021" || code === "22P05";
 }
 
 /** SQLSTATE classes and codes that say "the database cannot serve this now", not "this is wrong". */
