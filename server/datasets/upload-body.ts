@@ -4,7 +4,7 @@
  * (`multipart/form-data`) is parsed as it arrives by busboy and the part named `file` is
  * the stream. Neither is ever held whole in memory.
  */
-import { PassThrough, type Readable } from "node:stream";
+import { finished as streamEnded, PassThrough, type Readable } from "node:stream";
 import busboy from "busboy";
 import type { Request } from "express";
 import { declaresMoreThan } from "../http/body.ts";
@@ -74,7 +74,12 @@ function formFile(req: Request): Promise<UploadBody> {
         ),
       (error: unknown) => reject(error),
     );
-    req.once("error", (error) => parser.destroy(error));
+    // finished(), not an 'error' listener: a client that hung up while the route awaited the
+    // store has ended its request already, and the parser would then wait for ever (an upload
+    // that never settles holds a server's shutdown; seen on PostgreSQL, whose calls take turns).
+    streamEnded(req, (error) => {
+      if (error) parser.destroy(error);
+    });
     req.pipe(parser);
   });
 }
