@@ -17,9 +17,10 @@ import type { Step, Transcript } from "./transcript.ts";
 /** Capability names an implementer declares, each a set of operations of the contract. */
 export function capabilityOperations(contract: Contract): Map<string, string[]> {
   const ids = contract.operations.map((o) => o.id);
-  const byPrefix = (prefix: string) => ids.filter((id) => id.startsWith(prefix));
-  const sft = byPrefix("SupervisedFineTuningJobs_");
-  const dpo = byPrefix("DpoJobs_");
+  const byCollection = (collection: string) =>
+    contract.operations.filter((o) => o.template.startsWith(`/accounts/{account}/${collection}`)).map((o) => o.id);
+  const sft = byCollection("supervisedFineTuningJobs");
+  const dpo = byCollection("dpoJobs");
   const datasets = ids.filter((id) => /Dataset/.test(id));
   const table: [string, string[]][] = [
     ["responses", ["createResponse"]],

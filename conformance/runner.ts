@@ -833,10 +833,7 @@ class TranscriptRun {
         url: `${this.#target.baseUrl}/${body.name}`,
         headers: auth,
       });
-    } else if (
-      (op === "SupervisedFineTuningJobs_createSupervisedFineTuningJob" || op === "DpoJobs_createDpoJob") &&
-      typeof body?.jobId === "string"
-    ) {
+    } else if ((op === "createSupervisedFineTuningJob" || op === "createDpoJob") && typeof body?.jobId === "string") {
       const collection = ex.request.url.split("?")[0] as string;
       this.#ctx.created.push({
         kind: "job",

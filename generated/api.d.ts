@@ -119,14 +119,14 @@ export interface paths {
             cookie?: never;
         };
         /** @description Lists the account's DPO jobs, newest first. SFT jobs are listed under supervisedFineTuningJobs. */
-        get: operations["DpoJobs_listDpoJobs"];
+        get: operations["listDpoJobs"];
         put?: never;
         /**
          * @description Creates a preference job, analogous to SFT and carrying `config.dpoBeta`: 201 with the
          *     job in `JOB_STATE_QUEUED`. **Decision:** the preference data is `inputDatasetVersion`;
          *     a version that holds SFT rows is 400 `INVALID_REQUEST`.
          */
-        post: operations["DpoJobs_createDpoJob"];
+        post: operations["createDpoJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -141,7 +141,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description Returns one DPO job; used for polling. An SFT job's id here is 404 `NOT_FOUND`. */
-        get: operations["DpoJobs_getDpoJob"];
+        get: operations["getDpoJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -158,7 +158,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description The training curve, oldest step first. A longer curve is thinned on the server, not truncated. */
-        get: operations["DpoJobs_getDpoJobMetrics"];
+        get: operations["getDpoJobMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -181,7 +181,7 @@ export interface paths {
          *     job in `JOB_STATE_CANCELLED`, `completeTime` set. In any other state 409
          *     `JOB_STATE_INVALID`. No body.
          */
-        post: operations["DpoJobs_cancelDpoJob"];
+        post: operations["cancelDpoJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -198,7 +198,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description Returns what the same create request would cost and whether it would be allowed to run; creates nothing. */
-        post: operations["DpoJobs_estimateDpoJobCost"];
+        post: operations["estimateDpoJobCost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -213,13 +213,13 @@ export interface paths {
             cookie?: never;
         };
         /** @description Lists the account's SFT jobs, newest first. DPO jobs are listed under dpoJobs. */
-        get: operations["SupervisedFineTuningJobs_listSupervisedFineTuningJobs"];
+        get: operations["listSupervisedFineTuningJobs"];
         put?: never;
         /**
          * @description Creates a supervised fine-tuning job: 201 with the job in `JOB_STATE_QUEUED` (accepted,
          *     not started). `evaluationDatasetVersion` is used as held-out data.
          */
-        post: operations["SupervisedFineTuningJobs_createSupervisedFineTuningJob"];
+        post: operations["createSupervisedFineTuningJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -234,7 +234,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description Returns one SFT job; used for polling. A DPO job's id here is 404 `NOT_FOUND`. */
-        get: operations["SupervisedFineTuningJobs_getSupervisedFineTuningJob"];
+        get: operations["getSupervisedFineTuningJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -251,7 +251,7 @@ export interface paths {
             cookie?: never;
         };
         /** @description The training curve, oldest step first. A longer curve is thinned on the server, not truncated. */
-        get: operations["SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics"];
+        get: operations["getSupervisedFineTuningJobMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -274,7 +274,7 @@ export interface paths {
          *     cancel: 200 with the job in `JOB_STATE_CANCELLED`, `completeTime` set. In any other
          *     state 409 `JOB_STATE_INVALID`.
          */
-        post: operations["SupervisedFineTuningJobs_cancelSupervisedFineTuningJob"];
+        post: operations["cancelSupervisedFineTuningJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -291,7 +291,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** @description Returns what the same create request would cost and whether it would be allowed to run; creates nothing. */
-        post: operations["SupervisedFineTuningJobs_estimateSupervisedFineTuningJobCost"];
+        post: operations["estimateSupervisedFineTuningJobCost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3791,7 +3791,7 @@ export interface operations {
             };
         };
     };
-    DpoJobs_listDpoJobs: {
+    listDpoJobs: {
         parameters: {
             query?: {
                 /** @description Items per page: 1 to 200, default 50. A value outside that range is 400 `INVALID_REQUEST`. */
@@ -3917,7 +3917,7 @@ export interface operations {
             };
         };
     };
-    DpoJobs_createDpoJob: {
+    createDpoJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4074,7 +4074,7 @@ export interface operations {
             };
         };
     };
-    DpoJobs_getDpoJob: {
+    getDpoJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -4188,7 +4188,7 @@ export interface operations {
             };
         };
     };
-    DpoJobs_getDpoJobMetrics: {
+    getDpoJobMetrics: {
         parameters: {
             query?: {
                 /**
@@ -4308,7 +4308,7 @@ export interface operations {
             };
         };
     };
-    DpoJobs_cancelDpoJob: {
+    cancelDpoJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -4433,7 +4433,7 @@ export interface operations {
             };
         };
     };
-    DpoJobs_estimateDpoJobCost: {
+    estimateDpoJobCost: {
         parameters: {
             query?: never;
             header?: never;
@@ -4560,7 +4560,7 @@ export interface operations {
             };
         };
     };
-    SupervisedFineTuningJobs_listSupervisedFineTuningJobs: {
+    listSupervisedFineTuningJobs: {
         parameters: {
             query?: {
                 /** @description Items per page: 1 to 200, default 50. A value outside that range is 400 `INVALID_REQUEST`. */
@@ -4686,7 +4686,7 @@ export interface operations {
             };
         };
     };
-    SupervisedFineTuningJobs_createSupervisedFineTuningJob: {
+    createSupervisedFineTuningJob: {
         parameters: {
             query?: never;
             header?: {
@@ -4843,7 +4843,7 @@ export interface operations {
             };
         };
     };
-    SupervisedFineTuningJobs_getSupervisedFineTuningJob: {
+    getSupervisedFineTuningJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -4957,7 +4957,7 @@ export interface operations {
             };
         };
     };
-    SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics: {
+    getSupervisedFineTuningJobMetrics: {
         parameters: {
             query?: {
                 /**
@@ -5077,7 +5077,7 @@ export interface operations {
             };
         };
     };
-    SupervisedFineTuningJobs_cancelSupervisedFineTuningJob: {
+    cancelSupervisedFineTuningJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -5202,7 +5202,7 @@ export interface operations {
             };
         };
     };
-    SupervisedFineTuningJobs_estimateSupervisedFineTuningJobCost: {
+    estimateSupervisedFineTuningJobCost: {
         parameters: {
             query?: never;
             header?: never;

@@ -137,11 +137,11 @@ export type ErrorTypeMatchesContract = [
 ];
 
 /** Every operationId of the contract, in the document's order. */
-export const OPERATION_IDS = ["createDataset", "listDatasets", "getDataset", "deleteDataset", "getDatasetVersion", "uploadDataset", "validateDatasetUpload", "DpoJobs_createDpoJob", "DpoJobs_listDpoJobs", "DpoJobs_getDpoJob", "DpoJobs_getDpoJobMetrics", "DpoJobs_cancelDpoJob", "DpoJobs_estimateDpoJobCost", "SupervisedFineTuningJobs_createSupervisedFineTuningJob", "SupervisedFineTuningJobs_listSupervisedFineTuningJobs", "SupervisedFineTuningJobs_getSupervisedFineTuningJob", "SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics", "SupervisedFineTuningJobs_cancelSupervisedFineTuningJob", "SupervisedFineTuningJobs_estimateSupervisedFineTuningJobCost", "createChatCompletion", "createCompletion", "createMessage", "listModels", "getModel", "createResponse"] as const satisfies readonly (keyof operations)[];
+export const OPERATION_IDS = ["createDataset", "listDatasets", "getDataset", "deleteDataset", "getDatasetVersion", "uploadDataset", "validateDatasetUpload", "createDpoJob", "listDpoJobs", "getDpoJob", "getDpoJobMetrics", "cancelDpoJob", "estimateDpoJobCost", "createSupervisedFineTuningJob", "listSupervisedFineTuningJobs", "getSupervisedFineTuningJob", "getSupervisedFineTuningJobMetrics", "cancelSupervisedFineTuningJob", "estimateSupervisedFineTuningJobCost", "createChatCompletion", "createCompletion", "createMessage", "listModels", "getModel", "createResponse"] as const satisfies readonly (keyof operations)[];
 export type OperationId = (typeof OPERATION_IDS)[number];
 
 /** The operations that declare a 402: inference and the creation of training jobs. */
-export const PAID_OPERATIONS = ["DpoJobs_createDpoJob", "SupervisedFineTuningJobs_createSupervisedFineTuningJob", "createChatCompletion", "createCompletion", "createMessage", "createResponse"] as const satisfies readonly OperationId[];
+export const PAID_OPERATIONS = ["createDpoJob", "createSupervisedFineTuningJob", "createChatCompletion", "createCompletion", "createMessage", "createResponse"] as const satisfies readonly OperationId[];
 
 type Declares402 = { [K in OperationId]: 402 extends keyof operations[K]["responses"] ? K : never }[OperationId];
 /** The lists hold every operation, and every operation that declares a 402. */

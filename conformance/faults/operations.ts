@@ -88,12 +88,12 @@ function decoded(segment: string): string {
 
 /** The operations of both job collections, by what they do. */
 export const JOB_OPERATIONS = {
-  list: ["SupervisedFineTuningJobs_listSupervisedFineTuningJobs", "DpoJobs_listDpoJobs"],
-  create: ["SupervisedFineTuningJobs_createSupervisedFineTuningJob", "DpoJobs_createDpoJob"],
-  get: ["SupervisedFineTuningJobs_getSupervisedFineTuningJob", "DpoJobs_getDpoJob"],
-  cancel: ["SupervisedFineTuningJobs_cancelSupervisedFineTuningJob", "DpoJobs_cancelDpoJob"],
-  metrics: ["SupervisedFineTuningJobs_getSupervisedFineTuningJobMetrics", "DpoJobs_getDpoJobMetrics"],
-  estimate: ["SupervisedFineTuningJobs_estimateSupervisedFineTuningJobCost", "DpoJobs_estimateDpoJobCost"],
+  list: ["listSupervisedFineTuningJobs", "listDpoJobs"],
+  create: ["createSupervisedFineTuningJob", "createDpoJob"],
+  get: ["getSupervisedFineTuningJob", "getDpoJob"],
+  cancel: ["cancelSupervisedFineTuningJob", "cancelDpoJob"],
+  metrics: ["getSupervisedFineTuningJobMetrics", "getDpoJobMetrics"],
+  estimate: ["estimateSupervisedFineTuningJobCost", "estimateDpoJobCost"],
 } as const satisfies Record<string, readonly OperationId[]>;
 
 /** The three lists (both job collections and datasets): paging and filters work alike on them. */

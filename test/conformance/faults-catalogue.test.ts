@@ -136,7 +136,7 @@ describe("operation lookup", () => {
 
   test("a request is the operation of its method and its path under the contract's base path", () => {
     assert.equal(operationOf(request("POST", "/v1/responses"))?.id, "createResponse");
-    assert.equal(operationOf(request("GET", "/v1/accounts/acme/dpoJobs/j1/metrics"))?.id, "DpoJobs_getDpoJobMetrics");
+    assert.equal(operationOf(request("GET", "/v1/accounts/acme/dpoJobs/j1/metrics"))?.id, "getDpoJobMetrics");
     assert.equal(operationOf(request("POST", "/v1/accounts/acme/datasets/d1:upload"))?.id, "uploadDataset");
     assert.equal(operationOf(request("GET", "/v2/models")), undefined);
     assert.equal(operationOf(request("GET", "/models")), undefined);

@@ -152,9 +152,7 @@ describe("implements", () => {
     const idempotency = byId.get("finetune/idempotency");
     assert.ok(idempotency);
     assert.ok(
-      missingOperations(idempotency, byId, contract, datasetsOnly).some((op) =>
-        op.startsWith("SupervisedFineTuningJobs_"),
-      ),
+      missingOperations(idempotency, byId, contract, datasetsOnly).some((op) => op.endsWith("SupervisedFineTuningJob")),
     );
   });
 });

@@ -89,17 +89,28 @@ export function locateDeclared(sources: Sources, segments: readonly string[], ex
   return declaration && { file: declaration.file, line: declaration.line };
 }
 
-/** `createDataset` or `DpoJobs_createDpoJob` (interface member) → its line. */
+/**
+ * `createDataset` (an `op`), `createDpoJob` (an interface member, found by its name) or
+ * `DpoJobs_createDpoJob` (TypeSpec's default id for an interface member) → its line.
+ */
 export function locateOperation(sources: Sources, operationId: string): Location | undefined {
   const separator = operationId.indexOf("_");
   if (separator > 0) {
     const found = findMember(sources, operationId.slice(0, separator), operationId.slice(separator + 1));
     if (found !== undefined) return found;
   }
+  const declared = new RegExp(`^\\s*@operationId\\(\\s*"${escape(operationId)}"\\s*\\)`);
   const pattern = new RegExp(`^\\s*(?:@\\S+\\s+)*op\\s+${escape(operationId)}\\b`);
   for (const [file, text] of Object.entries(sources)) {
-    const index = text.split("\n").findIndex((l) => pattern.test(l));
+    const lines = text.split("\n");
+    const index = lines.findIndex((l) => pattern.test(l));
     if (index >= 0) return { file, line: index + 1 };
+    // An interface member renamed with @operationId: the line that declares it follows its decorators.
+    const decorator = lines.findIndex((l) => declared.test(l));
+    if (decorator >= 0) {
+      const member = lines.findIndex((l, i) => i > decorator && !/^\s*@/.test(l));
+      return { file, line: (member >= 0 ? member : decorator) + 1 };
+    }
   }
   return undefined;
 }

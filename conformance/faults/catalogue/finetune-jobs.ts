@@ -137,7 +137,7 @@ export const finetuneJobFaults: Fault[] = [
     transcripts: ["finetune/collections"],
     rule: "finetune.list",
     description: "The supervisedFineTuningJobs list also holds the account's DPO jobs.",
-    match: (request) => isOperation(request, "SupervisedFineTuningJobs_listSupervisedFineTuningJobs"),
+    match: (request) => isOperation(request, "listSupervisedFineTuningJobs"),
     async onResponse(response, request, ctx) {
       const items = listAt(response.json, "supervisedFineTuningJobs");
       if (response.status !== 200 || !items) return;
@@ -235,12 +235,7 @@ export const finetuneJobFaults: Fault[] = [
     transcripts: ["finetune/create-errors"],
     rule: "finetune.dpo",
     description: "config.dpoBeta on an SFT request is dropped silently instead of rejected.",
-    match: (request) =>
-      isOperation(
-        request,
-        "SupervisedFineTuningJobs_createSupervisedFineTuningJob",
-        "SupervisedFineTuningJobs_estimateSupervisedFineTuningJobCost",
-      ),
+    match: (request) => isOperation(request, "createSupervisedFineTuningJob", "estimateSupervisedFineTuningJobCost"),
     onRequest(request) {
       const config = objectAt(request.json, "config");
       if (config?.dpoBeta === undefined) return;
