@@ -59,6 +59,16 @@ test("multipleOf and pattern", () => {
   assert.equal(compareMultipleOf(0.5, 1), "narrowed");
   assert.equal(compareMultipleOf(1, 0.5), "widened");
   assert.equal(compareMultipleOf(0.5, 0.3), "changed");
-  assert.equal(comparePatterns(undefined, "^a$"), "narrowed");
-  assert.equal(comparePatterns("^a$", "^b$"), "changed");
+  assert.equal(comparePatterns(undefined, "^a$")?.effect, "narrowed");
+  assert.equal(comparePatterns("^a$", "^b$")?.effect, "changed");
+});
+
+test("patterns: accepting every string is no pattern; dropped anchors and added alternatives generalize", () => {
+  assert.equal(comparePatterns("^[a-z]+$", ".*")?.effect, "widened");
+  assert.equal(comparePatterns("^[a-z]+$", ".*")?.generalized, true);
+  assert.equal(comparePatterns(".*", undefined), undefined);
+  assert.deepEqual(comparePatterns("^[a-z]+$", "[a-z]+"), { effect: "widened", generalized: true });
+  assert.deepEqual(comparePatterns("^[a-z]+$", "^[a-z]+$|^[0-9]+$"), { effect: "widened", generalized: true });
+  assert.deepEqual(comparePatterns("[a-z]+", "^[a-z]+$"), { effect: "narrowed", generalized: true });
+  assert.deepEqual(comparePatterns("^[a-z]+$", "^[a-y]+$"), { effect: "changed", generalized: false });
 });

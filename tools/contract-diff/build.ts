@@ -9,8 +9,10 @@
  * run as a copy inside the export rather than imported; it runs in a child process so
  * the two sides build in parallel and a compiler crash stays contained.
  *
- * Results are cached by a hash of the contract files and of the toolchain, under
- * node_modules/.cache/contract-diff/ (a revision already seen costs nothing).
+ * Results (documents and .tsp sources) are cached under node_modules/.cache/contract-diff/
+ * by the git blob ids of the contract files and a hash of the toolchain: a revision
+ * already seen costs one `git ls-tree`, and a working tree equal to a commit hits the
+ * commit's entry.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -26,7 +28,7 @@ const run = promisify(execFile);
 export const CONTRACT_PATHS = ["main.tsp", "tspconfig.yaml", "contract"];
 
 /** Bump when the cached format or the build procedure changes. */
-const CACHE_FORMAT = 1;
+const CACHE_FORMAT = 2;
 
 export type Revision = { kind: "git"; ref: string } | { kind: "worktree" };
 
@@ -37,6 +39,8 @@ export interface BuildOptions {
   toolchainRoot: string;
   /** Where built revisions are cached; undefined disables the cache. */
   cacheDir?: string;
+  /** Called when a revision is not cached and is being compiled (for a progress line). */
+  onBuild?: (label: string) => void;
 }
 
 export interface BuiltContract {
@@ -71,17 +75,27 @@ async function gitBuffer(repoRoot: string, args: string[]): Promise<Buffer> {
   return stdout;
 }
 
-/** The files of the contract: path → content. */
-async function contractFiles(
-  revision: Revision,
-  repoRoot: string,
-  label: string,
-): Promise<{ files: Map<string, Buffer>; commit?: string }> {
+/** git's id of a blob: the worktree and a commit with the same file share a cache entry. */
+function blobId(content: Buffer): string {
+  return createHash("sha1").update(`blob ${content.length}\0`).update(content).digest("hex");
+}
+
+interface ContractTree {
+  /** path → blob id, which is all the cache key needs. */
+  ids: Map<string, string>;
+  /** Reads the files (only when the revision must be built). */
+  files(): Promise<Map<string, Buffer>>;
+  commit?: string;
+}
+
+/** The contract's files of a revision, by blob id, without reading a git blob yet. */
+async function contractTree(revision: Revision, repoRoot: string, label: string): Promise<ContractTree> {
   if (revision.kind === "worktree") {
     const files = new Map<string, Buffer>();
     for (const path of CONTRACT_PATHS) await collect(join(repoRoot, path), repoRoot, files);
+    const ids = new Map([...files].map(([path, content]) => [path, blobId(content)]));
     const commit = (await git(repoRoot, ["rev-parse", "--verify", "--quiet", "HEAD"]).catch(() => "")).trim();
-    return commit === "" ? { files } : { files, commit };
+    return { ids, files: async () => files, ...(commit === "" ? {} : { commit }) };
   }
   let commit: string;
   try {
@@ -90,13 +104,18 @@ async function contractFiles(
     throw new ContractBuildError(label, `unknown git revision: ${revision.ref}`);
   }
   const listing = await git(repoRoot, ["ls-tree", "-r", "-z", commit, "--", ...CONTRACT_PATHS]);
-  const files = new Map<string, Buffer>();
+  const ids = new Map<string, string>();
   for (const entry of listing.split("\0").filter((e) => e !== "")) {
     const [meta, path] = entry.split("\t") as [string, string];
     const [, type, hash] = meta.split(" ");
-    if (type === "blob" && hash !== undefined) files.set(path, await gitBuffer(repoRoot, ["cat-file", "blob", hash]));
+    if (type === "blob" && hash !== undefined) ids.set(path, hash);
   }
-  return { files, commit };
+  const files = async () => {
+    const result = new Map<string, Buffer>();
+    for (const [path, hash] of ids) result.set(path, await gitBuffer(repoRoot, ["cat-file", "blob", hash]));
+    return result;
+  };
+  return { ids, files, commit };
 }
 
 async function collect(path: string, root: string, into: Map<string, Buffer>): Promise<void> {
@@ -130,11 +149,9 @@ async function toolchainFingerprint(toolchainRoot: string): Promise<string> {
   return hash.digest("hex");
 }
 
-function cacheKey(files: Map<string, Buffer>, toolchain: string): string {
+function cacheKey(ids: Map<string, string>, toolchain: string): string {
   const hash = createHash("sha256").update(toolchain);
-  for (const [path, content] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
-    hash.update(`\n${path}\n${content.length}\n`).update(content);
-  }
+  for (const [path, id] of [...ids].sort(([a], [b]) => a.localeCompare(b))) hash.update(`\n${path} ${id}`);
   return hash.digest("hex").slice(0, 32);
 }
 
@@ -144,23 +161,35 @@ function sourcesOf(files: Map<string, Buffer>): Record<string, string> {
 
 export async function buildRevision(revision: Revision, options: BuildOptions): Promise<BuiltContract> {
   const label = revision.kind === "git" ? revision.ref : "working tree";
-  const { files, commit } = await contractFiles(revision, options.repoRoot, label);
-  if (!files.has("main.tsp")) throw new ContractBuildError(label, `${label} has no main.tsp`);
-  const key = cacheKey(files, await toolchainFingerprint(options.toolchainRoot));
+  const tree = await contractTree(revision, options.repoRoot, label);
+  if (!tree.ids.has("main.tsp")) throw new ContractBuildError(label, `${label} has no main.tsp`);
+  const key = cacheKey(tree.ids, await toolchainFingerprint(options.toolchainRoot));
   const cacheFile = options.cacheDir === undefined ? undefined : join(options.cacheDir, `${key}.json`);
-  const base = { label, ...(commit !== undefined ? { commit } : {}), sources: sourcesOf(files) };
+  const identity = { label, ...(tree.commit !== undefined ? { commit: tree.commit } : {}) };
   if (cacheFile !== undefined && existsSync(cacheFile)) {
-    const documents = JSON.parse(await readFile(cacheFile, "utf8")) as BuiltContract["documents"];
-    return { ...base, documents, fromCache: true };
+    const cached = JSON.parse(await readFile(cacheFile, "utf8")) as CacheEntry;
+    return { ...identity, ...cached, fromCache: true };
   }
-  const documents = await generateInExport(files, options.toolchainRoot, label);
+  options.onBuild?.(
+    tree.commit !== undefined && revision.kind === "git" ? `${label} (${tree.commit.slice(0, 7)})` : label,
+  );
+  const files = await tree.files();
+  const entry: CacheEntry = {
+    documents: await generateInExport(files, options.toolchainRoot, label),
+    sources: sourcesOf(files),
+  };
   if (cacheFile !== undefined) {
     await mkdir(dirname(cacheFile), { recursive: true });
     const partial = `${cacheFile}.${process.pid}.tmp`;
-    await writeFile(partial, JSON.stringify(documents));
+    await writeFile(partial, JSON.stringify(entry));
     await rename(partial, cacheFile);
   }
-  return { ...base, documents, fromCache: false };
+  return { ...identity, ...entry, fromCache: false };
+}
+
+interface CacheEntry {
+  documents: BuiltContract["documents"];
+  sources: Record<string, string>;
 }
 
 async function generateInExport(

@@ -8,12 +8,15 @@
  * 2 a revision does not build, or the arguments or the ignore file are invalid.
  * See docs/contract-review.md.
  */
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { parse } from "yaml";
 import { buildRevision, ContractBuildError, defaultCacheDir, type BuiltContract, type Revision } from "./build.ts";
 import { diffDocuments } from "./diff.ts";
+import { DocumentError } from "./document/errors.ts";
+import { documentFromText, loadDocument } from "./document/load.ts";
+import { fileSystemSource, gitSource, isGitRevision } from "./document/sources.ts";
+import { formatGithub } from "./format/github.ts";
 import { formatJson } from "./format/json.ts";
 import { COMMENT_MARKER, formatMarkdown } from "./format/markdown.ts";
 import { formatText } from "./format/text.ts";
@@ -33,9 +36,16 @@ and compares the generated OpenAPI documents.
 
   --base <ref>            base revision (required unless --base-openapi)
   --head <ref>            head revision (default: the working tree)
-  --base-openapi <file>   compare this OpenAPI document as the base instead of building
-  --head-openapi <file>   compare this OpenAPI document as the head instead of building
-  --format <f>            text (default), markdown (a PR comment) or json
+  --base-openapi <file>   compare this OpenAPI document (3.0, 3.1 or 3.2; YAML or JSON; its
+                          relative $refs are read too) as the base instead of building;
+                          <rev>:<path> reads it, and every file it refers to, from git
+  --head-openapi <file>   the same for the head
+  --format <f>            text (default), markdown (a PR comment), json or github
+                          (workflow annotations on the .tsp line of each change)
+  --strict-query-params   the implementations reject unknown query parameters (this repo's
+                          server does): removing one breaks clients (ERR) instead of being
+                          ignored (WARN)
+  --date <YYYY-MM-DD>     the day sunset dates (x-sunset) are judged against (default: today)
   --fail-on <level>       WARN (default: every breaking change fails) or ERR (oasdiff's looser
                           policy: only definite breaks fail, WARN ones are reported)
   --fail-for <who>        any (default), clients or implementations
@@ -55,12 +65,17 @@ for clients or implementations), 2 build failure or bad input.
 export interface Io {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Whether stderr is a terminal: then the command says what it is building. */
+  interactive?: boolean;
 }
 
 const processIo: Io = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  interactive: process.stderr.isTTY === true,
 };
+
+type Progress = (message: string) => void;
 
 class UsageError extends Error {}
 
@@ -69,7 +84,9 @@ interface Options {
   head?: string;
   baseOpenapi?: string;
   headOpenapi?: string;
-  format: "text" | "markdown" | "json";
+  format: "text" | "markdown" | "json" | "github";
+  strictQueryParams: boolean;
+  date: string;
   failOn: Level;
   failFor: FailFor;
   ignoreFile: string;
@@ -79,6 +96,7 @@ interface Options {
   cacheDir?: string;
   listRules: boolean;
   help: boolean;
+  cwd?: string;
 }
 
 function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
@@ -108,6 +126,8 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
         "no-cache": { type: "boolean" },
         "cache-dir": { type: "string" },
         "list-rules": { type: "boolean" },
+        "strict-query-params": { type: "boolean" },
+        date: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -118,7 +138,9 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   const repo = resolve(cwd, values.repo ?? toolchainRoot);
   const at = (file: string) => (isAbsolute(file) ? file : resolve(cwd, file));
   const options: Options = {
-    format: oneOf("format", values.format, ["text", "markdown", "json"], "text"),
+    format: oneOf("format", values.format, ["text", "markdown", "json", "github"], "text"),
+    strictQueryParams: values["strict-query-params"] === true,
+    date: values.date ?? new Date().toISOString().slice(0, 10),
     // Every change the report calls breaking fails by default; ERR alone is oasdiff's policy.
     failOn: oneOf("fail-on", values["fail-on"], ["ERR", "WARN"], "WARN"),
     failFor: oneOf("fail-for", values["fail-for"], ["any", "clients", "implementations"], "any"),
@@ -131,14 +153,17 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   };
   if (values.base !== undefined) options.base = values.base;
   if (values.head !== undefined) options.head = values.head;
-  if (values["base-openapi"] !== undefined) options.baseOpenapi = at(values["base-openapi"]);
-  if (values["head-openapi"] !== undefined) options.headOpenapi = at(values["head-openapi"]);
+  if (values["base-openapi"] !== undefined) options.baseOpenapi = values["base-openapi"];
+  if (values["head-openapi"] !== undefined) options.headOpenapi = values["head-openapi"];
+  options.cwd = cwd;
   if (values["repo-url"] !== undefined) options.repoUrl = values["repo-url"];
   if (values["no-cache"] !== true)
     options.cacheDir = values["cache-dir"] !== undefined ? at(values["cache-dir"]) : defaultCacheDir(toolchainRoot);
   if (!options.listRules && !options.help && options.base === undefined && options.baseOpenapi === undefined) {
     throw new UsageError("--base <git ref> is required (or --base-openapi <file>)");
   }
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(options.date))
+    throw new UsageError(`--date must be YYYY-MM-DD (got ${options.date})`);
   if (options.head !== undefined && options.headOpenapi !== undefined)
     throw new UsageError("give --head or --head-openapi, not both");
   if (options.base !== undefined && options.baseOpenapi !== undefined)
@@ -147,7 +172,7 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
 }
 
 export function formatRules(format: Options["format"]): string {
-  if (format === "json") return `${JSON.stringify(RULES, null, 2)}\n`;
+  if (format === "json" || format === "github") return `${JSON.stringify(RULES, null, 2)}\n`;
   if (format === "markdown") {
     const rows = RULES.map(
       (r) => `| \`${r.id}\` | ${r.level} | ${describeBreaks(r.breaks)} | ${r.description.replace(/\|/g, "\\|")} |`,
@@ -169,24 +194,39 @@ interface Side {
   sources: Sources;
 }
 
-async function loadSide(which: "base" | "head", options: Options): Promise<Side> {
-  const file = which === "base" ? options.baseOpenapi : options.headOpenapi;
-  if (file !== undefined) {
-    const text = await readFile(file, "utf8").catch(() => {
-      throw new ContractBuildError(file, `cannot read ${file}`);
-    });
-    return { label: file, doc: parse(text) as Doc, sources: {} };
+/** `--base-openapi` as a file, or as `<rev>:<path>` read from git when no such file exists. */
+async function loadOpenapiArgument(argument: string, options: Options): Promise<Side> {
+  const cwd = options.cwd ?? process.cwd();
+  const path = isAbsolute(argument) ? argument : resolve(cwd, argument);
+  if (!existsSync(path)) {
+    const colon = argument.indexOf(":");
+    const revision = argument.slice(0, colon);
+    if (colon > 0 && (await isGitRevision(options.repo, revision))) {
+      const loaded = await loadDocument(
+        argument.slice(colon + 1).replace(/^\.?\//, ""),
+        gitSource(options.repo, revision),
+      );
+      return { label: argument, doc: loaded.doc, sources: {} };
+    }
   }
+  const loaded = await loadDocument(path, fileSystemSource());
+  return { label: argument, doc: loaded.doc, sources: {} };
+}
+
+async function loadSide(which: "base" | "head", options: Options, progress: Progress): Promise<Side> {
+  const file = which === "base" ? options.baseOpenapi : options.headOpenapi;
+  if (file !== undefined) return loadOpenapiArgument(file, options);
   const ref = which === "base" ? options.base : options.head;
   const revision: Revision = ref === undefined ? { kind: "worktree" } : { kind: "git", ref };
   const built: BuiltContract = await buildRevision(revision, {
     repoRoot: options.repo,
     toolchainRoot,
     ...(options.cacheDir !== undefined ? { cacheDir: options.cacheDir } : {}),
+    onBuild: (label) => progress(`building the contract of ${label}…`),
   });
   const side: Side = {
     label: built.label,
-    doc: parse(built.documents[options.document]) as Doc,
+    doc: documentFromText(built.documents[options.document], `${built.label} (generated)`),
     sources: built.sources,
   };
   if (built.commit !== undefined) side.commit = built.commit;
@@ -202,6 +242,11 @@ function buildFailure(options: Options, error: ContractBuildError, io: Io): numb
   } else if (options.format === "json") {
     io.stdout(`${JSON.stringify({ error: { revision: error.label, message: error.message } }, null, 2)}\n`);
   }
+  return 2;
+}
+
+function inputFailure(error: DocumentError, io: Io): number {
+  io.stderr(`contract-diff: ${error.message.split("\n")[0]}\n`);
   return 2;
 }
 
@@ -232,13 +277,24 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
   }
   let base: Side;
   let head: Side;
+  const started = performance.now();
+  const progress: Progress = io.interactive === true ? (message) => io.stderr(`${message}\n`) : () => {};
   try {
-    [base, head] = await Promise.all([loadSide("base", options), loadSide("head", options)]);
+    [base, head] = await Promise.all([loadSide("base", options, progress), loadSide("head", options, progress)]);
   } catch (error) {
     if (error instanceof ContractBuildError) return buildFailure(options, error, io);
+    if (error instanceof DocumentError) return inputFailure(error, io);
     throw error;
   }
-  const changes = groupChanges(diffDocuments(base.doc, head.doc));
+  let diffed;
+  try {
+    diffed = diffDocuments(base.doc, head.doc, { strictQueryParams: options.strictQueryParams, date: options.date });
+  } catch (error) {
+    // A document shape no rule expected: still one line and exit 2, never a stack trace.
+    return inputFailure(new DocumentError(`cannot compare the documents: ${(error as Error).message}`), io);
+  }
+  progress(`compared in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const changes = groupChanges(diffed);
   linkSources(changes, base, head);
   const unusedIgnores = applyIgnores(changes, ignoreEntries);
   const summary = summarize(changes, options.failOn, options.failFor);
@@ -255,7 +311,7 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
     ruleCount: RULES.length,
     ...(options.repoUrl !== undefined ? { repoUrl: options.repoUrl } : {}),
   };
-  const format = { text: formatText, markdown: formatMarkdown, json: formatJson }[options.format];
+  const format = { text: formatText, markdown: formatMarkdown, json: formatJson, github: formatGithub }[options.format];
   io.stdout(format(report));
   return report.failed ? 1 : 0;
 }
@@ -266,7 +322,8 @@ if (import.meta.main) {
       process.exitCode = code;
     },
     (error: unknown) => {
-      console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+      // Not an input problem the loader names: still one line, exit 2.
+      console.error(`contract-diff: ${error instanceof Error ? error.message : String(error)}`);
       process.exitCode = 2;
     },
   );

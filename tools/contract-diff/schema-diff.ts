@@ -20,16 +20,27 @@ import {
   minLengthRule,
   minPropertiesRule,
 } from "./rules/schema/bounds.ts";
+import { accessRule, inDirection } from "./rules/schema/access.ts";
+import { conditionalRule } from "./rules/schema/conditional.ts";
+import { constRule } from "./rules/schema/const.ts";
+import { containsRule } from "./rules/schema/contains.ts";
 import { defaultRule } from "./rules/schema/default.ts";
+import { dependentRule } from "./rules/schema/dependent.ts";
+import { notRule } from "./rules/schema/not.ts";
+import { patternPropertiesRule } from "./rules/schema/pattern-properties.ts";
+import { prefixItemsRule } from "./rules/schema/prefix-items.ts";
+import { propertyNamesRule } from "./rules/schema/property-names.ts";
 import { enumRuleSet } from "./rules/schema/enum.ts";
 import { formatRule } from "./rules/schema/format.ts";
 import { multipleOfRule } from "./rules/schema/multiple-of.ts";
 import { checkNullable } from "./rules/schema/nullable.ts";
+import { oneOfOverlapChanges } from "./rules/schema/one-of-overlap.ts";
 import { opennessRule } from "./rules/schema/openness.ts";
 import { patternRule } from "./rules/schema/pattern.ts";
 import { propertiesRule } from "./rules/schema/properties.ts";
 import { typeRule, typesDisjoint } from "./rules/schema/type.ts";
 import { uniqueItemsRule } from "./rules/schema/unique-items.ts";
+import { compareWireText } from "./rules/schema/wire-text.ts";
 import { describeVariant, matchVariants, variantChanges } from "./rules/schema/variants.ts";
 
 /** The rules run at every pair of schemas (nullability and variants are handled by the walk itself). */
@@ -51,6 +62,15 @@ export const SCHEMA_RULE_SETS: readonly SchemaRuleSet[] = [
   defaultRule,
   propertiesRule,
   opennessRule,
+  accessRule,
+  constRule,
+  containsRule,
+  prefixItemsRule,
+  dependentRule,
+  conditionalRule,
+  propertyNamesRule,
+  patternPropertiesRule,
+  notRule,
 ];
 
 export interface SchemaDiffContext extends SchemaCheckContext {
@@ -65,8 +85,11 @@ export function schemaDiffContext(
   head: Doc,
   direction: Direction,
   errorCodes: ReadonlySet<string>,
+  flags: { wireText?: boolean } = {},
 ): SchemaDiffContext {
-  return { base, head, direction, errorCodes, memo: new WeakMap(), stack: [] };
+  const ctx: SchemaDiffContext = { base, head, direction, errorCodes, memo: new WeakMap(), stack: [], ...flags };
+  ctx.compare = (b, h) => diffSchemas(b, h, ctx);
+  return ctx;
 }
 
 // Deeper than any real contract; a safety net against pathological recursion.
@@ -99,9 +122,13 @@ function diffResolved(base: ResolvedSchema, head: ResolvedSchema, ctx: SchemaDif
 }
 
 function compareResolved(base: ResolvedSchema, head: ResolvedSchema, ctx: SchemaDiffContext): Change[] {
-  const b = normalize(ctx.base, base.schema);
-  const h = normalize(ctx.head, head.schema);
+  const b = inDirection(ctx.base, normalize(ctx.base, base.schema), ctx.direction);
+  const h = inDirection(ctx.head, normalize(ctx.head, head.schema), ctx.direction);
   if (b.variants !== undefined || h.variants !== undefined) return compareUnions(base, b, head, h, ctx);
+  if (ctx.wireText) {
+    const text = compareWireText(b, h);
+    if (text !== undefined) return text;
+  }
   // string → integer is one change; its lost maxLength or new minimum would only be noise.
   if (typesDisjoint(b.types, h.types)) return typeRule.check(b, h, ctx);
   const changes = SCHEMA_RULE_SETS.flatMap((set) => set.check(b, h, ctx));
@@ -126,6 +153,13 @@ function compareUnions(
   const headVariants = (h.variants ?? [head.schema]).map((raw) => describeVariant(ctx.head, raw));
   const match = matchVariants(baseVariants, headVariants);
   const changes = variantChanges(match, ctx);
+  if (ctx.direction === "request")
+    changes.push(
+      ...oneOfOverlapChanges(
+        { variants: baseVariants, exclusive: b.exclusive },
+        { variants: headVariants, exclusive: h.exclusive },
+      ),
+    );
   for (const [bv, hv] of match.pairs) {
     const label = hv.label === bv.label ? hv.label : `${bv.label}→${hv.label}`;
     const nested = diffSchemas(bv.raw, hv.raw, ctx);

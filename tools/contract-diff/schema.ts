@@ -137,6 +137,23 @@ export interface NormalSchema {
   uniqueItems: boolean;
   hasDefault: boolean;
   default?: unknown;
+  /** The union is a `oneOf` (exactly one branch may match), not an `anyOf`. */
+  exclusive: boolean;
+  /** JSON Schema 2020-12 applicators and assertions, compared by their own rules. */
+  contains?: unknown;
+  minContains?: number;
+  maxContains?: number;
+  prefixItems?: unknown[];
+  /** `items: false` or `unevaluatedItems: false`: no item beyond `prefixItems`. */
+  itemsClosed: boolean;
+  dependentRequired?: Record<string, string[]>;
+  dependentSchemas?: Record<string, unknown>;
+  conditional?: { if: unknown; then?: unknown; else?: unknown };
+  propertyNames?: unknown;
+  patternProperties?: Record<string, unknown>;
+  not?: unknown;
+  /** Properties left out in this direction (readOnly in requests, writeOnly in responses). */
+  hidden: Set<string>;
 }
 
 export const COUNT_KEYWORDS = [
@@ -174,6 +191,9 @@ function mergeAllOf(own: NormalSchema, member: NormalSchema, ownRaw: Node): Norm
     additional: ownSaysOpenness ? own.additional : member.additional,
     counts: { ...member.counts, ...own.counts },
     uniqueItems: own.uniqueItems || member.uniqueItems,
+    exclusive: own.variants !== undefined ? own.exclusive : member.exclusive,
+    itemsClosed: own.itemsClosed || member.itemsClosed,
+    hidden: new Set([...member.hidden, ...own.hidden]),
     hasDefault: own.hasDefault || member.hasDefault,
     default: own.hasDefault ? own.default : member.default,
   };
@@ -196,8 +216,12 @@ function normalizeOwn(doc: Doc, schema: Node): NormalSchema {
     required: new Set(Array.isArray(schema.required) ? schema.required : []),
     openness,
     additional,
-    items: schema.items,
+    items: schema.items === false || schema.items === true ? undefined : schema.items,
     variants,
+    exclusive: variants !== undefined && !Array.isArray(schema.anyOf) && Array.isArray(schema.oneOf),
+    itemsClosed: schema.items === false || schema.unevaluatedItems === false,
+    hidden: new Set(),
+    ...keywords2020(schema),
     counts,
     maximum: readBound(schema.maximum, schema.exclusiveMaximum, Math.min),
     minimum: readBound(schema.minimum, schema.exclusiveMinimum, Math.max),
@@ -208,6 +232,37 @@ function normalizeOwn(doc: Doc, schema: Node): NormalSchema {
     hasDefault: "default" in schema,
     default: schema.default,
   };
+}
+
+function numberOr(value: unknown): number | undefined {
+  return typeof value === "number" ? value : undefined;
+}
+
+/** The 2020-12 keywords, each only when present. */
+function keywords2020(schema: Node): Partial<NormalSchema> {
+  const out: Partial<NormalSchema> = {};
+  if ("contains" in schema) {
+    out.contains = schema.contains;
+    out.minContains = numberOr(schema.minContains) ?? 1;
+    const max = numberOr(schema.maxContains);
+    if (max !== undefined) out.maxContains = max;
+  }
+  if (Array.isArray(schema.prefixItems)) out.prefixItems = schema.prefixItems;
+  if (isObject(schema.dependentRequired))
+    out.dependentRequired = Object.fromEntries(
+      Object.entries(schema.dependentRequired).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : []]),
+    );
+  if (isObject(schema.dependentSchemas)) out.dependentSchemas = schema.dependentSchemas;
+  if ("if" in schema && ("then" in schema || "else" in schema))
+    out.conditional = {
+      if: schema.if,
+      ...("then" in schema ? { then: schema.then } : {}),
+      ...("else" in schema ? { else: schema.else } : {}),
+    };
+  if ("propertyNames" in schema) out.propertyNames = schema.propertyNames;
+  if (isObject(schema.patternProperties)) out.patternProperties = schema.patternProperties;
+  if ("not" in schema && !(isObject(schema.not) && Object.keys(schema.not).length === 0)) out.not = schema.not;
+  return out;
 }
 
 /** `maximum` and `exclusiveMaximum` (a number in 3.1) as one effective bound. */
@@ -326,12 +381,13 @@ function readTypes(
   if (variants !== undefined) return undefined;
   if (
     properties.size > 0 ||
-    "additionalProperties" in schema ||
-    "unevaluatedProperties" in schema ||
-    "required" in schema
+    ["additionalProperties", "unevaluatedProperties", "required", "patternProperties", "propertyNames"].some(
+      (k) => k in schema,
+    ) ||
+    ["dependentRequired", "dependentSchemas"].some((k) => k in schema)
   )
     return new Set(["object"]);
-  if ("items" in schema || "prefixItems" in schema) return new Set(["array"]);
+  if (["items", "prefixItems", "contains", "unevaluatedItems"].some((k) => k in schema)) return new Set(["array"]);
   return undefined;
 }
 

@@ -120,7 +120,7 @@ export interface Side {
   sources: Sources;
 }
 
-const REMOVAL_RULES = new Set(["path-removed", "operation-removed"]);
+const REMOVAL = /^(path|operation)-removed/;
 
 /** Sets `source` on each change: head's declaration, or base's for what only base has. */
 export function linkSources(changes: ReportedChange[], base: Side, head: Side): void {
@@ -143,7 +143,7 @@ export function linkSources(changes: ReportedChange[], base: Side, head: Side): 
     if (link === undefined && basePath !== undefined) link = at("base", locateDeclared(base.sources, basePath));
     const operation = change.occurrences[0]?.operation;
     if (link === undefined && operation !== undefined) {
-      const removed = REMOVAL_RULES.has(change.rule.id);
+      const removed = REMOVAL.test(change.rule.id);
       const id = (removed ? baseIds : headIds).get(operation);
       if (id !== undefined)
         link = at(removed ? "base" : "head", locateOperation(removed ? base.sources : head.sources, id));

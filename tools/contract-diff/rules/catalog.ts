@@ -9,6 +9,10 @@ import { requestBodyRules } from "./request-body.ts";
 import { responseRules } from "./responses.ts";
 import { nullableRules } from "./schema/nullable.ts";
 import { variantRules } from "./schema/variants.ts";
+import { wireTextRules } from "./schema/wire-text.ts";
+import { oneOfOverlapRule } from "./schema/one-of-overlap.ts";
+import { deprecationRuleList } from "./deprecation.ts";
+import { webhookRules } from "./webhooks.ts";
 import { securityRules } from "./security.ts";
 import { serverRules } from "./servers.ts";
 import { sseRules } from "./sse.ts";
@@ -26,6 +30,10 @@ export const RULES: readonly Rule[] = [
   ...SCHEMA_RULE_SETS.flatMap((set) => set.rules),
   ...nullableRules,
   ...variantRules,
+  ...wireTextRules,
+  oneOfOverlapRule,
+  ...deprecationRuleList,
+  ...webhookRules,
 ];
 
 const byId = new Map(RULES.map((rule) => [rule.id, rule]));

@@ -3,21 +3,39 @@ import type { Change } from "../model.ts";
 import type { Doc } from "../openapi.ts";
 import { schemaDiffContext, type SchemaDiffContext } from "../schema-diff.ts";
 
+/** Policies a team chooses (command-line flags). */
+export interface DiffOptions {
+  /** The implementations reject unknown query parameters: removing one breaks clients. */
+  strictQueryParams: boolean;
+  /** `YYYY-MM-DD`: sunset dates (`x-sunset`) are judged against this day. */
+  date: string;
+}
+
 export interface DiffContext {
   base: Doc;
   head: Doc;
   errorCodes: ReadonlySet<string>;
+  options: DiffOptions;
   request: SchemaDiffContext;
   response: SchemaDiffContext;
+  /** Parameter values, judged as the text on the wire (rules/schema/wire-text.ts). */
+  parameter: SchemaDiffContext;
 }
 
-export function diffContext(base: Doc, head: Doc, errorCodes: ReadonlySet<string>): DiffContext {
+export function diffContext(
+  base: Doc,
+  head: Doc,
+  errorCodes: ReadonlySet<string>,
+  options: Partial<DiffOptions> = {},
+): DiffContext {
   return {
     base,
     head,
     errorCodes,
+    options: { strictQueryParams: false, date: new Date().toISOString().slice(0, 10), ...options },
     request: schemaDiffContext(base, head, "request", errorCodes),
     response: schemaDiffContext(base, head, "response", errorCodes),
+    parameter: schemaDiffContext(base, head, "request", errorCodes, { wireText: true }),
   };
 }
 

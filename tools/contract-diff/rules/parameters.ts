@@ -15,15 +15,25 @@ import {
   type Node,
   type OperationRef,
 } from "../openapi.ts";
+import { resolveSchema } from "../schema.ts";
 import { diffSchemas } from "../schema-diff.ts";
+import { wireTextChange } from "./schema/wire-text.ts";
 import { declaredBy, inPart, type DiffContext } from "./context.ts";
+import { deprecatedRemoval } from "./deprecation.ts";
 
 export const parameterRemoved = defineRule({
   id: "request-parameter-removed",
   level: "ERR",
   breaks: "clients",
   description:
-    "A path, query or cookie parameter was removed; clients sending it are rejected (unknown query parameters fail validation) or silently lose what it did.",
+    "A path or cookie parameter was removed, or a query parameter where implementations reject unknown ones (--strict-query-params); clients sending it are rejected.",
+});
+export const queryParameterRemoved = defineRule({
+  id: "request-query-parameter-removed",
+  level: "WARN",
+  breaks: "clients",
+  description:
+    "A query parameter was removed; implementations ignore unknown query parameters (without --strict-query-params), so clients sending it silently lose what it did.",
 });
 export const headerParameterRemoved = defineRule({
   id: "request-header-parameter-removed",
@@ -85,6 +95,7 @@ export const parameterDeprecated = defineRule({
 
 export const parameterRules = [
   parameterRemoved,
+  queryParameterRemoved,
   headerParameterRemoved,
   requiredParameterAdded,
   optionalParameterAdded,
@@ -168,6 +179,36 @@ function parameterChange(
   )[0]!;
 }
 
+/**
+ * A form-exploded parameter (`?tag=a&tag=b`, the query default) that turns from one value
+ * into an array still accepts the one value: widened, then the items are compared with
+ * the old value. The reverse narrows. Other styles change what a comma means: left to
+ * the type rule.
+ */
+function repeatedValues(base: Parameter, head: Parameter, ctx: DiffContext): Change[] | undefined {
+  const exploded = (p: Parameter) => serialization(p) === "style form, explode true";
+  if (!exploded(base) || !exploded(head)) return undefined;
+  const b = resolveSchema(ctx.base, schemaOf(base)).schema;
+  const h = resolveSchema(ctx.head, schemaOf(head)).schema;
+  const isArray = (s: Node) => s.type === "array" || (s.items !== undefined && s.type === undefined);
+  if (isArray(b) === isArray(h)) return undefined;
+  if (isArray(h))
+    return [
+      wireTextChange("widened", "one value → repeated values (form, exploded)"),
+      ...diffSchemas(b, h.items, ctx.parameter),
+    ];
+  return [
+    wireTextChange("narrowed", "repeated values → one value (form, exploded)"),
+    ...diffSchemas(b.items, h, ctx.parameter),
+  ];
+}
+
+function removalRule(parameter: Parameter, ctx: DiffContext): Rule {
+  if (parameter.in === "header") return headerParameterRemoved;
+  if (parameter.in === "query" && !ctx.options.strictQueryParams) return queryParameterRemoved;
+  return parameterRemoved;
+}
+
 export function checkParameters(base: OperationRef, head: OperationRef, ctx: DiffContext): Change[] {
   const before = effectiveParameters(ctx.base, base);
   const after = effectiveParameters(ctx.head, head);
@@ -175,13 +216,14 @@ export function checkParameters(base: OperationRef, head: OperationRef, ctx: Dif
   for (const [key, parameter] of before) {
     const other = after.get(key);
     if (other === undefined) {
-      const rule = parameter.in === "header" ? headerParameterRemoved : parameterRemoved;
+      const deprecation = deprecatedRemoval("parameter", [parameter.node], ctx.options.date);
+      const note = deprecation === undefined ? "" : `; ${deprecation.note}`;
       changes.push(
         parameterChange(
-          rule,
+          deprecation?.rule ?? removalRule(parameter, ctx),
           head,
           parameter,
-          `${parameter.in} parameter \`${parameter.name}\` removed (was ${parameter.required ? "required" : "optional"})`,
+          `${parameter.in} parameter \`${parameter.name}\` removed (was ${parameter.required ? "required" : "optional"}${note})`,
           "base",
         ),
       );
@@ -231,7 +273,11 @@ export function checkParameters(base: OperationRef, head: OperationRef, ctx: Dif
     if (other.node.deprecated === true && parameter.node.deprecated !== true)
       changes.push(parameterChange(parameterDeprecated, head, other, `parameter \`${other.name}\` deprecated`, "head"));
     const part = `parameter ${other.in} ${other.name}`;
-    const schemaChanges = diffSchemas(schemaOf(parameter), schemaOf(other), ctx.request);
+    // A `schema` parameter is text on the wire; a `content` one is a serialized document.
+    const asText = parameter.node.schema !== undefined && other.node.schema !== undefined;
+    const schemaChanges =
+      (asText ? repeatedValues(parameter, other, ctx) : undefined) ??
+      diffSchemas(schemaOf(parameter), schemaOf(other), asText ? ctx.parameter : ctx.request);
     changes.push(
       ...declaredBy(parameter.component, other.component, inPart(part, schemaChanges)).map((c) => ({
         ...c,

@@ -5,6 +5,7 @@
  */
 import { defineRule, type Change } from "../model.ts";
 import { normalizePathTemplate, operationLabel, operationsByKey, type Doc, type OperationRef } from "../openapi.ts";
+import { deprecatedRemoval } from "./deprecation.ts";
 
 export const pathRemoved = defineRule({
   id: "path-removed",
@@ -62,7 +63,8 @@ function operationChange(
   return { rule, message, operation: operationLabel(operation), path: [], ...extra };
 }
 
-export function checkOperationSets(base: Doc, head: Doc): OperationSets {
+/** `today` (YYYY-MM-DD) judges the sunset dates of deprecated operations (rules/deprecation.ts). */
+export function checkOperationSets(base: Doc, head: Doc, today = new Date().toISOString().slice(0, 10)): OperationSets {
   const baseOps = operationsByKey(base);
   const headOps = operationsByKey(head);
   const headPaths = new Set([...headOps.values()].map((op) => normalizePathTemplate(op.path)));
@@ -84,11 +86,22 @@ export function checkOperationSets(base: Doc, head: Doc): OperationSets {
     const movedTo = typeof op.operation.operationId === "string" ? headById.get(op.operation.operationId) : undefined;
     const hint =
       movedTo !== undefined ? ` (operationId \`${op.operation.operationId}\` is now ${operationLabel(movedTo)})` : "";
+    const siblings = [...baseOps.values()].filter(
+      (o) => normalizePathTemplate(o.path) === normalizePathTemplate(op.path),
+    );
+    const deprecation = pathGone
+      ? deprecatedRemoval(
+          "path",
+          siblings.map((o) => o.operation),
+          today,
+        )
+      : deprecatedRemoval("operation", [op.operation], today);
+    const note = deprecation === undefined ? "" : ` (${deprecation.note})`;
     changes.push(
       operationChange(
-        pathGone ? pathRemoved : operationRemoved,
+        deprecation?.rule ?? (pathGone ? pathRemoved : operationRemoved),
         op,
-        `${pathGone ? "path" : "operation"} removed${hint}`,
+        `${pathGone ? "path" : "operation"} removed${hint}${note}`,
         { before: operationLabel(op) },
       ),
     );

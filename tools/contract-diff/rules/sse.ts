@@ -37,7 +37,11 @@ export const eventTypeChanged = defineRule({
 export const sseRules = [eventRemoved, eventAdded, eventTypeChanged];
 
 /** The payload's enum changes the type rule reports instead (one rename, not a removal plus an addition). */
-const TYPE_VALUE_RULES = new Set(["response-enum-value-removed", "response-enum-value-added"]);
+const TYPE_VALUE_RULES = new Set([
+  "response-enum-value-removed",
+  "response-enum-value-added",
+  "response-const-changed",
+]);
 
 interface StreamEvent {
   key: string;

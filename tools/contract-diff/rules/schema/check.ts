@@ -6,6 +6,10 @@ export interface SchemaCheckContext {
   direction: Direction;
   /** Every error code of either side's `ErrorCode`: enums of these belong to the error-code rules. */
   errorCodes: ReadonlySet<string>;
+  /** Parameter values: compared as the text on the wire, not as JSON (string ⊇ number ⊇ integer). */
+  wireText?: boolean;
+  /** Compares two subschemas in the same direction (for applicators such as `contains`). */
+  compare?(base: unknown, head: unknown): Change[];
 }
 
 export interface SchemaRuleSet {

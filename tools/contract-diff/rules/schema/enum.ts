@@ -7,6 +7,7 @@ import { defineRule, type Breaks, type Change, type Direction, type Level, type 
 import { canonical, show } from "../../openapi.ts";
 import { classify, schemaChange } from "../directional.ts";
 import type { SchemaCheckContext, SchemaRuleSet } from "./check.ts";
+import { isConstChange } from "./const.ts";
 
 function enumRule(
   direction: Direction,
@@ -75,7 +76,7 @@ const rules = {
   },
 } satisfies Record<Direction, Record<string, Rule>>;
 
-function isErrorCodeList(values: unknown[] | undefined, ctx: SchemaCheckContext): boolean {
+export function isErrorCodeList(values: unknown[] | undefined, ctx: SchemaCheckContext): boolean {
   return (
     values !== undefined && values.length > 0 && values.every((v) => typeof v === "string" && ctx.errorCodes.has(v))
   );
@@ -92,6 +93,7 @@ export const enumRuleSet: SchemaRuleSet = {
     const r = rules[ctx.direction];
     if (base.values === undefined && head.values === undefined) return [];
     if (isErrorCodeList(base.values, ctx) && isErrorCodeList(head.values, ctx)) return [];
+    if (isConstChange(base, head)) return []; // one fixed value replaced: rules/schema/const.ts
     if (base.values === undefined)
       return [schemaChange(r.set, `values restricted to ${head.values!.map(show).join(", ")}`, null, head.values)];
     if (head.values === undefined)

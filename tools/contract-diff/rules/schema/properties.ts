@@ -117,7 +117,7 @@ function propertyChange(rule: Rule, name: string, message: string): Change {
 function requestChanges(base: NormalSchema, head: NormalSchema): Change[] {
   const changes: Change[] = [];
   for (const name of base.properties.keys()) {
-    if (head.properties.has(name)) continue;
+    if (head.properties.has(name) || head.hidden.has(name)) continue; // became readOnly: access.ts
     const rule = head.openness === "closed" ? rules.requestRemovedFromClosed : rules.requestRemoved;
     changes.push(
       propertyChange(
@@ -156,7 +156,7 @@ function requestChanges(base: NormalSchema, head: NormalSchema): Change[] {
 function responseChanges(base: NormalSchema, head: NormalSchema): Change[] {
   const changes: Change[] = [];
   for (const name of base.properties.keys()) {
-    if (head.properties.has(name)) continue;
+    if (head.properties.has(name) || head.hidden.has(name)) continue; // became writeOnly: access.ts
     const required = base.required.has(name);
     changes.push(
       propertyChange(

@@ -1,0 +1,95 @@
+/**
+ * Runs every pair of the corpus (test/contract-diff/corpus/, see corpus.ts) through the
+ * command line on real files: the exit code and every reported rule must be what the
+ * pair expects, and input errors must be one line with exit 2. Then every base is
+ * compared with another pair's head, which must never throw, and the agreement with
+ * oasdiff's documented levels must be the figure docs/contract-review.md shows.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, test } from "vitest";
+import { stringify } from "yaml";
+import { run, type Io } from "../../tools/contract-diff/cli.ts";
+import { diffDocuments } from "../../tools/contract-diff/diff.ts";
+import { prepareDocument } from "../../tools/contract-diff/document/load.ts";
+import { agreement, loadCorpus, oursBreaking, type CorpusPair } from "./corpus.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "contract-diff-corpus-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const corpus = loadCorpus();
+const noIgnores = join(dir, "no-ignore-file.yaml");
+
+function write(pair: CorpusPair, side: "base" | "head"): string {
+  if (pair.tree !== undefined) return join(pair.tree, side, `openapi.${pair.format}`);
+  const path = join(dir, `${pair.name.replace(/\W/g, "_")}.${side}.${pair.format}`);
+  const doc = pair[side]!;
+  writeFileSync(path, pair.format === "json" ? JSON.stringify(doc, null, 2) : stringify(doc));
+  return path;
+}
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const captured = { out: "", err: "" };
+  const io: Io = { stdout: (t) => void (captured.out += t), stderr: (t) => void (captured.err += t) };
+  const code = await run(args, io);
+  return { code, ...captured };
+}
+
+test("the corpus holds at least 200 pairs: 3.0 and 3.1, JSON and YAML, single and multi-file", () => {
+  assert.ok(corpus.length >= 200, `${corpus.length} pairs`);
+  for (const version of ["3.0", "3.1"]) assert.ok(corpus.some((p) => p.version === version), version);
+  for (const format of ["json", "yaml"]) assert.ok(corpus.some((p) => p.format === format), format);
+  assert.ok(corpus.filter((p) => p.tree !== undefined).length >= 8);
+  assert.equal(new Set(corpus.map((p) => p.name)).size, corpus.length, "pair names are unique");
+});
+
+for (const pair of corpus) {
+  test(`${pair.name}: ${pair.intent}`, async () => {
+    const args = [
+      ...["--base-openapi", write(pair, "base"), "--head-openapi", write(pair, "head")],
+      ...["--format", "json", "--ignore-file", noIgnores, "--date", "2026-06-01", ...pair.args],
+    ];
+    const { code, out, err } = await cli(args);
+    if (pair.error !== undefined) {
+      assert.equal(code, 2, out);
+      assert.match(err, new RegExp(pair.error));
+      assert.equal(err.trim().split("\n").length, 1, `one line: ${err}`);
+      return;
+    }
+    assert.equal(err, "");
+    const reported = (JSON.parse(out) as { changes: { rule: string; level: string }[] }).changes
+      .map((c) => `${c.level} ${c.rule}`)
+      .sort();
+    assert.deepEqual(reported, [...pair.expect].sort());
+    assert.equal(code, oursBreaking(pair) ? 1 : 0);
+  });
+}
+
+test("no pairing of one pair's base with another's head throws", () => {
+  const docs = corpus
+    .filter((p) => p.base !== undefined && p.error === undefined)
+    .map((p) => ({ base: structuredClone(p.base!), head: structuredClone(p.head!) }));
+  for (const doc of docs) {
+    prepareDocument(doc.base, "base");
+    prepareDocument(doc.head, "head");
+  }
+  for (let i = 0; i < docs.length; i++) {
+    const other = docs[(i * 7 + 3) % docs.length]!;
+    diffDocuments(docs[i]!.base, other.head);
+    diffDocuments(other.head, docs[i]!.base);
+  }
+});
+
+test("docs/contract-review.md shows the agreement figure of this corpus", () => {
+  const { pairs, failOnWarn, failOnErr } = agreement(corpus);
+  const doc = readFileSync(join(import.meta.dirname, "..", "..", "docs", "contract-review.md"), "utf8");
+  const line = doc.split("\n").find((l) => l.startsWith("<!-- corpus-agreement -->")) ?? "";
+  assert.equal(
+    line,
+    `<!-- corpus-agreement --> Agreement with oasdiff's documented levels on the ${pairs} judged pairs: ` +
+      `**${failOnWarn} of ${pairs}** (${((100 * failOnWarn) / pairs).toFixed(0)} %) counting WARN as breaking on both sides, ` +
+      `**${failOnErr} of ${pairs}** (${((100 * failOnErr) / pairs).toFixed(0)} %) counting only ERR.`,
+  );
+});

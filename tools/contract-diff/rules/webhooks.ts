@@ -1,0 +1,139 @@
+/**
+ * Webhooks (OpenAPI 3.1 `webhooks`): requests the API sends to its users' receivers. The
+ * roles are reversed: the implementation (the API) writes the payload and the client (the
+ * receiver) reads it, so a payload is compared as a *response* schema (a new required
+ * field: implementations built on the base never send it; a removed one: receivers lose
+ * it), and what the receiver answers is compared as a *request* schema.
+ */
+import { defineRule, type Change, type Rule } from "../model.ts";
+import { derefObject, HTTP_METHODS, isObject, type Doc, type Node } from "../openapi.ts";
+import { diffSchemas } from "../schema-diff.ts";
+import { inPart, type DiffContext } from "./context.ts";
+
+export const webhookRemoved = defineRule({
+  id: "webhook-removed",
+  level: "ERR",
+  breaks: "clients",
+  description: "A webhook was removed; receivers waiting for it never get it again.",
+});
+export const webhookAdded = defineRule({
+  id: "webhook-added",
+  level: "INFO",
+  breaks: "none",
+  description: "A new webhook; receivers that do not subscribe to it are not affected.",
+});
+export const webhookPayloadRemoved = defineRule({
+  id: "webhook-payload-media-type-removed",
+  level: "ERR",
+  breaks: "clients",
+  description: "A webhook no longer sends a payload in this media type; receivers parsing it break.",
+});
+export const webhookPayloadAdded = defineRule({
+  id: "webhook-payload-media-type-added",
+  level: "WARN",
+  breaks: "clients",
+  description: "A webhook may send a payload in a new media type; receivers built on the base cannot parse it.",
+});
+
+export const webhookRules = [webhookRemoved, webhookAdded, webhookPayloadRemoved, webhookPayloadAdded];
+
+interface Webhook {
+  key: string;
+  name: string;
+  method: string;
+  operation: Node;
+}
+
+function webhooksOf(doc: Doc): Map<string, Webhook> {
+  const result = new Map<string, Webhook>();
+  for (const [name, raw] of Object.entries(isObject(doc.webhooks) ? doc.webhooks : {})) {
+    const item = derefObject(doc, raw).node;
+    if (item === undefined) continue;
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (isObject(operation)) result.set(`${name} ${method}`, { key: `${name} ${method}`, name, method, operation });
+    }
+  }
+  return result;
+}
+
+function label(hook: Webhook): string {
+  return `WEBHOOK ${hook.name} (${hook.method.toUpperCase()})`;
+}
+
+function change(rule: Rule, hook: Webhook, message: string, part?: string): Change {
+  return { rule, message, operation: label(hook), path: [], ...(part !== undefined ? { part } : {}) };
+}
+
+function contentOf(doc: Doc, node: unknown): Record<string, unknown> {
+  const resolved = derefObject(doc, node).node;
+  return isObject(resolved?.content) ? resolved.content : {};
+}
+
+function comparePayloads(base: Webhook, head: Webhook, ctx: DiffContext): Change[] {
+  const before = contentOf(ctx.base, base.operation.requestBody);
+  const after = contentOf(ctx.head, head.operation.requestBody);
+  const changes: Change[] = [];
+  for (const [mediaType, media] of Object.entries(before)) {
+    const part = `payload ${mediaType}`;
+    if (!(mediaType in after)) {
+      changes.push(change(webhookPayloadRemoved, head, `payload media type \`${mediaType}\` removed`, part));
+      continue;
+    }
+    const schemaChanges = diffSchemas(
+      isObject(media) ? media.schema : undefined,
+      (after[mediaType] as Node)?.schema,
+      ctx.response,
+    );
+    changes.push(...inPart(part, schemaChanges).map((c) => ({ ...c, operation: label(head) })));
+  }
+  for (const mediaType of Object.keys(after)) {
+    if (!(mediaType in before))
+      changes.push(
+        change(webhookPayloadAdded, head, `payload media type \`${mediaType}\` added`, `payload ${mediaType}`),
+      );
+  }
+  return changes;
+}
+
+/** What the receiver answers: written by clients, read by the API. */
+function compareAnswers(base: Webhook, head: Webhook, ctx: DiffContext): Change[] {
+  const before = isObject(base.operation.responses) ? base.operation.responses : {};
+  const after = isObject(head.operation.responses) ? head.operation.responses : {};
+  const changes: Change[] = [];
+  for (const [status, raw] of Object.entries(before)) {
+    if (!(status in after)) continue;
+    const beforeContent = contentOf(ctx.base, raw);
+    const afterContent = contentOf(ctx.head, after[status]);
+    for (const [mediaType, media] of Object.entries(beforeContent)) {
+      const other = afterContent[mediaType];
+      if (!isObject(other) || !isObject(media)) continue;
+      const part = `receiver's answer ${status} ${mediaType}`;
+      changes.push(
+        ...inPart(part, diffSchemas(media.schema, other.schema, ctx.request)).map((c) => ({
+          ...c,
+          operation: label(head),
+        })),
+      );
+    }
+  }
+  return changes;
+}
+
+export function checkWebhooks(ctx: DiffContext): Change[] {
+  const before = webhooksOf(ctx.base);
+  const after = webhooksOf(ctx.head);
+  const changes: Change[] = [];
+  for (const [key, hook] of before) {
+    const other = after.get(key);
+    if (other === undefined) {
+      changes.push(change(webhookRemoved, hook, `webhook \`${hook.name}\` removed`));
+      continue;
+    }
+    changes.push(...comparePayloads(hook, other, ctx), ...compareAnswers(hook, other, ctx));
+  }
+  for (const [key, hook] of after) {
+    if (!before.has(key)) changes.push(change(webhookAdded, hook, `webhook \`${hook.name}\` added`));
+  }
+  return changes;
+}
