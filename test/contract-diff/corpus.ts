@@ -10,7 +10,8 @@
  * - `corpus/trees/<name>/`: real multi-file documents, `base/` and `head/` each with an
  *   `openapi.yaml` or `openapi.json` referring to other files, and a `pair.yaml`.
  *
- * `expect` lists every change reported, as `LEVEL rule-id` (empty: no change); `error`
+ * `expect` lists every change reported, as `LEVEL rule-id` (empty: no change), and
+ * `reverse`, when given, what comparing head → base reports; `error`
  * (instead) is a pattern the one-line message of an exit-2 input error must match.
  * `oasdiff` is the highest level oasdiff's checkers document for the change (ERR, WARN,
  * INFO or none): the agreement figure in docs/contract-review.md compares the two.
@@ -35,6 +36,8 @@ export interface CorpusPair {
   /** Directory holding base/ and head/, for multi-file pairs. */
   tree?: string;
   expect: string[];
+  /** What head → base reports, when the pair is also run backwards. */
+  reverse?: string[];
   error?: string;
   oasdiff: OasdiffLevel;
   args: string[];
@@ -65,6 +68,7 @@ interface RawPair {
   base?: Json;
   head?: Json;
   expect?: string[];
+  reverse?: string[];
   error?: string;
   oasdiff: OasdiffLevel;
   args?: string[];
@@ -92,6 +96,7 @@ function fragmentPairs(file: string, template: Json): CorpusPair[] {
       base,
       head,
       expect: raw.expect ?? [],
+      ...(raw.reverse !== undefined ? { reverse: raw.reverse } : {}),
       ...(raw.error !== undefined ? { error: raw.error } : {}),
       oasdiff: raw.oasdiff,
       args: raw.args ?? [],

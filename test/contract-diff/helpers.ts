@@ -10,6 +10,7 @@ import { diffDocuments } from "../../tools/contract-diff/diff.ts";
 export type Doc = Record<string, any>;
 export type Node = Record<string, any>;
 import { groupChanges, type ReportedChange } from "../../tools/contract-diff/report.ts";
+import type { DiffOptions } from "../../tools/contract-diff/rules/context.ts";
 
 export const fixturesDir = join(import.meta.dirname, "fixtures");
 export const baseFixturePath = join(fixturesDir, "base.openapi.yaml");
@@ -70,13 +71,13 @@ function replaceDeep(node: unknown, replace: (node: Node) => Node): void {
 }
 
 /** The grouped changes of a diff. */
-export function report(base: Doc, head: Doc): ReportedChange[] {
-  return groupChanges(diffDocuments(base, head));
+export function report(base: Doc, head: Doc, options: Partial<DiffOptions> = {}): ReportedChange[] {
+  return groupChanges(diffDocuments(base, head, options));
 }
 
 /** `LEVEL class rule-id` of each reported change, sorted: what the rule tests assert. */
-export function classified(base: Doc, head: Doc): string[] {
-  return report(base, head)
+export function classified(base: Doc, head: Doc, options: Partial<DiffOptions> = {}): string[] {
+  return report(base, head, options)
     .map((c) => `${c.rule.level} ${c.rule.breaks} ${c.rule.id}`)
     .sort();
 }
