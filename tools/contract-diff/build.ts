@@ -170,9 +170,30 @@ export async function buildRevision(revision: Revision, options: BuildOptions): 
     const cached = JSON.parse(await readFile(cacheFile, "utf8")) as CacheEntry;
     return { ...identity, ...cached, fromCache: true };
   }
-  options.onBuild?.(
-    tree.commit !== undefined && revision.kind === "git" ? `${label} (${tree.commit.slice(0, 7)})` : label,
-  );
+  // Both sides with the same contract (a branch without contract changes) build once.
+  let building = inFlight.get(key);
+  if (building === undefined) {
+    options.onBuild?.(
+      revision.kind === "git" && tree.commit !== undefined ? `${label} (${tree.commit.slice(0, 7)})` : label,
+    );
+    building = buildEntry(tree, options, label, cacheFile);
+    inFlight.set(key, building);
+    building.then(
+      () => inFlight.delete(key),
+      () => inFlight.delete(key),
+    );
+  }
+  return { ...identity, ...(await building), fromCache: false };
+}
+
+const inFlight = new Map<string, Promise<CacheEntry>>();
+
+async function buildEntry(
+  tree: ContractTree,
+  options: BuildOptions,
+  label: string,
+  cacheFile: string | undefined,
+): Promise<CacheEntry> {
   const files = await tree.files();
   const entry: CacheEntry = {
     documents: await generateInExport(files, options.toolchainRoot, label),
@@ -184,7 +205,7 @@ export async function buildRevision(revision: Revision, options: BuildOptions): 
     await writeFile(partial, JSON.stringify(entry));
     await rename(partial, cacheFile);
   }
-  return { ...identity, ...entry, fromCache: false };
+  return entry;
 }
 
 interface CacheEntry {

@@ -49,7 +49,8 @@ and compares the generated OpenAPI documents.
   --fail-on <level>       WARN (default: every breaking change fails) or ERR (oasdiff's looser
                           policy: only definite breaks fail, WARN ones are reported)
   --fail-for <who>        any (default), clients or implementations
-  --ignore-file <file>    reviewed exceptions (default: contract-diff-ignore.yaml at the repo root)
+  --ignore-file <file>    reviewed exceptions (default: contract-diff-ignore.yaml at the repo root,
+                          unless both sides are given as files)
   --document <v>          3.2 (default: carries the SSE events) or 3.1
   --repo-url <url>        link changes to https://…/blob/<commit>/<file>#L<line> (markdown)
   --repo <dir>            the git repository (default: this one)
@@ -89,7 +90,7 @@ interface Options {
   date: string;
   failOn: Level;
   failFor: FailFor;
-  ignoreFile: string;
+  ignoreFile?: string;
   document: "3.1" | "3.2";
   repoUrl?: string;
   repo: string;
@@ -144,8 +145,14 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
     // Every change the report calls breaking fails by default; ERR alone is oasdiff's policy.
     failOn: oneOf("fail-on", values["fail-on"], ["ERR", "WARN"], "WARN"),
     failFor: oneOf("fail-for", values["fail-for"], ["any", "clients", "implementations"], "any"),
+    // The repository's reviewed exceptions are about its own contract: by default they
+    // apply when a side is built from it, not to two documents given as files.
     ignoreFile:
-      values["ignore-file"] !== undefined ? at(values["ignore-file"]) : join(repo, "contract-diff-ignore.yaml"),
+      values["ignore-file"] !== undefined
+        ? at(values["ignore-file"])
+        : values["base-openapi"] !== undefined && values["head-openapi"] !== undefined
+          ? undefined
+          : join(repo, "contract-diff-ignore.yaml"),
     document: oneOf("document", values.document, ["3.2", "3.1"], "3.2"),
     repo,
     listRules: values["list-rules"] === true,
@@ -189,6 +196,8 @@ export function formatRules(format: Options["format"]): string {
 
 interface Side {
   label: string;
+  /** The OpenAPI version of a document given as a file. */
+  version?: string;
   commit?: string;
   doc: Doc;
   sources: Sources;
@@ -206,11 +215,11 @@ async function loadOpenapiArgument(argument: string, options: Options): Promise<
         argument.slice(colon + 1).replace(/^\.?\//, ""),
         gitSource(options.repo, revision),
       );
-      return { label: argument, doc: loaded.doc, sources: {} };
+      return { label: argument, version: loaded.version, doc: loaded.doc, sources: {} };
     }
   }
   const loaded = await loadDocument(path, fileSystemSource());
-  return { label: argument, doc: loaded.doc, sources: {} };
+  return { label: argument, version: loaded.version, doc: loaded.doc, sources: {} };
 }
 
 async function loadSide(which: "base" | "head", options: Options, progress: Progress): Promise<Side> {
@@ -245,6 +254,12 @@ function buildFailure(options: Options, error: ContractBuildError, io: Io): numb
   return 2;
 }
 
+/** `3.2` for built revisions; the declared versions of documents given as files (`3.0 → 3.1`). */
+function documentVersions(base: Side, head: Side, options: Options): string {
+  const [b, h] = [base.version ?? options.document, head.version ?? options.document];
+  return b === h ? b : `${b} → ${h}`;
+}
+
 function inputFailure(error: DocumentError, io: Io): number {
   io.stderr(`contract-diff: ${error.message.split("\n")[0]}\n`);
   return 2;
@@ -269,7 +284,7 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
   }
   let ignoreEntries;
   try {
-    ignoreEntries = loadIgnoreFile(options.ignoreFile);
+    ignoreEntries = options.ignoreFile === undefined ? [] : loadIgnoreFile(options.ignoreFile);
   } catch (error) {
     if (!(error instanceof IgnoreFileError)) throw error;
     io.stderr(`${error.message}\n`);
@@ -293,7 +308,7 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
     // A document shape no rule expected: still one line and exit 2, never a stack trace.
     return inputFailure(new DocumentError(`cannot compare the documents: ${(error as Error).message}`), io);
   }
-  progress(`compared in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  progress(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const changes = groupChanges(diffed);
   linkSources(changes, base, head);
   const unusedIgnores = applyIgnores(changes, ignoreEntries);
@@ -301,7 +316,7 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
   const report: Report = {
     base: { label: base.label, ...(base.commit !== undefined ? { commit: base.commit } : {}) },
     head: { label: head.label, ...(head.commit !== undefined ? { commit: head.commit } : {}) },
-    document: options.document,
+    document: documentVersions(base, head, options),
     failOn: options.failOn,
     failFor: options.failFor,
     changes,

@@ -85,7 +85,7 @@ export function formatMarkdown(report: Report): string {
   for (const unused of report.unusedIgnores)
     out.push(`- Stale ignore entry (matches nothing): ${code(unused.rule)} at ${code(unused.location)}`);
   out.push(
-    `<sub>Compared the generated OpenAPI ${report.document} documents with ${report.ruleCount} rules (\`npm run contract:diff -- --list-rules\`). ` +
+    `<sub>Compared the OpenAPI ${report.document} documents with ${report.ruleCount} rules (\`npm run contract:diff -- --list-rules\`). ` +
       "ERR: definite break, WARN: may break. *Clients* are callers built on the base contract, *implementations* servers built on it. " +
       "To accept a reviewed break, add its rule and location with a reason to `contract-diff-ignore.yaml` (see docs/contract-review.md).</sub>",
   );
