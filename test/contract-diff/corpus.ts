@@ -147,13 +147,21 @@ export interface Agreement {
   failOnWarn: number;
   /** Same verdict with only ERR counted as breaking on both sides (`--fail-on ERR`). */
   failOnErr: number;
+  /** Pairs whose change oasdiff's checkers read (its level is not `none`, or ours reports nothing breaking either). */
+  read: number;
+  /** Of those, same verdict with WARN counted as breaking. */
+  readFailOnWarn: number;
 }
 
 export function agreement(pairs: CorpusPair[]): Agreement {
   const judged = pairs.filter((p) => p.error === undefined);
+  const agreesAtWarn = (p: CorpusPair) => oursBreaking(p) === (p.oasdiff === "ERR" || p.oasdiff === "WARN");
+  const read = judged.filter((p) => p.oasdiff !== "none" || !oursBreaking(p));
   return {
     pairs: judged.length,
-    failOnWarn: judged.filter((p) => oursBreaking(p) === (p.oasdiff === "ERR" || p.oasdiff === "WARN")).length,
+    failOnWarn: judged.filter(agreesAtWarn).length,
     failOnErr: judged.filter((p) => oursErr(p) === (p.oasdiff === "ERR")).length,
+    read: read.length,
+    readFailOnWarn: read.filter(agreesAtWarn).length,
   };
 }

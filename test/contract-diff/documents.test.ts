@@ -4,6 +4,7 @@
  * and what the command says on a terminal.
  */
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "vitest";
 import { run, type Io } from "../../tools/contract-diff/cli.ts";
@@ -106,4 +107,17 @@ test("--format github: an error on the .tsp line of a failing change, a notice f
   );
   assert.equal(lines[2], "::notice title=INFO path-added::GET /v1/new: path added (compatible).");
   assert.match(lines[3]!, /^Contract diff: 1 breaking for clients/);
+});
+
+test("the README's example runs as written and prints what the README shows", async () => {
+  const readme = readFileSync(join(repo, "README.md"), "utf8");
+  const block = readme.slice(
+    readme.indexOf("<!-- contract-diff-example:start -->"),
+    readme.indexOf("<!-- contract-diff-example:end -->"),
+  );
+  const [command, ...shown] = block.split("\n").slice(2, -2);
+  const args = command!.replace("$ npm run --silent contract:diff -- ", "").split(" ");
+  const { code, out } = await cli(args);
+  assert.equal(code, 1);
+  assert.equal(out, `${shown.join("\n")}\n`);
 });
