@@ -285,6 +285,46 @@ const cases: Case[] = [
     expect: ["WARN implementations security-alternative-added"], reverse: ["ERR clients security-alternative-removed"] },
   { name: "server URL changed", head: (d) => (d.servers[0].url = "{origin}/v2"), expect: ["INFO none server-added", "WARN clients server-removed"] },
 
+  // --- Any team's document: the families of issue 41 (the corpus has many more) ---------
+  // BC: a response constant replaced reaches every client; implementations built on the base still send the old one.
+  { name: "const changed in a response", base: (d) => (responseProps(d).kind = { const: "thing" }), head: (d) => (responseProps(d).kind = { const: "item" }),
+    expect: ["ERR both response-const-changed"], reverse: ["ERR both response-const-changed"] },
+  // BC: a required property made readOnly is no longer sent by clients; the response still has it.
+  { name: "request property became readOnly / writable again", head: (d) => (requestProps(d).size.readOnly = true),
+    expect: ["WARN clients request-property-became-read-only"], reverse: ["INFO none request-optional-property-added"] },
+  // BC: a required response property made writeOnly is never answered again.
+  { name: "response property became writeOnly", head: (d) => (responseProps(d).name.writeOnly = true),
+    expect: ["ERR clients response-required-property-became-write-only"], reverse: ["ERR implementations response-required-property-added"] },
+  // BC: requests must now hold a matching tag.
+  { name: "request contains added / removed", head: (d) => (requestProps(d).tags.contains = { const: "red" }),
+    expect: ["ERR clients request-contains-added"], reverse: ["WARN implementations request-contains-removed"] },
+  // BC: clients whose token lacks the new scope are rejected; dropping it rejects no one.
+  { name: "security scope required / dropped", base: (d) => (d.components.securitySchemes.OAuth = { type: "oauth2", flows: { clientCredentials: { tokenUrl: "https://auth.example/token", scopes: { read: "r", write: "w" } } } }, getThing(d).security = [{ OAuth: ["read"] }]),
+    head: (d) => (getThing(d).security = [{ OAuth: ["read", "write"] }]),
+    expect: ["ERR clients security-scope-added"], reverse: ["WARN implementations security-scope-removed"] },
+  // BC: an operation that needed no authentication now does.
+  { name: "security requirement added / removed", base: (d) => (getThing(d).security = []), head: (d) => delete getThing(d).security,
+    expect: ["ERR clients security-requirement-added"], reverse: ["WARN implementations security-requirement-removed"] },
+  // BC: `X-Trace: abc` is not an integer; every integer is a string.
+  { name: "header parameter text narrowed / widened", head: (d) => (param(d, "x-trace").schema = { type: "integer" }),
+    expect: ["ERR clients request-parameter-text-narrowed"], reverse: ["WARN implementations request-parameter-text-widened"] },
+  // BC: `view=BASIC` was valid and is not an integer; `view=1` was not valid: neither holds the other.
+  { name: "query parameter text changed (an enum of words to integers)", head: (d) => (param(d, "view").schema = { type: "integer" }),
+    expect: ["ERR both request-parameter-text-changed"] },
+  // BC: a deprecated operation removed after its sunset is announced (WARN); before it, ERR.
+  { name: "deprecated operation removed after / before its sunset", options: { date: "2026-06-01" },
+    base: (d) => Object.assign(listThings(d), { deprecated: true, "x-sunset": "2026-01-01" }), head: (d) => delete d.paths["/things"].get,
+    expect: ["WARN clients operation-removed-after-deprecation"] },
+  { name: "deprecated operation removed before its sunset", options: { date: "2025-06-01" },
+    base: (d) => Object.assign(listThings(d), { deprecated: true, "x-sunset": "2026-01-01" }), head: (d) => delete d.paths["/things"].get,
+    expect: ["ERR clients operation-removed-before-sunset"] },
+  // BC: every body matching both branches of the new oneOf is refused.
+  { name: "request body wrapped in an overlapping oneOf", head: (d) => (createThing(d).requestBody.content["application/json"].schema = { oneOf: [{ $ref: "#/components/schemas/CreateThingRequest" }, { type: "object", required: ["name"], properties: { name: { type: "string" }, owner: { type: "string" } } }] }),
+    expect: ["ERR clients request-one-of-overlapping", "WARN implementations request-variant-added"] },
+  // The widening it is: no value that was valid stops being valid.
+  { name: "request pattern generalized to .*", base: (d) => (requestProps(d).name.pattern = "^[a-z]+$"), head: (d) => (requestProps(d).name.pattern = ".*"),
+    expect: ["WARN implementations request-pattern-generalized"], reverse: ["ERR clients request-pattern-added"] },
+
   // --- This API's error codes ------------------------------------------------------------
   { name: "error code removed / added (append-only)", head: (d) => (schemas(d).ErrorCode.enum = ["INVALID_REQUEST", "NOT_FOUND", "ALREADY_EXISTS"]),
     expect: ["ERR both error-code-removed"], reverse: ["INFO none error-code-added"] },

@@ -205,6 +205,16 @@ interface Side {
 
 /** `--base-openapi` as a file, or as `<rev>:<path>` read from git when no such file exists. */
 async function loadOpenapiArgument(argument: string, options: Options): Promise<Side> {
+  try {
+    return await readOpenapiArgument(argument, options);
+  } catch (error) {
+    // Whatever a document does to the reader, it is an input problem: one line, exit 2.
+    if (error instanceof DocumentError) throw error;
+    throw new DocumentError(`${argument}: ${(error as Error).message}`);
+  }
+}
+
+async function readOpenapiArgument(argument: string, options: Options): Promise<Side> {
   const cwd = options.cwd ?? process.cwd();
   const path = isAbsolute(argument) ? argument : resolve(cwd, argument);
   if (!existsSync(path)) {

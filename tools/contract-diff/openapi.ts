@@ -33,10 +33,21 @@ export function lookupPointer(doc: Doc, pointer: string): unknown {
     .slice(1)
     .split("/")
     .filter((s) => s !== "")) {
-    const key = decodeURIComponent(raw).replaceAll("~1", "/").replaceAll("~0", "~");
+    const key = decodePointerSegment(raw);
     target = isObject(target) || Array.isArray(target) ? (target as Node)[key] : undefined;
   }
   return target;
+}
+
+/** `a%20b`, `a~1b` → `a b`, `a/b`; a malformed escape is kept as written. */
+function decodePointerSegment(raw: string): string {
+  let decoded = raw;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    // Not percent-encoded after all: the segment is its own text.
+  }
+  return decoded.replaceAll("~1", "/").replaceAll("~0", "~");
 }
 
 /** The last segment of a `$ref`, i.e. the component's name. */

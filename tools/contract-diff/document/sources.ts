@@ -20,6 +20,15 @@ export interface FileSource {
   label(path: string): string;
 }
 
+/** A `$ref`'s file part is a URI reference: `my%20schemas/pet.yaml` names `my schemas/pet.yaml`. */
+function decodeTarget(target: string): string {
+  try {
+    return decodeURIComponent(target);
+  } catch {
+    throw new DocumentError(`$ref ${target}: not a valid URI reference`);
+  }
+}
+
 export function fileSystemSource(): FileSource {
   return {
     async read(path) {
@@ -27,7 +36,7 @@ export function fileSystemSource(): FileSource {
         throw new DocumentError(`cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
       });
     },
-    resolve: (from, target) => resolve(dirname(from), decodeURIComponent(target)),
+    resolve: (from, target) => resolve(dirname(from), decodeTarget(target)),
     label: (path) => path,
   };
 }
@@ -48,7 +57,7 @@ export function gitSource(repo: string, revision: string): FileSource {
       }
     },
     resolve(from, target) {
-      const joined = posix.normalize(posix.join(posix.dirname(from), decodeURIComponent(target)));
+      const joined = posix.normalize(posix.join(posix.dirname(from), decodeTarget(target)));
       if (joined.startsWith("../"))
         throw new DocumentError(`${revision}:${from}: $ref ${target} leaves the repository`);
       return joined;

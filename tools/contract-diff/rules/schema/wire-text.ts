@@ -8,7 +8,7 @@
  */
 import type { Change, Effect } from "../../model.ts";
 import type { JsonType, NormalSchema } from "../../schema.ts";
-import { allOf, defineDirectionalRules, schemaChange } from "../directional.ts";
+import { defineDirectionalRules, schemaChange } from "../directional.ts";
 import { effectivePattern } from "./pattern.ts";
 import { showTypes } from "./type.ts";
 
