@@ -48,8 +48,12 @@ afterAll(() => {
 test("two revisions of a TypeSpec contract: built, compared, classified, linked to their lines, cached", async () => {
   const args = ["--repo", repo, "--base", "v1", "--head", "v2", "--format", "json", "--cache-dir", cacheDir];
   const io = capture();
+  io.interactive = true;
   const code = await run(args, io);
   assert.equal(code, 1, io.err);
+  // On a terminal it says what it builds.
+  assert.match(io.err, /^building the contract of v1 \([0-9a-f]{7}\)…$/m);
+  assert.match(io.err, /^building the contract of v2 \([0-9a-f]{7}\)…$/m);
   const report = JSON.parse(io.out);
   const found = report.changes.map((c: { level: string; breaks: string; rule: string; where: string }) => `${c.level} ${c.breaks} ${c.rule} ${c.where}`).sort();
   assert.deepEqual(found, [
@@ -76,9 +80,14 @@ test("two revisions of a TypeSpec contract: built, compared, classified, linked 
   const identity = () => cached.map((f) => { const s = statSync(join(cacheDir, f)); return `${s.ino}:${s.mtimeMs}`; });
   const before = identity();
   const again = capture();
+  again.interactive = true;
+  const started = performance.now();
   assert.equal(await run(args, again), 1);
+  const seconds = (performance.now() - started) / 1000;
   assert.equal(again.out, io.out);
   assert.deepEqual(identity(), before, "a cached comparison does not compile");
+  assert.doesNotMatch(again.err, /building/, "nothing to build, nothing said about building");
+  assert.ok(seconds < 3, `a cached comparison takes under 3 s (took ${seconds.toFixed(1)} s)`);
 
   // The same revision on both sides, in text: nothing to report.
   const same = capture();

@@ -1,22 +1,25 @@
 /**
  * `npm run contract:diff -- --base <git ref> [--head <git ref>]`: builds the contract of
  * both revisions (head defaults to the working tree), compares the generated OpenAPI
- * documents and reports every change with its rule, level and class.
+ * documents and reports every change with its rule, level and class. With
+ * `--base-openapi`/`--head-openapi` it compares any team's OpenAPI 3.0/3.1/3.2 documents
+ * instead (document/load.ts).
  *
  * Exit status: 0 nothing fails, 1 a breaking change at or above --fail-on (not ignored;
  * by default every change breaking for clients or implementations, WARN included),
- * 2 a revision does not build, or the arguments or the ignore file are invalid.
+ * 2 a revision does not build, or an input (arguments, ignore file, document) is invalid:
+ * one line on stderr, never a stack trace.
  * See docs/contract-review.md.
  */
 import { existsSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, join, posix, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { buildRevision, ContractBuildError, defaultCacheDir, type BuiltContract, type Revision } from "./build.ts";
 import { diffDocuments } from "./diff.ts";
 import { DocumentError } from "./document/errors.ts";
 import { documentFromText, loadDocument } from "./document/load.ts";
 import { fileSystemSource, gitSource, isGitRevision } from "./document/sources.ts";
-import { formatGithub } from "./format/github.ts";
+import { formatGithub, githubError } from "./format/github.ts";
 import { formatJson } from "./format/json.ts";
 import { COMMENT_MARKER, formatMarkdown } from "./format/markdown.ts";
 import { formatText } from "./format/text.ts";
@@ -221,10 +224,8 @@ async function readOpenapiArgument(argument: string, options: Options): Promise<
     const colon = argument.indexOf(":");
     const revision = argument.slice(0, colon);
     if (colon > 0 && (await isGitRevision(options.repo, revision))) {
-      const loaded = await loadDocument(
-        argument.slice(colon + 1).replace(/^\.?\//, ""),
-        gitSource(options.repo, revision),
-      );
+      const inRepository = posix.normalize(argument.slice(colon + 1)).replace(/^\.?\//, "");
+      const loaded = await loadDocument(inRepository, gitSource(options.repo, revision));
       return { label: argument, version: loaded.version, doc: loaded.doc, sources: {} };
     }
   }
@@ -260,6 +261,8 @@ function buildFailure(options: Options, error: ContractBuildError, io: Io): numb
     );
   } else if (options.format === "json") {
     io.stdout(`${JSON.stringify({ error: { revision: error.label, message: error.message } }, null, 2)}\n`);
+  } else if (options.format === "github") {
+    io.stdout(`${githubError(`The contract of ${error.label} does not build`, error.message)}\n`);
   }
   return 2;
 }

@@ -38,3 +38,8 @@ export function formatGithub(report: Report): string {
   );
   return `${lines.join("\n")}\n`;
 }
+
+/** A workflow error without a file (a revision that does not build). */
+export function githubError(title: string, message: string): string {
+  return `::error title=${escapeProperty(title)}::${escapeData(message)}`;
+}
