@@ -3,7 +3,7 @@
  * (`items: false` or `unevaluatedItems: false`). A position added constrains one more
  * item (narrowed); one removed frees it (widened); common positions are compared.
  */
-import type { Change } from "../../model.ts";
+import { defineRule, type Change } from "../../model.ts";
 import { allOf, defineDirectionalRules, schemaChange } from "../directional.ts";
 import type { SchemaRuleSet } from "./check.ts";
 import { under } from "./subschema.ts";
@@ -13,17 +13,45 @@ const rules = defineDirectionalRules({
   verbs: { narrowed: "added", widened: "removed" },
   what: { narrowed: "a tuple position was constrained", widened: "a tuple position was freed" },
 });
-const closedRules = defineDirectionalRules({
-  keyword: "items",
-  verbs: { narrowed: "closed", widened: "opened" },
-  what: {
-    narrowed: "no item is allowed beyond the tuple (items or unevaluatedItems false)",
-    widened: "items beyond the tuple are allowed again",
+/**
+ * Closing a tuple is judged like closing an object (openness.ts): items beyond the
+ * declared positions are undeclared, and whether anyone sends them is undecidable: WARN.
+ */
+const closedRules = {
+  request: {
+    narrowed: defineRule({
+      id: "request-items-closed",
+      level: "WARN",
+      breaks: "clients",
+      description:
+        "Request: no item is allowed beyond the tuple any more (items or unevaluatedItems false); clients sending extra items are rejected.",
+    }),
+    widened: defineRule({
+      id: "request-items-opened",
+      level: "WARN",
+      breaks: "implementations",
+      description:
+        "Request: items beyond the tuple are allowed again; an implementation built on the base rejects them.",
+    }),
   },
-});
+  response: {
+    widened: defineRule({
+      id: "response-items-opened",
+      level: "WARN",
+      breaks: "clients",
+      description: "Response: items beyond the tuple may now appear; clients validating against the base reject them.",
+    }),
+    narrowed: defineRule({
+      id: "response-items-closed",
+      level: "WARN",
+      breaks: "implementations",
+      description: "Response: no item may follow the tuple any more; implementations built on the base may send some.",
+    }),
+  },
+};
 
 export const prefixItemsRule: SchemaRuleSet = {
-  rules: [...allOf(rules), ...allOf(closedRules)],
+  rules: [...allOf(rules), ...Object.values(closedRules.request), ...Object.values(closedRules.response)],
   check(base, head, ctx) {
     const changes: Change[] = [];
     const before = base.prefixItems ?? [];
@@ -39,7 +67,7 @@ export const prefixItemsRule: SchemaRuleSet = {
       const effect = head.itemsClosed ? "narrowed" : "widened";
       changes.push(
         schemaChange(
-          closedRules[ctx.direction][effect]!,
+          closedRules[ctx.direction][effect],
           head.itemsClosed ? "items beyond the tuple now rejected" : "items beyond the tuple now allowed",
         ),
       );
