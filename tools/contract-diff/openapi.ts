@@ -83,6 +83,23 @@ export function pathParameterNames(path: string): string[] {
   return [...path.matchAll(/\{([^}]*)\}/g)].map((m) => m[1] ?? "");
 }
 
+/**
+ * The operations of a path item: the fixed methods, and OpenAPI 3.2's
+ * `additionalOperations` (other methods, e.g. `LINK`), by lower-case method.
+ */
+export function operationsOf(pathItem: Node): [string, Node][] {
+  const result: [string, Node][] = [];
+  for (const method of HTTP_METHODS) {
+    const operation = pathItem[method];
+    if (isObject(operation)) result.push([method, operation]);
+  }
+  for (const [method, operation] of Object.entries(objectAt(pathItem, "additionalOperations") ?? {})) {
+    const lower = method.toLowerCase();
+    if (isObject(operation) && !result.some(([m]) => m === lower)) result.push([lower, operation]);
+  }
+  return result;
+}
+
 export interface OperationRef {
   method: string;
   /** The path as written in the document. */
@@ -97,11 +114,8 @@ export function operationsByKey(doc: Doc): Map<string, OperationRef> {
   for (const [path, rawItem] of Object.entries(doc.paths ?? {})) {
     const pathItem = derefObject(doc, rawItem).node;
     if (pathItem === undefined) continue;
-    for (const method of HTTP_METHODS) {
-      const operation = pathItem[method];
-      if (!isObject(operation)) continue;
+    for (const [method, operation] of operationsOf(pathItem))
       result.set(`${method.toUpperCase()} ${normalizePathTemplate(path)}`, { method, path, pathItem, operation });
-    }
   }
   return result;
 }

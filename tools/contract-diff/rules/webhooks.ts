@@ -6,7 +6,7 @@
  * it), and what the receiver answers is compared as a *request* schema.
  */
 import { defineRule, type Change, type Rule } from "../model.ts";
-import { derefObject, HTTP_METHODS, isObject, type Doc, type Node } from "../openapi.ts";
+import { derefObject, isObject, operationsOf, type Doc, type Node } from "../openapi.ts";
 import { diffSchemas } from "../schema-diff.ts";
 import { inPart, type DiffContext } from "./context.ts";
 
@@ -49,10 +49,8 @@ function webhooksOf(doc: Doc): Map<string, Webhook> {
   for (const [name, raw] of Object.entries(isObject(doc.webhooks) ? doc.webhooks : {})) {
     const item = derefObject(doc, raw).node;
     if (item === undefined) continue;
-    for (const method of HTTP_METHODS) {
-      const operation = item[method];
-      if (isObject(operation)) result.set(`${name} ${method}`, { key: `${name} ${method}`, name, method, operation });
-    }
+    for (const [method, operation] of operationsOf(item))
+      result.set(`${name} ${method}`, { key: `${name} ${method}`, name, method, operation });
   }
   return result;
 }
