@@ -34,7 +34,7 @@ export interface Bundle {
 /** Parses YAML or JSON text; a syntax error is a DocumentError naming the file and line. */
 export function parseText(text: string, label: string): unknown {
   try {
-    return parse(text, { maxAliasCount: 1000, prettyErrors: false });
+    return parse(text, { maxAliasCount: 1000, prettyErrors: false, logLevel: "error" });
   } catch (error) {
     const message = ((error as Error).message ?? String(error)).split("\n")[0];
     throw new DocumentError(`${label}: not valid YAML or JSON: ${message}`);
