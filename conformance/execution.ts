@@ -151,11 +151,12 @@ function makeScope(
 
 /** The failure of a transcript that was still running when the run's time limit passed: where it was. */
 function timeLimitFailure(ctx: RunContext, t: Transcript, step: string, request: string | undefined): StepFailure {
-  const minutes = Math.round(((ctx.options.timeLimitMs ?? 0) / 60_000) * 10) / 10;
+  const ms = ctx.options.timeLimitMs ?? 0;
+  const limit = ms >= 60_000 ? `${Math.round(ms / 6_000) / 10} min` : `${Math.round(ms / 100) / 10} s`;
   return {
     transcript: t.id,
     step,
     rule: "kit.time-limit",
-    message: `the run's time limit (${minutes} min) passed at step ${step}${request ? `, waiting for the answer to ${request}` : ", between requests"}`,
+    message: `the run's time limit (${limit}) passed at step ${step}${request ? `, waiting for the answer to ${request}` : ", between requests"}`,
   };
 }
