@@ -1,7 +1,7 @@
 /**
  * Builds installable tarballs of the three packages anyone may use (Apache-2.0):
  *
- *   npm run build:packages [-- --scope @your-org] [--out dist-packages]
+ *   npm run build:packages [-- --scope @your-org] [--out dist-packages] [--only conformance]…
  *
  *   dist-packages/<scope>-conformance-<version>.tgz   the conformance kit (library, `conformance` command, vitest entry)
  *   dist-packages/<scope>-client-<version>.tgz        the typed client
@@ -34,7 +34,11 @@ interface Manifest {
 }
 
 const { values } = parseArgs({
-  options: { scope: { type: "string" }, out: { type: "string", default: "dist-packages" } },
+  options: {
+    scope: { type: "string" },
+    out: { type: "string", default: "dist-packages" },
+    only: { type: "string", multiple: true },
+  },
 });
 const scope = values.scope?.replace(/\/$/, "");
 if (scope !== undefined && !/^@[a-z0-9][a-z0-9._-]*$/.test(scope)) {
@@ -51,6 +55,7 @@ try {
     ["client", buildWithOwnScript],
     ["cli", buildCli],
   ] as const) {
+    if (values.only && !values.only.includes(name)) continue;
     const dir = path.join(staging, name);
     mkdirSync(dir, { recursive: true });
     const manifest = build(name, dir);
