@@ -197,8 +197,7 @@ describe("installed from its tarball in an empty directory outside the repositor
     // No CONFORMANCE_BASE_URL: the profile's. Vitest sets BASE_URL itself, which the file must not read.
     const run = await shell(`npx vitest run ${file} --reporter=dot`);
     assert.equal(run.code, 0, run.out);
-    // eslint-disable-next-line no-control-regex -- vitest colours its summary
-    const plain = run.out.replace(/\x1b\[[0-9;]*m/g, "");
+    const plain = run.out.replace(/\x1b\[[0-9;]*m/g, ""); // vitest colours its summary
     assert.match(plain, /Tests\s+\d+ passed \| \d+ skipped/);
     assert.doesNotMatch(plain, /failed/);
   });
