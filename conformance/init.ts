@@ -143,8 +143,7 @@ export async function initProfile(options: InitOptions): Promise<InitResult> {
       );
 
     const profile: Record<string, unknown> = {
-      $comment:
-        "Written by `conformance init`. Fill in what is left (the secondary account, the other model roles), export the keys, and run: npm run conformance -- --profile <this file>. conformance/profiles/template.json documents every key.",
+      $comment: `Written by \`conformance init\`. Fill in what is left (${secondary.trim() ? "" : "the secondary account, "}the other model roles, the optional accounts), export the keys, and run: conformance run --profile <this file>. The kit's profiles/template.json documents every key.`,
       name: new URL(baseUrl).hostname,
       baseUrl,
       implements: implemented,
