@@ -74,7 +74,7 @@ function buildWithOwnScript(name: string, dir: string): Manifest {
   try {
     copyFileSync(readme, path.join(dir, "README.md"));
   } catch {
-    // The client has no README of its own: the repository's README documents it.
+    // A package without a README of its own ships none.
   }
   return readManifest(name);
 }
