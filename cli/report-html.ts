@@ -44,6 +44,11 @@ export interface HtmlReportOptions {
   /** When the run happened (default now). */
   date?: Date;
   title?: string;
+  /**
+   * What the run left and whether its time limit passed, in the kit's words
+   * (cleanupLines and timeLimitLines of conformance/report.ts): shown as "What the run left".
+   */
+  leftLines?: string[];
 }
 
 export function statusOf(result: Pick<TranscriptResult, "status" | "reason">): Status {
@@ -446,6 +451,7 @@ ${rules.map(ruleTableRow).join("\n")}
   </tbody>
 </table>
 
+${leftSection(options.leftLines ?? [])}
 <h2 id="failures">Failures (${report.failures.length})</h2>
 ${report.failures.length ? failureBlocks : '<p class="muted">None.</p>'}
 
@@ -455,5 +461,15 @@ ${areas.map((a) => transcriptSection(report, a)).join("\n")}
 <footer>Written by <code>conformance run --html</code> of the inference-toolkit CLI from the kit's run report. Self-contained: no scripts, no external files.</footer>
 </body>
 </html>
+`;
+}
+
+/** What the run left (only what the service still showed after the cleanup, and trained models), and a time limit reached. */
+function leftSection(lines: string[]): string {
+  if (!lines.length) return "";
+  return `<h2 id="left">What the run left</h2>
+<ul class="left">
+${lines.map((line) => `  <li>${h(line.trim())}</li>`).join("\n")}
+</ul>
 `;
 }

@@ -4,7 +4,9 @@
  *
  *   conformance [run] --base-url <url> --profile <file> [--area a]… [--transcript t]…
  *               [--junit file] [--json-report file] [--concurrency n] [--verbose] [--bail]
- *   conformance init [--base-url <url>] [--account id] [--out file]  write a starter profile
+ *               [--timeout-minutes n]
+ *   conformance init [--base-url <url>] [--account id] [--secondary-account id] [--out file]
+ *                                                              write a starter profile (reports/)
  *   conformance record [--base-url <url>] [--profile <file>]   rewrite the goldens from the reference server
  *   conformance mock [--profile <file>] [--port n]             serve the transcripts to a client under test
  *   conformance coverage                                       which transcripts cover what (static)
@@ -15,7 +17,7 @@
  * profile, selection or argument (nothing ran), 1 the kit broke, 130 interrupted (Ctrl-C;
  * what the run made was cleaned up).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -31,9 +33,14 @@ import { jsonReport, junitReport, textReport } from "./report.ts";
 import { runConformance, SelectionError, type RunReport } from "./runner.ts";
 import { kitRoot, loadTranscripts, TranscriptError } from "./transcript.ts";
 
+/** The whole run's time limit unless --timeout-minutes says otherwise: a run of the reference server takes under a minute. */
+const DEFAULT_TIMEOUT_MINUTES = 30;
+/** Where the profile `init` writes and the reports of `run` go unless a path is given. */
+const REPORTS = "reports";
+
 const USAGE = `Usage:
   conformance [run] --base-url <url> --profile <file> [options]
-  conformance init [--base-url <url>] [--account <id>] [--out <file>] [--force]
+  conformance init [--base-url <url>] [--account <id>] [--secondary-account <id>] [--trainable-base <model>] [--out <file>] [--force]
   conformance record [--base-url <url>] [--profile <file>]
   conformance mock [--profile <file>] [--port <n>] [--host <h>]
   conformance coverage
@@ -45,8 +52,11 @@ Options of run:
   --profile <file>      the profile: keys, models, capabilities (default: profiles/reference.json)
   --area <name>         only this area (repeatable): ${"responses, inference, auth, errors, datasets, finetune, …"}
   --transcript <id>     only this transcript, e.g. responses/stream-events (repeatable)
-  --junit <file>        also write a JUnit XML report
-  --json-report <file>  also write the report as JSON (--json <file> is the same)
+  --junit <file>        the JUnit XML report (default reports/conformance.xml)
+  --json-report <file>  the report as JSON (default reports/conformance.json; --json <file> is the same)
+  --timeout-minutes <n> stop the whole run after n minutes (default ${DEFAULT_TIMEOUT_MINUTES}): what was in flight fails
+                        under kit.time-limit and is named with its step and request, the rest is skipped,
+                        the cleanup runs and the reports are written
   --concurrency <n>     transcripts at once (default: the profile's, 4)
   --bail                stop after the first failing transcript
   --verbose             list passing transcripts too
@@ -58,7 +68,10 @@ that passed, so a behaviour change shows as a diff in review.
 
 init asks the base URL (and the primary account and a key to probe with, unless given),
 probes GET /models and one harmless request per capability, and writes a starter profile
-(default conformance-profile.json) with implements, models.chat and env: references for keys.
+(default reports/conformance-profile.json) with every capability that answered in implements,
+models.chat and, with fine-tuning, models.trainableBase, the second account (--secondary-account,
+CONFORMANCE_SECONDARY_ACCOUNT, or asked) and env: references for keys. reports/ holds a
+.gitignore of its own, so neither the profile nor the reports end up in a commit.
 
 Exit codes: 0 nothing failed, 8 some transcript failed, 2 bad profile, selection or
 argument (nothing ran), 1 the kit broke, 130 interrupted (cleanups ran).`;
@@ -77,6 +90,9 @@ async function main(argv: string[]): Promise<number> {
       json: { type: "string" },
       "json-report": { type: "string" },
       account: { type: "string" },
+      "secondary-account": { type: "string" },
+      "trainable-base": { type: "string" },
+      "timeout-minutes": { type: "string" },
       key: { type: "string" },
       out: { type: "string" },
       force: { type: "boolean" },
@@ -104,10 +120,17 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "run": {
       const profile = loadProfile(profileFile, overrides);
+      const minutes = Number(values["timeout-minutes"] ?? DEFAULT_TIMEOUT_MINUTES);
+      if (!(minutes > 0))
+        throw new ProfileError(`--timeout-minutes must be a number above 0, not ${values["timeout-minutes"]}`);
       const interrupt = interruptOnCtrlC();
       const report = await runConformance({
         profile,
         signal: interrupt.signal,
+        timeLimitMs: minutes * 60_000,
+        onStart: ({ total }) => {
+          if (process.stderr.isTTY) process.stderr.write(`Running ${total} transcripts against ${profile.baseUrl}\n`);
+        },
         ...(values.area ? { areas: values.area } : {}),
         ...(values.transcript ? { transcripts: values.transcript } : {}),
         ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
@@ -119,15 +142,22 @@ async function main(argv: string[]): Promise<number> {
       });
       interrupt.dispose();
       if (process.stderr.isTTY) process.stderr.write("\n");
-      writeOutputs(report, values.junit, values["json-report"] ?? values.json);
       console.log(
         textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl, rules: loadRules() }),
       );
-      return report.interrupted ? EXIT.INTERRUPTED : report.failed > 0 ? EXIT.FAILED : EXIT.OK;
+      const written = writeOutputs(
+        report,
+        values.junit ?? inReports("conformance.xml"),
+        values["json-report"] ?? values.json ?? inReports("conformance.json"),
+      );
+      console.log(`Wrote ${written.join(" and ")}`);
+      return report.interrupted && !report.timedOut ? EXIT.INTERRUPTED : report.failed > 0 ? EXIT.FAILED : EXIT.OK;
     }
     case "init": {
       const result = await initProfile({
-        out: values.out ?? "conformance-profile.json",
+        out: values.out ?? inReports("conformance-profile.json"),
+        ...(values["secondary-account"] !== undefined ? { secondaryAccount: values["secondary-account"] } : {}),
+        ...(values["trainable-base"] !== undefined ? { trainableBase: values["trainable-base"] } : {}),
         force: values.force === true,
         ...(values["base-url"] ? { baseUrl: values["base-url"] } : {}),
         ...(values.account !== undefined ? { account: values.account } : {}),
@@ -135,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
       });
       for (const note of result.notes) console.log(`  ${note}`);
       console.log(
-        `\nWrote ${result.file}. Fill in the secondary account, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  npm run conformance -- --profile ${result.file}`,
+        `\nWrote ${result.file}. Check it, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  conformance run --profile ${result.file}\n(npx conformance … where the kit is installed; npm run conformance -- … in its repository)`,
       );
       return EXIT.OK;
     }
@@ -191,9 +221,27 @@ function interruptOnCtrlC(): { signal: AbortSignal; dispose: () => void } {
   };
 }
 
-function writeOutputs(report: RunReport, junit?: string, json?: string): void {
-  if (junit) writeFileSync(junit, junitReport(report));
-  if (json) writeFileSync(json, jsonReport(report));
+/** Writes the reports; returns the files written. */
+function writeOutputs(report: RunReport, junit: string, json: string): string[] {
+  for (const file of [junit, json]) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(junit, junitReport(report));
+  writeFileSync(json, jsonReport(report));
+  return [junit, json];
+}
+
+/**
+ * `reports/<file>`, the folder made when missing with a .gitignore that ignores it all, so
+ * a profile or report written into a checkout is never committed by accident.
+ */
+function inReports(file: string): string {
+  if (!existsSync(REPORTS)) {
+    mkdirSync(REPORTS, { recursive: true });
+    writeFileSync(
+      path.join(REPORTS, ".gitignore"),
+      "# Written by the conformance kit: profiles and reports stay out of git.\n*\n",
+    );
+  }
+  return path.join(REPORTS, file);
 }
 
 async function record(profileFile: string, overrides: { baseUrl?: string }, color: boolean): Promise<number> {

@@ -74,6 +74,8 @@ export {
   byArea,
   failuresByRule,
   outcomeCounts,
+  cleanupLines,
+  timeLimitLines,
   OUTCOME_LABEL,
   type AreaSummary,
   type RuleSummary,

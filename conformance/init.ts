@@ -5,6 +5,13 @@
  * a request the service must refuse without doing work (an empty JSON body, or a list):
  * 404, 405 or 501 there means "not implemented"; any other answer means it is there to be
  * tested. Keys are never written to the file: they are referred to as `env:NAME`.
+ *
+ * Every capability that answers is enabled. When fine-tuning answers, each model of
+ * `GET /models` is offered to a cost estimate over a dataset that does not exist: a model
+ * the service refuses by its `baseModel` is not trainable, one refused only for the
+ * dataset is (`models.trainableBase`; asked when none is found). The second account, which
+ * the isolation transcripts need, comes from `--secondary-account`,
+ * `CONFORMANCE_SECONDARY_ACCOUNT`, or is asked.
  */
 import { existsSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
@@ -16,6 +23,10 @@ export interface InitOptions {
   account?: string;
   /** A key to probe with (not written to the profile). */
   key?: string;
+  /** The second ordinary account's id (default: CONFORMANCE_SECONDARY_ACCOUNT, else asked). */
+  secondaryAccount?: string;
+  /** A base model the service trains (default: found by probing, else asked). */
+  trainableBase?: string;
   out: string;
   force?: boolean;
   input?: NodeJS.ReadableStream;
@@ -115,27 +126,38 @@ export async function initProfile(options: InitOptions): Promise<InitResult> {
         );
       }
     }
+    const tuning = implemented.some((c) => c.startsWith("fineTuning"))
+      ? await trainableModels(baseUrl, account, [chat, ...otherModels], headers, options, ask, notes)
+      : {};
+    const secondary =
+      options.secondaryAccount ??
+      process.env.CONFORMANCE_SECONDARY_ACCOUNT ??
+      (account
+        ? await ask.question(
+            "A second ordinary account id, with its key in CONFORMANCE_SECONDARY_KEY (isolation checks; empty to fill in later): ",
+          )
+        : "");
     if (implemented.length === 0)
       throw new InitError(
         `nothing at ${baseUrl} answered like an implementation of the interface (see above); check the base URL`,
       );
 
     const profile: Record<string, unknown> = {
-      $comment:
-        "Written by `conformance init`. Fill in what is left (the secondary account, the other model roles), export the keys, and run: npm run conformance -- --profile <this file>. conformance/profiles/template.json documents every key.",
+      $comment: `Written by \`conformance init\`. Fill in what is left (${secondary.trim() ? "" : "the secondary account, "}the other model roles, the optional accounts), export the keys, and run: conformance run --profile <this file>. The kit's profiles/template.json documents every key.`,
       name: new URL(baseUrl).hostname,
       baseUrl,
       implements: implemented,
       accounts: {
         primary: { id: account || "my-account", key: "env:CONFORMANCE_PRIMARY_KEY" },
         secondary: {
-          id: "my-other-account",
+          id: secondary.trim() || "my-other-account",
           key: "env:CONFORMANCE_SECONDARY_KEY",
           $comment: "a second ordinary account: proves a key reaches its own account only",
         },
       },
       models: {
         chat: chat ?? "my-chat-model",
+        ...tuning,
         ...(otherModels.length
           ? {
               $comment: `other models listed: ${otherModels.slice(0, 20).join(", ")}; roles: ${PROFILE_KEYS.models.join(", ")}`,
@@ -150,6 +172,54 @@ export async function initProfile(options: InitOptions): Promise<InitResult> {
   } finally {
     ask.close();
   }
+}
+
+/** Platform models (not an account's own) a cost estimate over no dataset tells apart: refused for `baseModel` or not. */
+async function trainableModels(
+  baseUrl: string,
+  account: string,
+  models: (string | undefined)[],
+  headers: Record<string, string>,
+  options: InitOptions,
+  ask: { question: (q: string) => Promise<string> },
+  notes: string[],
+): Promise<{ trainableBase?: string; notTrainable?: string }> {
+  const found: { trainableBase?: string; notTrainable?: string } = {};
+  if (options.trainableBase) found.trainableBase = options.trainableBase;
+  const candidates = models.filter((m): m is string => m !== undefined && !m.startsWith("accounts/"));
+  const url = `${baseUrl}/accounts/${encodeURIComponent(account)}/supervisedFineTuningJobs:estimateCost`;
+  for (const model of account ? candidates.slice(0, 10) : []) {
+    const body = {
+      baseModel: `accounts/maas/models/${model}`,
+      inputDatasetVersion: `accounts/${account}/datasets/conformance-init-probe-none`,
+      config: { outputModelId: "conformance-init-probe" },
+    };
+    const answer = await request(
+      url,
+      { capability: "", method: "POST", path: "", body },
+      headers,
+      options.timeoutMs ?? 10_000,
+    );
+    const error = (answer.json as { error?: { param?: unknown; code?: unknown } } | undefined)?.error;
+    if (answer.status === undefined || (answer.status === 404 && (error?.param ?? null) === null)) continue;
+    const refusedModel = error?.param === "baseModel" || error?.code === "MODEL_NOT_FOUND";
+    if (refusedModel) found.notTrainable ??= model;
+    else found.trainableBase ??= model;
+  }
+  if (!found.trainableBase) {
+    const answer = (
+      await ask.question(
+        "A base model the service fine-tunes (models.trainableBase; empty to leave the fine-tuning transcripts skipped): ",
+      )
+    ).trim();
+    if (answer) found.trainableBase = answer;
+  }
+  notes.push(
+    found.trainableBase
+      ? `models.trainableBase: ${found.trainableBase}${found.notTrainable ? `; models.notTrainable: ${found.notTrainable}` : ""}`
+      : "models.trainableBase: none found; the fine-tuning transcripts that train will be skipped until you fill it in",
+  );
+  return found;
 }
 
 export class InitError extends Error {

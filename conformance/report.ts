@@ -122,20 +122,44 @@ export function textReport(report: RunReport, options: TextOptions = {}): string
     report.rateLimitWaitedMs > 0
       ? `; honoured Retry-After of the service's rate limit for ${(report.rateLimitWaitedMs / 1000).toFixed(0)} s in all`
       : "";
-  if (report.made.datasets + report.made.jobs > 0) {
-    lines.push(
-      report.leftBehind.length
-        ? c.yellow(
-            `Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs; could not delete: ${report.leftBehind.join(", ")}`,
-          )
-        : c.dim(
-            `Made ${report.made.datasets} datasets and ${report.made.jobs} fine-tuning jobs; cancelled the jobs still running and deleted the datasets (the models jobs trained stay: the interface cannot delete a model)`,
-          ),
-    );
-  }
-  const summary = `${outcomeCounts(report)} in ${(report.durationMs / 1000).toFixed(1)} s (${report.requests} requests${waited})${report.interrupted ? "; INTERRUPTED, cleanups ran" : ""}`;
+  for (const line of timeLimitLines(report)) lines.push(c.red(line));
+  const cleanup = cleanupLines(report);
+  cleanup.forEach((line, i) => lines.push(i === 0 && !report.leftBehind.length ? c.dim(line) : c.yellow(line)));
+  const summary = `${outcomeCounts(report)} in ${(report.durationMs / 1000).toFixed(1)} s (${report.requests} requests${waited})${report.timedOut ? "; TIME LIMIT reached, cleanups ran" : report.interrupted ? "; INTERRUPTED, cleanups ran" : ""}`;
   lines.push(report.failed > 0 ? c.red(c.bold(summary)) : c.green(c.bold(summary)));
   return lines.join("\n");
+}
+
+/**
+ * What the run made and what is still there after its cleanup, in words (the terminal and
+ * the HTML report): only what the service still showed, and the models its jobs trained.
+ */
+export function cleanupLines(report: Pick<RunReport, "made" | "leftBehind" | "modelsLeft">): string[] {
+  const lines: string[] = [];
+  const { datasets, jobs } = report.made;
+  if (datasets + jobs > 0)
+    lines.push(
+      report.leftBehind.length
+        ? `Made ${datasets} datasets and ${jobs} fine-tuning jobs; after the cleanup ${report.leftBehind.length} remain:`
+        : `Made ${datasets} datasets and ${jobs} fine-tuning jobs; removed them all (jobs cancelled, datasets deleted)`,
+    );
+  for (const item of report.leftBehind) lines.push(`  ${item}`);
+  if (report.modelsLeft?.length)
+    lines.push(
+      `Left ${report.modelsLeft.length} model${report.modelsLeft.length === 1 ? "" : "s"} its jobs trained (the interface has no operation that deletes a model): ${report.modelsLeft.join(", ")}`,
+    );
+  return lines;
+}
+
+/** When the run's time limit passed: what was running, each with its step and the request awaiting an answer. */
+export function timeLimitLines(report: Pick<RunReport, "timedOut" | "inFlight">): string[] {
+  if (!report.timedOut) return [];
+  return [
+    `The run's time limit passed: ${report.inFlight.length} transcript${report.inFlight.length === 1 ? " was" : "s were"} running (failed under kit.time-limit), the rest not started (skipped)`,
+    ...report.inFlight.map(
+      (f) => `  ${f.transcript}, step ${f.step}: ${f.request ? `waiting for ${f.request}` : "between requests"}`,
+    ),
+  ];
 }
 
 /**

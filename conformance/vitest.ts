@@ -3,7 +3,7 @@
  *
  *   // conformance.test.ts
  *   import { conformanceSuite } from "@inference-toolkit/conformance/vitest";
- *   conformanceSuite({ profile: "conformance/my-service.json", baseUrl: process.env.BASE_URL });
+ *   conformanceSuite({ profile: "conformance/my-service.json", baseUrl: process.env.CONFORMANCE_BASE_URL });
  *
  * One vitest test per transcript, grouped by area; a failure's message is the CLI's text for
  * it (rule, expected, received, the request sent, the request id). A transcript skipped for a
@@ -56,6 +56,8 @@ export function conformanceSuite(options: ConformanceSuiteOptions): ConformanceS
       areas: options.areas,
       transcripts: options.transcripts,
       transcriptList: all,
+      // The run ends (what was in flight reported as failed) before the tests waiting on it time out.
+      timeLimitMs: options.timeoutMs ?? 30 * 60_000,
       onResult: (result) => results.get(result.transcript)?.resolve(result),
     }).then((report) => {
       // A transcript the run never reported (it cannot happen short of a kit bug) fails its test rather than hanging it.

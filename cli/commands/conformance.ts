@@ -43,8 +43,12 @@ interface RunFlags {
   jsonReport?: string;
   concurrency?: number;
   bail?: boolean;
+  timeoutMinutes?: number;
   verbose?: boolean;
 }
+
+/** The run's time limit without --timeout-minutes (the kit's own command has the same). */
+const DEFAULT_TIMEOUT_MINUTES = 30;
 
 /** The base URL only when the user gave one (flag or environment); otherwise the profile's. */
 function explicitBaseUrl(ctx: Context): string | undefined {
@@ -86,6 +90,11 @@ export function conformanceCommand(): Command {
     .option("--json-report <file>", "also write the report as JSON (the kit's own command takes the same flag)")
     .option("--concurrency <n>", "transcripts at once (default: the profile's)", integer(1, 64))
     .option("--bail", "stop after the first failing transcript")
+    .option(
+      "--timeout-minutes <n>",
+      `stop the whole run after n minutes (default ${DEFAULT_TIMEOUT_MINUTES}); what was in flight is reported, the cleanup runs`,
+      integer(1, 24 * 60),
+    )
     .option("--verbose", "list passing transcripts too")
     .action(
       act<[], RunFlags>(async (ctx, flags) => {
@@ -102,26 +111,23 @@ export function conformanceCommand(): Command {
         });
 
         const all = kit.loadTranscripts();
-        // The bar counts the transcripts that will run: not the setups, not what the profile does not implement.
-        let selected;
         try {
-          selected = kit.select(all, {
+          kit.select(all, {
             ...(flags.area ? { areas: flags.area } : {}),
             ...(flags.transcript ? { transcripts: flags.transcript } : {}),
           });
-          const contract = kit.Contract.load();
-          const implemented = kit.implementedOperations(contract, profile.implements);
-          const byId = new Map(all.map((t) => [t.id, t]));
-          if (implemented)
-            selected = selected.filter((t) => kit.missingOperations(t, byId, contract, implemented).length === 0);
         } catch (error) {
-          if (error instanceof kit.SelectionError || error instanceof kit.CapabilityError)
-            throw usageError((error as Error).message);
+          if (error instanceof kit.SelectionError) throw usageError(error.message);
           throw error;
         }
         let bar: cliProgress.SingleBar | undefined;
         const tally = { failed: 0, skipped: 0 };
-        if (ctx.live) {
+        // The bar counts what the report will count (the kit's onStart): every selected transcript and the setups they use.
+        const start = (total: number) => {
+          if (!ctx.live) {
+            ctx.note(`Running ${total} transcripts (the setups they use included) against ${profile.baseUrl}…`);
+            return;
+          }
           bar = new cliProgress.SingleBar(
             {
               stream: ctx.io.stderr,
@@ -133,10 +139,8 @@ export function conformanceCommand(): Command {
             },
             cliProgress.Presets.shades_classic,
           );
-          bar.start(selected.length, 0, tally);
-        } else {
-          ctx.note(`Running ${selected.length} transcripts against ${profile.baseUrl} (and the setups they use)…`);
-        }
+          bar.start(total, 0, tally);
+        };
         // Ctrl-C: no new step starts and the run's cleanups (cancel jobs, delete datasets) still run.
         const interrupt = new AbortController();
         const onSignal = () => interrupt.abort();
@@ -151,6 +155,8 @@ export function conformanceCommand(): Command {
             ...(flags.transcript ? { transcripts: flags.transcript } : {}),
             ...(flags.concurrency ? { concurrency: flags.concurrency } : {}),
             stopOnFirstFailure: flags.bail === true,
+            timeLimitMs: (flags.timeoutMinutes ?? DEFAULT_TIMEOUT_MINUTES) * 60_000,
+            onStart: ({ total }) => start(total),
             onResult: (r) => {
               if (r.status === "failed") tally.failed++;
               if (r.status === "skipped") tally.skipped++;
@@ -158,7 +164,8 @@ export function conformanceCommand(): Command {
             },
           });
         } catch (error) {
-          if (error instanceof kit.SelectionError) throw usageError(error.message);
+          if (error instanceof kit.SelectionError || error instanceof kit.CapabilityError)
+            throw usageError((error as Error).message);
           throw error;
         } finally {
           process.off("SIGINT", onSignal);
@@ -174,7 +181,15 @@ export function conformanceCommand(): Command {
           written.push(`JSON: ${flags.jsonReport}`);
         }
         if (flags.html) {
-          write(flags.html, htmlReport(report, { baseUrl: profile.baseUrl, rules: kit.loadRules(), transcripts: all }));
+          write(
+            flags.html,
+            htmlReport(report, {
+              baseUrl: profile.baseUrl,
+              rules: kit.loadRules(),
+              transcripts: all,
+              leftLines: [...kit.timeLimitLines(report), ...kit.cleanupLines(report)],
+            }),
+          );
           written.push(`HTML: ${flags.html}`);
         }
         if (ctx.json) ctx.printJson(report);
@@ -189,7 +204,8 @@ export function conformanceCommand(): Command {
           );
           for (const line of written) ctx.print(`Wrote ${line}`);
         }
-        if (report.interrupted) throw new CliError("interrupted; the run's cleanups ran", EXIT.INTERRUPTED);
+        if (report.interrupted && !report.timedOut)
+          throw new CliError("interrupted; the run's cleanups ran", EXIT.INTERRUPTED);
         if (report.failed > 0)
           throw new CliError(`${report.failed} transcript${report.failed === 1 ? "" : "s"} failed`, EXIT.FAILED);
       }),

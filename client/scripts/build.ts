@@ -8,6 +8,7 @@
  *
  * A build tool, not part of the package: the only Node-specific file under client/.
  */
+import { copyFileSync } from "node:fs";
 import path from "node:path";
 import { compilePackage } from "../../scripts/build-package.ts";
 
@@ -15,4 +16,5 @@ const CLIENT = path.resolve(import.meta.dirname, "..");
 const out = path.resolve(process.argv[2] ?? CLIENT);
 
 compilePackage(CLIENT, out);
+copyFileSync(path.join(CLIENT, "../LICENSE"), path.join(out, "LICENSE"));
 console.log(`built ${path.relative(process.cwd(), out) || "."}/dist and generated/`);

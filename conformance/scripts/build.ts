@@ -18,6 +18,7 @@ const KIT = path.resolve(import.meta.dirname, "..");
 const out = path.resolve(process.argv[2] ?? KIT);
 
 compilePackage(KIT, out);
+copyFileSync(path.join(KIT, "../LICENSE"), path.join(out, "LICENSE"));
 copyFileSync(path.join(KIT, "../generated/openapi.3.2.yaml"), path.join(out, "generated/openapi.3.2.yaml"));
 if (out !== KIT) {
   for (const dir of ["transcripts", "goldens", "fixtures", "profiles"])

@@ -89,7 +89,10 @@ export const FIXTURE_REPORT: RunReport = {
   skipped: 1,
   notImplemented: 1,
   interrupted: false,
+  timedOut: false,
+  inFlight: [],
   leftBehind: [],
+  modelsLeft: [],
   made: { datasets: 0, jobs: 0 },
   failures: [streamFailure, failure],
   results: details.map((d) => ({

@@ -15,7 +15,7 @@ import { startReferenceServer, startUpstreamFaultServer } from "./reference.ts";
 const ref = await startReferenceServer();
 afterAll(() => ref.close());
 
-// What the README's "Testing your implementation" shows, with a profile object for the test server.
+// What the README's "Validate your implementation" shows, with a profile object for the test server.
 const suite = conformanceSuite({ profile: ref.profile });
 
 describe("the whole run against the reference server", () => {
