@@ -137,6 +137,19 @@ export function conformanceCommand(): Command {
         } else {
           ctx.note(`Running ${selected.length} transcripts against ${profile.baseUrl} (and the setups they use)…`);
         }
+        // In a pipe or a log: a line every 10 s, so a run of a minute never looks like a hang.
+        let done = 0;
+        const started = performance.now();
+        const ticker = bar
+          ? undefined
+          : setInterval(
+              () =>
+                ctx.note(
+                  `… ${done}/${selected.length} transcripts, ${tally.failed} failed, ${tally.skipped} skipped (${Math.round((performance.now() - started) / 1000)} s)`,
+                ),
+              10_000,
+            );
+        ticker?.unref();
         // Ctrl-C: no new step starts and the run's cleanups (cancel jobs, delete datasets) still run.
         const interrupt = new AbortController();
         const onSignal = () => interrupt.abort();
@@ -154,6 +167,7 @@ export function conformanceCommand(): Command {
             onResult: (r) => {
               if (r.status === "failed") tally.failed++;
               if (r.status === "skipped") tally.skipped++;
+              done++;
               bar?.increment(1, tally);
             },
           });
@@ -162,6 +176,7 @@ export function conformanceCommand(): Command {
           throw error;
         } finally {
           process.off("SIGINT", onSignal);
+          clearInterval(ticker);
           bar?.stop();
         }
         const written: string[] = [];

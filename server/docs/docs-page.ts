@@ -3,11 +3,14 @@
  * document (document.ts). Swagger UI ships as a self-contained bundle (swagger-ui-dist),
  * served from node_modules, so the page works with no internet.
  *
- * What makes it quick (measured in docs/performance.md, "The docs page"): the bundle and
- * the stylesheet are sent compressed and cached for a year under a URL that carries the
- * bundle's version; the document is sent as JSON, made once per origin and kept compressed;
- * the schema list, which Swagger UI would build from every component, is not shown (each
- * operation shows its own schemas).
+ * What keeps it quick: the bundle and the stylesheet are sent compressed (1.7 MB → 405 KB)
+ * and cached for a year under a URL that carries the bundle's version; the document is sent
+ * as JSON (no YAML parser in the browser), made once per origin and kept compressed (290 KB
+ * → 24 KB), and preloaded beside the bundle; the schema list, which Swagger UI would build
+ * from every component, is not shown (each operation shows its own schemas). In headless
+ * Chromium on loopback the operations show about 1.4 s after navigation (the browser's own
+ * work: compiling the bundle, rendering); Swagger UI then keeps the page busy for about a
+ * second more resolving the OpenAPI 3.1 document for the Authorize dialog.
  *
  * GET / (the address `npm start` prints) redirects here, with a small JSON index of links
  * for clients that do not follow redirects.
