@@ -6,9 +6,12 @@
  * Ctrl-C stops what can be stopped cleanly (a watch, a streamed answer) and exits 130; a
  * second Ctrl-C exits at once.
  */
+import { stopQuietlyOnClosedPipe } from "./closed-pipe.ts";
 import { processIo } from "./context.ts";
 import { EXIT } from "./errors.ts";
 import { run } from "./program.ts";
+
+stopQuietlyOnClosedPipe([process.stdout, process.stderr], (code) => process.exit(code));
 
 const controller = new AbortController();
 process.on("SIGINT", () => {

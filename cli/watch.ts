@@ -119,6 +119,9 @@ function statusPayload(job: TrainingJob, curve: Curve | undefined, startedAt: nu
   };
 }
 
+/** The widest the status line gets without its bar. */
+const STATUS_TEXT_WIDTH = 90;
+
 /** Follows the job to its end; returns it in its terminal state. */
 export async function watchJob(ctx: Context, initial: TrainingJob, options: WatchOptions): Promise<TrainingJob> {
   const client = ctx.client;
@@ -145,7 +148,9 @@ export async function watchJob(ctx: Context, initial: TrainingJob, options: Watc
       linewrap: false,
       fps: 8,
       autopadding: true,
-      barsize: Math.max(10, Math.min(40, columns - 80)),
+      // The status line without its bar is at most about 90 columns (a long state, epoch 100/100,
+      // millions of tokens, both losses, minutes): the bar takes what the terminal has left.
+      barsize: Math.max(10, Math.min(40, columns - STATUS_TEXT_WIDTH - 1)),
       barCompleteChar: "█",
       barIncompleteChar: "░",
       // Leaves the terminal as it was (cursor shown) on Ctrl-C.

@@ -8,12 +8,14 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List datasets
          * @description **Decision:** lists the account's datasets, newest first, paged like the job lists.
          *     `filter` narrows by state: `state:READY` or `state:DATASET_STATE_READY`.
          */
         get: operations["listDatasets"];
         put?: never;
         /**
+         * Create a dataset
          * @description **Decision:** creates an empty dataset in `DATASET_STATE_CREATING` with source
          *     `DATASET_SOURCE_UPLOAD`. An id already used in the account (even by a deleted dataset) is
          *     409 `ALREADY_EXISTS`.
@@ -32,11 +34,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description One dataset. Poll it after validateUpload until it is READY or FAILED. */
+        /**
+         * Get a dataset (poll it while it validates)
+         * @description One dataset. Poll it after validateUpload until it is READY or FAILED.
+         */
         get: operations["getDataset"];
         put?: never;
         post?: never;
         /**
+         * Delete a dataset
          * @description **Decision:** marks the dataset `DATASET_STATE_DELETED` and returns it; its rows can no
          *     longer be trained on. Jobs that used it keep their record. Deleting again returns it
          *     unchanged.
@@ -54,7 +60,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description **Decision:** one version of a dataset. */
+        /**
+         * Get one version of a dataset
+         * @description **Decision:** one version of a dataset.
+         */
         get: operations["getDatasetVersion"];
         put?: never;
         post?: never;
@@ -74,6 +83,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Upload a dataset's rows as a new version (JSONL)
          * @description **Decision:** uploads the rows, sent as the raw JSONL file (`application/jsonl` or
          *     `application/octet-stream`) or as a form with the file in the part named `file`, as a
          *     new version (n+1) in
@@ -99,6 +109,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Validate the latest uploaded version
          * @description Starts validation of the latest version and returns the dataset in
          *     `DATASET_STATE_VALIDATING`. Validation runs in the background and ends READY (all
          *     lines valid) or FAILED (the version's `validation` reports the first bad line); poll
@@ -118,10 +129,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the account's DPO jobs, newest first. SFT jobs are listed under supervisedFineTuningJobs. */
+        /**
+         * List preference (DPO) jobs
+         * @description Lists the account's DPO jobs, newest first. SFT jobs are listed under supervisedFineTuningJobs.
+         */
         get: operations["listDpoJobs"];
         put?: never;
         /**
+         * Create a preference (DPO) job
          * @description Creates a preference job, analogous to SFT and carrying `config.dpoBeta`: 201 with the
          *     job in `JOB_STATE_QUEUED`. **Decision:** the preference data is `inputDatasetVersion`;
          *     a version that holds SFT rows is 400 `INVALID_REQUEST`.
@@ -140,7 +155,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns one DPO job; used for polling. An SFT job's id here is 404 `NOT_FOUND`. */
+        /**
+         * Get a preference (DPO) job (poll it while it trains)
+         * @description Returns one DPO job; used for polling. An SFT job's id here is 404 `NOT_FOUND`.
+         */
         get: operations["getDpoJob"];
         put?: never;
         post?: never;
@@ -157,7 +175,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The training curve, oldest step first. A longer curve is thinned on the server, not truncated. */
+        /**
+         * Get a preference (DPO) job's training curve
+         * @description The training curve, oldest step first. A longer curve is thinned on the server, not truncated.
+         */
         get: operations["getDpoJobMetrics"];
         put?: never;
         post?: never;
@@ -177,6 +198,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Cancel a preference (DPO) job
          * @description Stops a DPO job that is queued or running (**Decision:** or checkpointing): 200 with the
          *     job in `JOB_STATE_CANCELLED`, `completeTime` set. In any other state 409
          *     `JOB_STATE_INVALID`. No body.
@@ -197,7 +219,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Returns what the same create request would cost and whether it would be allowed to run; creates nothing. */
+        /**
+         * Estimate a preference (DPO) job's cost (creates nothing)
+         * @description Returns what the same create request would cost and whether it would be allowed to run; creates nothing.
+         */
         post: operations["estimateDpoJobCost"];
         delete?: never;
         options?: never;
@@ -212,10 +237,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the account's SFT jobs, newest first. DPO jobs are listed under dpoJobs. */
+        /**
+         * List supervised fine-tuning (SFT) jobs
+         * @description Lists the account's SFT jobs, newest first. DPO jobs are listed under dpoJobs.
+         */
         get: operations["listSupervisedFineTuningJobs"];
         put?: never;
         /**
+         * Create a supervised fine-tuning (SFT) job
          * @description Creates a supervised fine-tuning job: 201 with the job in `JOB_STATE_QUEUED` (accepted,
          *     not started). `evaluationDatasetVersion` is used as held-out data.
          */
@@ -233,7 +262,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Returns one SFT job; used for polling. A DPO job's id here is 404 `NOT_FOUND`. */
+        /**
+         * Get a supervised fine-tuning (SFT) job (poll it while it trains)
+         * @description Returns one SFT job; used for polling. A DPO job's id here is 404 `NOT_FOUND`.
+         */
         get: operations["getSupervisedFineTuningJob"];
         put?: never;
         post?: never;
@@ -250,7 +282,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The training curve, oldest step first. A longer curve is thinned on the server, not truncated. */
+        /**
+         * Get a supervised fine-tuning (SFT) job's training curve
+         * @description The training curve, oldest step first. A longer curve is thinned on the server, not truncated.
+         */
         get: operations["getSupervisedFineTuningJobMetrics"];
         put?: never;
         post?: never;
@@ -270,6 +305,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Cancel a supervised fine-tuning (SFT) job
          * @description **Decision:** stops an SFT job that is queued, running or checkpointing, like the DPO
          *     cancel: 200 with the job in `JOB_STATE_CANCELLED`, `completeTime` set. In any other
          *     state 409 `JOB_STATE_INVALID`.
@@ -290,7 +326,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Returns what the same create request would cost and whether it would be allowed to run; creates nothing. */
+        /**
+         * Estimate a supervised fine-tuning (SFT) job's cost (creates nothing)
+         * @description Returns what the same create request would cost and whether it would be allowed to run; creates nothing.
+         */
         post: operations["estimateSupervisedFineTuningJobCost"];
         delete?: never;
         options?: never;
@@ -308,6 +347,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Complete a conversation (OpenAI chat completions format)
          * @description Conversation completion in the OpenAI wire format, streamed or not. The same models,
          *     rules and errors as POST /responses; streams end with `data: [DONE]`.
          */
@@ -327,7 +367,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Legacy text completion for prompts that are not a conversation, streamed or not. */
+        /**
+         * Complete a prompt (legacy OpenAI completions format)
+         * @description Legacy text completion for prompts that are not a conversation, streamed or not.
+         */
         post: operations["createCompletion"];
         delete?: never;
         options?: never;
@@ -345,6 +388,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Create a message (Anthropic Messages format)
          * @description The same models in another vendor's wire format (Anthropic Messages). Authenticates
          *     with `x-api-key: <API_KEY>` or `Authorization: Bearer <API_KEY>`. Errors carry the
          *     error envelope plus a top-level `type: "error"`.
@@ -363,7 +407,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Lists the platform models the key may call and the account's own models. */
+        /**
+         * List the models this key can call
+         * @description Lists the platform models the key may call and the account's own models.
+         */
         get: operations["listModels"];
         put?: never;
         post?: never;
@@ -381,6 +428,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Get one model
          * @description One model by id. **Decision:** a full resource name is sent URL-encoded as one path
          *     segment (`accounts%2Facme%2Fmodels%2Fmine`). Unknown, or another account's, is 404
          *     `MODEL_NOT_FOUND`.
@@ -404,6 +452,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Generate a response (OpenAI Responses format)
          * @description Generates a response from the whole conversation in `input`.
          *
          *     Rules:

@@ -124,6 +124,7 @@ export function conformanceCommand(): Command {
         const tally = { failed: 0, skipped: 0 };
         // The bar counts what the report will count (the kit's onStart): every selected transcript and the setups they use.
         const start = (total: number) => {
+          announced = total;
           if (!ctx.live) {
             ctx.note(`Running ${total} transcripts (the setups they use included) against ${profile.baseUrl}…`);
             return;
@@ -141,6 +142,20 @@ export function conformanceCommand(): Command {
           );
           bar.start(total, 0, tally);
         };
+        // In a pipe or a log: a line every 10 s, so a run of a minute never looks like a hang.
+        let done = 0;
+        let announced = 0;
+        const started = performance.now();
+        const ticker = ctx.live
+          ? undefined
+          : setInterval(
+              () =>
+                ctx.note(
+                  `… ${done}/${announced} transcripts, ${tally.failed} failed, ${tally.skipped} skipped (${Math.round((performance.now() - started) / 1000)} s)`,
+                ),
+              10_000,
+            );
+        ticker?.unref();
         // Ctrl-C: no new step starts and the run's cleanups (cancel jobs, delete datasets) still run.
         const interrupt = new AbortController();
         const onSignal = () => interrupt.abort();
@@ -160,6 +175,7 @@ export function conformanceCommand(): Command {
             onResult: (r) => {
               if (r.status === "failed") tally.failed++;
               if (r.status === "skipped") tally.skipped++;
+              done++;
               bar?.increment(1, tally);
             },
           });
@@ -169,6 +185,7 @@ export function conformanceCommand(): Command {
           throw error;
         } finally {
           process.off("SIGINT", onSignal);
+          clearInterval(ticker);
           bar?.stop();
         }
         const written: string[] = [];

@@ -10,6 +10,7 @@ import path from "node:path";
 import { Readable, Transform } from "node:stream";
 import { Command, Option } from "commander";
 import cliProgress from "cli-progress";
+import { waiting } from "../waiting.ts";
 import {
   ApiError,
   ok,
@@ -98,8 +99,11 @@ async function validateAndReport(
       );
     return;
   }
-  ctx.note(`Validating version ${started.latestVersionNo}…`);
-  const ready = await waitForDataset(client, started, { timeoutMs: options.timeout ?? 10 * 60_000, intervalMs: 250 });
+  const progress = waiting(ctx, `Validating version ${started.latestVersionNo}`);
+  const ready = await waitForDataset(client, started, {
+    timeoutMs: options.timeout ?? 10 * 60_000,
+    intervalMs: 250,
+  }).finally(() => progress.done());
   const version = await ok(
     client.GET("/accounts/{account}/datasets/{dataset}/versions/{version}", {
       params: { path: { ...target, version: ready.latestVersionNo } },

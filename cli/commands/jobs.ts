@@ -26,6 +26,8 @@ import { CliError, EXIT, usageError } from "../errors.ts";
 import { count, fields, money, state, table, time } from "../format.ts";
 import { jobAt, jobCollection, otherJobType, type CostEstimate, type Curve } from "../job-collections.ts";
 import { getCurve, getJob, watchJob } from "../watch.ts";
+import { createdJobs, rememberJob } from "../created-jobs.ts";
+import { waiting } from "../waiting.ts";
 
 interface TypeOptions {
   dpo?: boolean;
@@ -95,22 +97,47 @@ function addTrainingOptions(command: Command): Command {
     .option("--eval-dataset <dataset>", "held-out evaluation data, named like --dataset")
     .option(
       "--eval-split <percent>",
-      "hold this percent of the training data out for evaluation (0.01 to 99.99)",
+      "hold this percent of the rows of --dataset out for evaluation (0.01 to 99.99); the job saves them as a new dataset of your account, <job id>-eval (default: no evaluation)",
       decimal,
     )
-    .option("--epochs <n>", "passes over the data, 1 to 100 (default 1)", integer(1, 100))
-    .option("--lora-rank <n>", "rank of the LoRA adapter, 1 to 256 (default: the base model's)", integer(1, 256))
-    .option("--learning-rate <rate>", "learning rate, such as 1e-4 (default: the base model's)", decimal)
-    .option("--batch-size <n>", "examples per step (default: the base model's)", integer(1))
-    .option("--max-context-length <tokens>", "longer examples are skipped (default: the base model's)", integer(1))
-    .addOption(
-      new Option("--lr-schedule <schedule>", "how the learning rate changes (default constant)").choices(
-        enums.LrSchedule,
-      ),
+    .option(
+      "--epochs <n>",
+      "passes over the data, 1 to 100 (default: chosen by the base model for at least 80 optimisation steps, shown by jobs estimate)",
+      integer(1, 100),
     )
-    .option("--warmup-steps <n>", "steps of linear warm-up (default 0)", integer(0))
+    .option(
+      "--lora-rank <n>",
+      "rank of the LoRA adapter, 1 to 256 (default: chosen by the base model, shown by jobs get)",
+      integer(1, 256),
+    )
+    .option(
+      "--learning-rate <rate>",
+      "learning rate, such as 1e-4 (default: chosen by the base model, shown by jobs get)",
+      decimal,
+    )
+    .option("--batch-size <n>", "examples per step (default: chosen by the base model, shown by jobs get)", integer(1))
+    .option(
+      "--max-context-length <tokens>",
+      "longer examples are skipped (default: chosen by the base model, shown by jobs get)",
+      integer(1),
+    )
+    .addOption(
+      new Option(
+        "--lr-schedule <schedule>",
+        "how the learning rate changes (default: chosen by the service, shown by jobs get)",
+      ).choices(enums.LrSchedule),
+    )
+    .option(
+      "--warmup-steps <n>",
+      "steps of linear warm-up (default: chosen by the service, shown by jobs get)",
+      integer(0),
+    )
     .option("--early-stop", "stop when the evaluation loss stops improving")
-    .option("--dpo-beta <beta>", "DPO's beta (DPO jobs only; default 0.1)", decimal);
+    .option(
+      "--dpo-beta <beta>",
+      "DPO's beta (DPO jobs only; default: chosen by the service, shown by jobs get)",
+      decimal,
+    );
 }
 
 /** --eval-split's percent as the basis points the config takes (0.01 % → 1), if given. */
@@ -176,6 +203,14 @@ export function estimateText(type: JobType, body: TrainingJobRequest, result: Co
         "  estimated cost",
         `${money(e.estimatedCost)}   (= ${count(e.tokensProcessed)} × ${e.ratePerMillion.amount} / 1,000,000)`,
       ],
+      ...(body.config.evalAutoCarveoutBasisPoints
+        ? [
+            [
+              "  evaluation",
+              `${body.config.evalAutoCarveoutBasisPoints / 100} % of the rows held out (not trained on), saved as a new dataset <job id>-eval`,
+            ] as [string, string],
+          ]
+        : []),
       ["  allowed", allowed],
     ]),
     "  An estimate, not the bill: billing is for the tokens actually trained.",
@@ -194,33 +229,49 @@ async function listJobs(ctx: Context, type: JobType | undefined, filter?: string
 const NO_STEPS_YET: ReadonlySet<string> = new Set(["JOB_STATE_QUEUED", "JOB_STATE_EXPIRED"]);
 
 /**
- * `latest`: the account's newest job (of the type, when given), or with `withSteps` the
- * newest that has training steps (a conformance run leaves newer jobs it cancelled before
- * they trained). Says on stderr which job it picked.
+ * `latest`: the newest job created with this tool (cli/created-jobs.ts) against this service
+ * and account that still exists, of the type when given; with `withSteps` the newest of
+ * those that has training steps. Before the tool has created any, the account's newest job
+ * (with steps), which may be one that another program made. Says on stderr which job it
+ * picked and why.
  */
 async function latestJob(ctx: Context, type: JobType | undefined, withSteps = false): Promise<TrainingJob> {
   const kind = type ? `${jobCollection(type).label} ` : "";
-  const jobs = await listJobs(ctx, type);
+  const created = createdJobs(ctx.io.env, ctx.baseUrl, ctx.account).filter((j) => !type || j.jobType === type);
+  const jobs: TrainingJob[] = [];
+  for (const remembered of created) {
+    const job = await getJob(ctx.client, remembered).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
+    if (job) jobs.push(job);
+  }
+  const mine = jobs.length > 0;
+  if (!mine) jobs.push(...(await listJobs(ctx, type)));
   if (jobs.length === 0) throw new CliError(`account ${ctx.account} has no ${kind}jobs yet`, EXIT.NOT_FOUND);
+  const whose = (steps: string) =>
+    mine
+      ? `the newest you created with this tool${steps}`
+      : `the account's newest${steps} (none created with this tool here)`;
   const describe = (job: TrainingJob) =>
     `latest: job ${job.jobId} (${state(job.jobType)}, ${state(job.state)}, created ${time(job.createTime)})`;
   if (!withSteps) {
     const newest = jobs[0] as TrainingJob;
-    ctx.note(describe(newest));
+    ctx.note(`${describe(newest)}, ${whose("")}`);
     return newest;
   }
   const skipped: string[] = [];
   for (const job of jobs) {
     if (!NO_STEPS_YET.has(job.state) && (await getCurve(ctx.client, job, 0)).totalPoints !== "0") {
       ctx.note(
-        `${describe(job)}, the newest job with training steps${skipped.length ? `; newer without steps: ${skipped.join(", ")}` : ""}`,
+        `${describe(job)}, ${whose(" that has training steps")}${skipped.length ? `; newer without steps: ${skipped.join(", ")}` : ""}`,
       );
       return job;
     }
     skipped.push(job.jobId);
   }
   throw new CliError(
-    `none of the ${jobs.length} ${kind}jobs of account ${ctx.account} has training steps yet`,
+    `none of the ${jobs.length} ${kind}jobs ${mine ? "created with this tool" : `of account ${ctx.account}`} has training steps yet`,
     EXIT.NOT_FOUND,
   );
 }
@@ -404,6 +455,8 @@ async function createJob(ctx: Context, options: CreateOptions, signal: AbortSign
     await ctx.confirm(`Start this billable job (estimated ${money(result.estimate.estimatedCost)})?`, options.yes);
   }
   const job = await collection.create(ctx.client, ctx.account, body, options.idempotencyKey);
+  const unremembered = rememberJob(ctx.io.env, ctx.baseUrl, ctx.account, job);
+  if (unremembered) ctx.note(`note: \`latest\` will not know this job (${unremembered.message})`);
   if (options.watch) {
     ctx.note(`Created job ${job.jobId}`);
     return watch(ctx, job, options, signal);
@@ -448,7 +501,7 @@ function addGetCommand(jobs: Command): void {
     jobs.command("get").description("Show a job: state, progress, configuration, data, cost, times."),
     "it is",
   )
-    .argument("<job>", "the job id (sft-…, dpo-…), its name, or latest")
+    .argument("<job>", "the job id (sft-…, dpo-…), its name, or latest (the newest you created with this tool)")
     .action(
       act<[string], TypeOptions>(async (ctx, options, ref) => {
         const job = await findJob(ctx, ref, typeOf(options));
@@ -465,7 +518,7 @@ function addCancelCommand(jobs: Command): void {
       .description("Cancel a queued or running job (409 JOB_STATE_INVALID, exit 5, once it has ended)."),
     "it is",
   )
-    .argument("<job>", "the job id, its name, or latest (the newest job)")
+    .argument("<job>", "the job id, its name, or latest (the newest you created with this tool)")
     .action(
       act<[string], TypeOptions>(async (ctx, options, ref) => {
         const found = await findJob(ctx, ref, typeOf(options));
@@ -485,7 +538,7 @@ function addWatchCommand(jobs: Command, signal: AbortSignal | undefined): void {
           "Follow a job to its end: progress bar (epoch, percent, tokens) and a live loss curve; ends with the output model's name. Exit 8 if it fails.",
         ),
       "it is",
-    ).argument("<job>", "the job id, its name, or latest (the newest job)"),
+    ).argument("<job>", "the job id, its name, or latest (the newest you created with this tool)"),
   ).action(
     act<[string], TypeOptions & WatchFlags>(async (ctx, options, ref) => {
       await watch(ctx, await findJob(ctx, ref, typeOf(options)), options, signal);
@@ -532,7 +585,9 @@ async function plotCurve(ctx: Context, job: TrainingJob, curve: Curve, file: str
     );
   // Vega loads only when a chart is asked for.
   const { lossChartSpec, writeChart } = await import("../plot.ts");
-  const format = await writeChart(file, lossChartSpec(job, curve, { log }), ctx.io.env);
+  // Vega and, for a PNG, Chromium take seconds to start on a busy machine.
+  const progress = waiting(ctx, `Drawing ${file}`);
+  const format = await writeChart(file, lossChartSpec(job, curve, { log }), ctx.io.env).finally(() => progress.done());
   if (ctx.json)
     return ctx.printJson({
       file,

@@ -69,4 +69,11 @@ function usageFailure(message: string, usage?: string): number {
   return 2;
 }
 
+// Output piped into a reader that stops early (`accounts list | head`): stop quietly, as `yes | head` does.
+for (const stream of [process.stdout, process.stderr])
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(0);
+  });
+
 process.exitCode = await main(process.argv.slice(2));

@@ -14,7 +14,7 @@ import { EXIT } from "../../cli/errors.ts";
 import { ahoyPreferenceRows, ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";
 import { freePort } from "../support/listen.ts";
-import { cli, createJob, json, scratchDir, startCliServer, userEnv } from "./helpers.ts";
+import { cli, createJob, json, piped, scratchDir, startCliServer, userEnv } from "./helpers.ts";
 
 let server: TestServer;
 let env: Record<string, string>;
@@ -289,6 +289,32 @@ describe("jobs, models, chat", () => {
     );
     assert.equal(notAModel.code, EXIT.USAGE);
     assert.match(notAModel.stderr, /not a base model: accounts\/acme\/models\/tune-chat/);
+    // --eval-split says what it will create; the help says who chooses what is left out.
+    const split = await cli(
+      [
+        "jobs",
+        "estimate",
+        "--base-model",
+        "tiny-chat",
+        "--dataset",
+        "tune",
+        "--output-model",
+        "x",
+        "--eval-split",
+        "20",
+      ],
+      { env },
+    );
+    assert.match(
+      split.stdout,
+      /evaluation\s+20 % of the rows held out \(not trained on\), saved as a new dataset <job id>-eval/,
+    );
+    const help = (await cli(["jobs", "create", "--help"], { env })).stdout.replace(/\s+/g, " ");
+    assert.match(
+      help,
+      /--epochs <n> passes over the data, 1 to 100 \(default: chosen by the base model for at least 80 optimisation steps, shown by jobs estimate\)/,
+    );
+    assert.doesNotMatch(help, /passes over the data, 1 to 100 \(default 1\)/);
   });
 
   test("create asks before a billable run: without a terminal and without --yes it refuses and creates nothing", async () => {
@@ -373,13 +399,50 @@ describe("jobs, models, chat", () => {
     assert.match(
       picked.stderr,
       new RegExp(
-        `latest: job ${jobId} \\(SFT, SUCCEEDED, created [^)]+\\), the newest job with training steps; newer without steps: ${empty.jobId}`,
+        `latest: job ${jobId} \\(SFT, SUCCEEDED, created [^)]+\\), the newest you created with this tool that has training steps; newer without steps: ${empty.jobId}`,
       ),
     );
     assert.match(picked.stdout, /training points, 2 of 2 evaluation points; complete/);
     // get and cancel take the newest job of all, and say so too.
     const got = await cli(["jobs", "get", "latest"], { env });
     assert.match(got.stderr, new RegExp(`latest: job ${empty.jobId} \\(SFT, FAILED`));
+  });
+
+  test("output piped into a reader that stops early: no stack trace, exit 0 (EPIPE)", async () => {
+    // `| true` closes the pipe before the tool writes, so every write fails; `| head -n 1` closes it after one line.
+    for (const reader of ["true", "head -n 1", "true", "head -n 1", "true", "head -n 1"]) {
+      const result = await piped(["jobs", "metrics", jobId], reader, env);
+      assert.equal(result.code, 0, `${reader}: ${result.stderr}`);
+      assert.doesNotMatch(result.stderr, /EPIPE|Error|\n\s+at /, reader);
+      if (reader.startsWith("head")) assert.match(result.stdout, /^STEP\s+EPOCH/);
+    }
+  });
+
+  test("latest is the newest job created with this tool, not one another program made after it", async () => {
+    const before = json(await cli(["--json", "jobs", "get", "latest"], { env }));
+    // A job made through the API directly (as a conformance run makes them), newer than the tool's.
+    const other = await fetch(`${server.baseUrl}/accounts/acme/supervisedFineTuningJobs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.keys.acme}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        baseModel: "accounts/maas/models/tiny-chat",
+        inputDatasetVersion: "accounts/acme/datasets/tune",
+        config: { outputModelId: "made-elsewhere" },
+      }),
+    });
+    assert.equal(other.status, 201);
+    const made = (await other.json()) as { jobId: string };
+    const listed = json(await cli(["--json", "jobs", "list"], { env }));
+    assert.equal(listed[0].jobId, made.jobId, "the other job is the account's newest");
+    const picked = await cli(["--json", "jobs", "get", "latest"], { env });
+    assert.equal(json(picked).jobId, before.jobId);
+    await cli(["jobs", "cancel", made.jobId], { env });
+    // Another machine (no memory of created jobs) takes the account's newest, and says so.
+    const elsewhere = await cli(["jobs", "get", "latest"], { env: { ...env, XDG_STATE_HOME: file("other-machine") } });
+    assert.match(
+      elsewhere.stderr,
+      new RegExp(`latest: job ${made.jobId} .*the account's newest \\(none created with this tool here\\)`),
+    );
   });
 
   test("metrics --plot writes into a folder that does not exist yet", async () => {

@@ -22,9 +22,18 @@ export async function startCliServer(): Promise<TestServer> {
   return server;
 }
 
-/** The environment a user of the demo account `account` would set. */
+/**
+ * The environment a user of the demo account `account` would set, and where the tool
+ * remembers the jobs it created (`latest`): beside the server's data, removed with it,
+ * never the home directory of whoever runs the tests.
+ */
 export function userEnv(server: TestServer, account = "acme"): Record<string, string> {
-  return { SERVICE_BASE_URL: server.baseUrl, SERVICE_API_KEY: server.keys[account] as string, NO_COLOR: "1" };
+  return {
+    SERVICE_BASE_URL: server.baseUrl,
+    SERVICE_API_KEY: server.keys[account] as string,
+    NO_COLOR: "1",
+    XDG_STATE_HOME: path.join(server.dataDir, "..", "cli-state"),
+  };
 }
 
 export interface CliResult {
@@ -60,6 +69,29 @@ export function cli(
       resolve({ code, stdout, stderr });
     });
     child.stdin.end(options.input ?? "");
+  });
+}
+
+/**
+ * `node cli/main.ts …args | reader` in bash, through a real pipe: the tool's stderr, and its
+ * own exit status (`PIPESTATUS[0]`), which bash prints last on stderr.
+ */
+export function piped(args: string[], reader: string, env: Record<string, string>): Promise<CliResult> {
+  const quoted = [process.execPath, MAIN, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", `${quoted} | ${reader}; echo "exit \${PIPESTATUS[0]}" >&2`], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), ...env },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", () => {
+      const status = /exit (\d+)\n$/.exec(stderr);
+      resolve({ code: status ? Number(status[1]) : null, stdout, stderr: stderr.replace(/exit \d+\n$/, "") });
+    });
   });
 }
 

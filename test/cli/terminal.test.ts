@@ -108,7 +108,11 @@ describe("in a terminal", { skip: skipping(NO_TMUX) }, () => {
     assert.match(mid, /RUNNING +epoch [12]\/2 \[[█░]+\] +\d+% \| [\d,]+ tokens \| loss [\d.]+/);
     assert.equal((mid.match(/epoch \d\/2 \[/g) ?? []).length, 1, "the bar is redrawn in place, not printed again");
 
-    assert.match(done, /SUCCEEDED +epoch 2\/2 \[█+\] 100% \| [\d,]+ tokens \| loss [\d.]+ \(eval [\d.]+\)/);
+    // The whole status line, to its elapsed time, within the terminal's 120 columns (issue 42: it was cut).
+    assert.match(
+      done,
+      /SUCCEEDED +epoch 2\/2 \[█+\] 100% \| [\d,]+ tokens \| loss [\d.]+ \(eval [\d.]+\) \| \d+[hms][\dms]*$/m,
+    );
     assert.match(done, /── evaluation/, "evaluation loss joins the legend once measured");
     assert.match(done, /^Succeeded: job sft-[0-9a-f]+, [\d,]+ tokens trained\.$/m);
     assert.match(done, /^Output model: accounts\/acme\/models\/ahoy-chat$/m);
