@@ -44,6 +44,7 @@ const SLOW = [
   "test/datasets/large-upload.test.ts",
   "test/datasets/crash-recovery.test.ts",
   "test/readme/**/*.test.ts",
+  "test/catalog/catalog-file.test.ts",
 ];
 
 /** The store-using suites again on PostgreSQL; without PostgreSQL (and without REQUIRE_POSTGRES=1) it holds nothing. */

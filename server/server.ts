@@ -20,7 +20,9 @@ import { LocalProvider } from "./inference/local/provider.ts";
 import { CatalogResolver, registerModelRoutes, unknownModelProblems } from "./inference/models.ts";
 import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
 import { registerInferenceRoutes } from "./inference/routes.ts";
-import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
+import { checkRoutedModels, loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
+import { installCatalog } from "./inference/catalog.ts";
+import { loadCatalogFile } from "./inference/catalog-file.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
 import { logs } from "./log.ts";
 import { accessRecord } from "./ops/access-log.ts";
@@ -52,6 +54,8 @@ export interface ServerOptions {
   /** Load server/dev-seed.json into an empty store; refused when NODE_ENV=production. */
   devSeed: boolean;
   routingFile?: string;
+  /** The catalogue file: every platform model (default server/catalog.json). */
+  catalogFile?: string;
   /** Largest JSON request body, in bytes. */
   maxBodyBytes?: number;
   /** Largest dataset upload, in bytes. */
@@ -101,7 +105,15 @@ export const ENGINE_DEFAULTS: EngineSettings = {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.devSeed) assertDevSeedAllowed();
-  const routing = loadRoutingConfig(options.routingFile ?? DEFAULT_ROUTING_FILE);
+  const catalog = loadCatalogFile(options.catalogFile);
+  const routingFile = options.routingFile ?? DEFAULT_ROUTING_FILE;
+  const routing = loadRoutingConfig(routingFile);
+  checkRoutedModels(
+    routing,
+    catalog.map((m) => m.id),
+    `routing file ${routingFile}`,
+  );
+  installCatalog(catalog);
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
   const metricsOn = options.metricsPort !== undefined;
