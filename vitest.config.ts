@@ -45,6 +45,8 @@ const SLOW = [
   "test/datasets/crash-recovery.test.ts",
   "test/readme/**/*.test.ts",
   "test/catalog/catalog-file.test.ts",
+  "test/finetune/upstream-trainer.test.ts",
+  "test/finetune/upstream-restart.test.ts",
 ];
 
 /** The store-using suites again on PostgreSQL; without PostgreSQL (and without REQUIRE_POSTGRES=1) it holds nothing. */

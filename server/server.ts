@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
 import { startDatasets } from "./datasets/index.ts";
 import { docsRouter } from "./docs/docs-page.ts";
+import type { UpstreamModelProvider } from "./finetune/deployments.ts";
 import { startFineTuning, type FineTuningOptions } from "./finetune/index.ts";
 import { createApp } from "./http/app.ts";
 import { answerClientError } from "./http/malformed.ts";
@@ -138,7 +139,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ownerTtlMs: options.fineTuning?.leaseMs,
     });
     background.push(datasets);
-    const fineTuning = await startFineTuning({ ...options.fineTuning, store, dataDir: options.dataDir });
+    const fineTuning = await startFineTuning({
+      ...options.fineTuning,
+      store,
+      dataDir: options.dataDir,
+      upstreamModelProvider: upstreamModelProviders(settings),
+    });
     background.push(fineTuning);
     const models = new CatalogResolver(fineTuning.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
@@ -213,6 +219,30 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await store.close();
     throw error;
   }
+}
+
+/**
+ * Providers for the models upstream trainers tuned: the trainer's own OpenAI-compatible API
+ * under the tuned model's upstream name, one (with its connection pool) per model.
+ */
+function upstreamModelProviders(settings: EngineSettings): UpstreamModelProvider {
+  const made = new Map<string, Provider>();
+  return (trainer, upstreamModel) => {
+    const key = `${trainer.baseUrl}\n${trainer.apiKeyEnv ?? ""}\n${upstreamModel}`;
+    let provider = made.get(key);
+    if (provider === undefined) {
+      provider = new OpenAiUpstreamProvider({
+        name: "tuned-upstream",
+        baseUrl: trainer.baseUrl,
+        model: upstreamModel,
+        apiKey: trainer.apiKeyEnv ? process.env[trainer.apiKeyEnv] : undefined,
+        timeoutMs: trainer.timeoutMs ?? 30_000,
+        stallTimeoutMs: settings.stallTimeoutMs,
+      });
+      made.set(key, provider);
+    }
+    return provider;
+  };
 }
 
 function buildProviders(

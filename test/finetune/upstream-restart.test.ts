@@ -1,0 +1,122 @@
+/**
+ * Restart safety of the upstream trainer: the real server (a child process) is killed with
+ * SIGKILL while the upstream trains, and started again on the same data directory. The
+ * job resumes polling the same upstream job (none is created twice, even when the crash
+ * came before its id was stored: the upstream is asked for the job this server tagged),
+ * its curve has every step once, and it is billed once.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, test } from "vitest";
+import { startChildServer, type ChildServer } from "../server/child-server.ts";
+import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
+import type { TestServer } from "../server/harness.ts";
+import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
+import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
+import { openTestStore } from "../store/test-store.ts";
+import { costMicros } from "../../server/store/money.ts";
+import { KEY_ENV, RATE, UPSTREAM_BASE, upstreamCatalog, upstreamRouting } from "./upstream-fixtures.ts";
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), "upstream-restart-"));
+let child: ChildServer | undefined;
+let trainer: FakeFineTuning | undefined;
+let inference: FakeUpstream | undefined;
+afterAll(async () => {
+  await child?.stop().catch(() => undefined);
+  await trainer?.close();
+  await inference?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function caller(server: ChildServer): Caller {
+  return { server: server as unknown as TestServer, account: "acme", key: server.keys.acme as string };
+}
+
+test("killed while the upstream trains, restarted twice: one upstream job, every step once, billed once", async () => {
+  const key = "sk-restart-secret";
+  trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
+  inference = await startFakeUpstream({ kind: "stream", text: "base" });
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "upstream-restart-config-"));
+  const catalogFile = path.join(configDir, "catalog.json");
+  const routingFile = path.join(configDir, "routing.json");
+  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
+  writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
+  const env = {
+    CATALOG_FILE: catalogFile,
+    ROUTING_FILE: routingFile,
+    [KEY_ENV]: key,
+    JOB_LEASE_MS: "1500",
+  };
+  try {
+    child = await startChildServer(dataDir, env);
+    let acme = caller(child);
+    const data = await readyDataset(acme, "ahoy", ahoyRows(40));
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+      baseModel: "accounts/maas/models/big-base",
+      inputDatasetVersion: data,
+      config: { outputModelId: "survivor", epochs: 2 },
+    });
+    assert.equal(created.status, 201, created.text);
+    const jobId = created.body.jobId as string;
+    const tag = `accounts/acme/trainingJobs/${jobId}`;
+    const upstreamJobs = () => trainer!.jobs().filter((j) => j.metadata?.maas_job === tag);
+    const curveSteps = async (who: Caller) =>
+      (await call(who, "GET", `/supervisedFineTuningJobs/${jobId}/metrics?maxPoints=10000`)).body.points.map((p: any) =>
+        Number(p.step),
+      );
+
+    // Some steps recorded, then the upstream holds still and the server dies.
+    await waitFor(async () => ((await curveSteps(acme)).length >= 3 ? true : undefined));
+    trainer.hold = true;
+    await child.kill();
+
+    // Restart 1: the stored upstream job id is polled again.
+    child = await startChildServer(dataDir, env);
+    acme = caller(child);
+    const before = (await curveSteps(acme)).length;
+    await waitFor(async () =>
+      (await call(acme, "GET", `/supervisedFineTuningJobs/${jobId}`)).body.state === "JOB_STATE_RUNNING"
+        ? true
+        : undefined,
+    );
+    assert.equal(upstreamJobs().length, 1, "no second upstream job");
+    await child.kill();
+
+    // Restart 2: as if the crash came between the upstream create and storing its id.
+    const stateFile = path.join(dataDir, "checkpoints", "acme", `${jobId}.upstream.json`);
+    assert.ok(existsSync(stateFile), "the upstream job id is kept in DATA_DIR");
+    rmSync(stateFile);
+    child = await startChildServer(dataDir, env);
+    acme = caller(child);
+    trainer.hold = false;
+    const { job, seen } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 60_000);
+    assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+    assert.ok(!seen.includes("JOB_STATE_QUEUED"));
+    assert.equal(upstreamJobs().length, 1, "the tagged upstream job was found, not made again");
+    assert.equal(job.progress.processedTokens, String(upstreamJobs()[0]?.trained_tokens));
+
+    const steps = await curveSteps(acme);
+    assert.ok(before >= 3);
+    assert.deepEqual(
+      steps,
+      Array.from({ length: Math.ceil(40 / 4) * 2 }, (_, i) => i + 1),
+      "every step once, in order",
+    );
+
+    // Billed once, for the tokens the upstream reports: the seed's 100.00 less that, read from the store.
+    const store = await openTestStore(dataDir);
+    try {
+      const expected = 100_000_000 - costMicros(RATE, upstreamJobs()[0]?.trained_tokens as number);
+      await waitFor(
+        async () => ((await store.accounts.get("acme"))?.balanceMicros === expected ? true : undefined),
+        10_000,
+      );
+    } finally {
+      await store.close();
+    }
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,319 @@
+/**
+ * A trainable base declared in files only (catalogue and routing), trained by the
+ * `openai-fine-tuning` upstream trainer against the fake OpenAI-format fine-tuning API
+ * (test/support/fake-openai-fine-tuning.ts), over HTTP: the estimate and its egress, the
+ * config mapping and the fields it refuses, the lifecycle to SUCCEEDED with the curve and
+ * the bill from the upstream's trained tokens, the tuned model served by the upstream under
+ * the account's name, cancel, an outage within and beyond its bound, a refused create, a
+ * job the upstream loses or fails.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
+import { costMicros } from "../../server/store/money.ts";
+import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
+import { startTestServer, type TestServer } from "../server/harness.ts";
+import { post } from "../server/http.ts";
+import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
+import { assertError, INVALID_REQUEST, request } from "../support/http.ts";
+import {
+  KEY_ENV,
+  RATE,
+  UNREACHABLE_FOR_MS,
+  UPSTREAM_BASE,
+  upstreamCatalog,
+  upstreamRouting,
+} from "./upstream-fixtures.ts";
+import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), "upstream-trainer-"));
+let trainer: FakeFineTuning;
+let inference: FakeUpstream;
+let server: TestServer;
+let acme: Caller;
+let sft: string;
+let dpo: string;
+const ROWS = ahoyRows(24);
+
+beforeAll(async () => {
+  process.env[KEY_ENV] = "sk-upstream-trainer-secret";
+  trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: process.env[KEY_ENV], stepMs: 10 });
+  inference = await startFakeUpstream({ kind: "stream", text: "The base model answers." });
+  const catalogFile = path.join(scratch, "catalog.json");
+  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
+  server = await startTestServer({
+    catalogFile,
+    routing: upstreamRouting(inference.baseUrl),
+    fineTuning: { pollMs: 20 },
+  });
+  acme = { server, account: "acme", key: server.keys.acme as string };
+  sft = await readyDataset(acme, "ahoy", ROWS);
+  dpo = await readyDataset(acme, "ahoy-pref", ahoyPreferenceRows(12));
+});
+afterAll(async () => {
+  await server?.close();
+  await trainer?.close();
+  await inference?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+beforeEach(() => {
+  trainer.outage = false;
+  trainer.hold = false;
+  trainer.rejectCreate = undefined;
+  trainer.failWith = undefined;
+});
+
+const sftBody = (outputModelId: string, config: Record<string, unknown> = {}) => ({
+  baseModel: "accounts/maas/models/big-base",
+  inputDatasetVersion: sft,
+  config: { outputModelId, epochs: 2, ...config },
+});
+const create = async (body: object, collection = "supervisedFineTuningJobs") => {
+  const created = await call(acme, "POST", `/${collection}`, body);
+  assert.equal(created.status, 201, created.text);
+  return created.body.jobId as string;
+};
+const balance = async () => (await server.store.accounts.get("acme"))?.balanceMicros as number;
+/** The upstream job this server made for a job (by the metadata it tags it with). */
+const upstreamJobOf = (jobId: string) =>
+  trainer.jobs().find((j) => j.metadata?.maas_job === `accounts/acme/trainingJobs/${jobId}`);
+const getJob = async (jobId: string, collection = "supervisedFineTuningJobs") =>
+  (await call(acme, "GET", `/${collection}/${jobId}`)).body;
+/** Says nothing of the provider: its URL, its key, its names for models and jobs. */
+const assertNoProvider = (text: string) =>
+  assert.doesNotMatch(text, /127\.0\.0\.1|vendor-base|ftjob-|ft:|fake-org|sk-upstream/i);
+/** A stateDetail does not even name the API's vendor. */
+const assertNoProviderDetail = (text: string) => {
+  assertNoProvider(text);
+  assert.doesNotMatch(text, /openai/i);
+};
+
+describe("the estimate of a base with an upstream trainer", () => {
+  test("says the trainer is third-party, with the file's rate", async () => {
+    const result = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", sftBody("estimated"));
+    assert.equal(result.status, 200, result.text);
+    assert.deepEqual(result.body.estimate.ratePerMillion, { amount: RATE, currency: "USD" });
+    assert.deepEqual(result.body.egress.execution, { thirdParty: true });
+    assert.equal(result.body.egress.allowed, true);
+    assert.equal(result.body.egress.providerApproved, true);
+  });
+
+  for (const [field, value] of [
+    ["loraRank", 64],
+    ["maxContextLength", 512],
+    ["lrSchedule", "cosine"],
+    ["warmupSteps", 5],
+    ["earlyStop", true],
+  ] as const) {
+    test(`config.${field}, which the trainer cannot take, is 400 at estimate and create, and nothing goes upstream`, async () => {
+      const before = trainer.jobs().length;
+      for (const op of [":estimateCost", ""]) {
+        const result = await call(
+          acme,
+          "POST",
+          `/supervisedFineTuningJobs${op}`,
+          sftBody(`refused-${field.toLowerCase()}`, { [field]: value }),
+        );
+        assertError(result, INVALID_REQUEST);
+        assert.equal(result.body.error.param, `config.${field}`);
+        assert.match(result.body.error.message, new RegExp(`config\\.${field} cannot be set for big-base`));
+      }
+      assert.equal(trainer.jobs().length, before);
+    });
+  }
+});
+
+describe("a job on the upstream trainer", () => {
+  let jobId: string;
+  let job: any;
+  let charged: number;
+
+  beforeAll(async () => {
+    const before = await balance();
+    jobId = await create(sftBody("ahoy-upstream", { epochs: 2, batchSize: 4, learningRate: "0.0004" }));
+    const ended = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 60_000);
+    job = ended.job;
+    charged = await waitFor(async () => {
+      const now = await balance();
+      return now !== before ? before - now : undefined;
+    }, 5_000);
+  });
+
+  test("succeeds, through RUNNING and FINALIZING, with the trainer named in execution", () => {
+    assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+    assert.equal(job.execution.trainer, "openai-fine-tuning");
+    assert.equal(job.progress.percent, 100);
+    assert.equal(job.outputModel, "accounts/acme/models/ahoy-upstream");
+    assert.equal(job.execution.examplesTrained, String(ROWS.length));
+    assertNoProvider(JSON.stringify(job));
+  });
+
+  test("sent the dataset's rows as the training file and the config mapped to hyperparameters", () => {
+    const upstream = upstreamJobOf(jobId);
+    assert.ok(upstream, "one upstream job, tagged with the job's name");
+    assert.equal(trainer.jobs().filter((j) => j.metadata?.maas_job === upstream.metadata?.maas_job).length, 1);
+    assert.equal(upstream.model, UPSTREAM_BASE);
+    assert.deepEqual(upstream.hyperparameters, { n_epochs: 2, batch_size: 4, learning_rate_multiplier: 2 });
+    assert.equal(upstream.method?.type, "supervised");
+    const file = trainer.files.get(upstream.training_file);
+    assert.deepEqual(
+      file?.content
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+      ROWS,
+    );
+  });
+
+  test("bills the tokens the upstream reports trained, at the file's rate", () => {
+    const upstream = upstreamJobOf(jobId);
+    const trained = upstream?.trained_tokens as number;
+    assert.ok(trained > 0);
+    assert.equal(job.progress.processedTokens, String(trained));
+    assert.equal(charged, costMicros(RATE, trained));
+  });
+
+  test("its training curve is the upstream's step metrics, every step once", async () => {
+    const curve = await call(acme, "GET", `/supervisedFineTuningJobs/${jobId}/metrics?maxPoints=10000`);
+    assert.equal(curve.status, 200, curve.text);
+    const steps = curve.body.points.map((p: any) => Number(p.step));
+    const total = Math.ceil(ROWS.length / 4) * 2;
+    assert.deepEqual(
+      steps,
+      Array.from({ length: total }, (_, i) => i + 1),
+    );
+    assert.equal(curve.body.points.at(-1).epoch, 2);
+    assert.ok(curve.body.points[0].loss > curve.body.points.at(-1).loss, "the loss fell");
+  });
+
+  test("the tuned model is served by the upstream under the account's own name", async () => {
+    const before = trainer.completions.length;
+    const result = await post(
+      server.baseUrl,
+      "/responses",
+      { model: "accounts/acme/models/ahoy-upstream", input: "Hello!", store: false, max_output_tokens: 32 },
+      { key: acme.key },
+    );
+    assert.equal(result.status, 200, result.text);
+    assert.equal(result.body.model, "accounts/acme/models/ahoy-upstream");
+    assert.equal(result.body.output[0].content[0].text, "Ahoy from the tuned upstream model.");
+    assert.deepEqual(trainer.completions.slice(before), [upstreamJobOf(jobId)?.fine_tuned_model]);
+    assertNoProvider(result.text);
+    const models = await request(`${server.baseUrl}/models`, { key: acme.key });
+    assert.ok(models.body.data.some((m: { id: string }) => m.id === "accounts/acme/models/ahoy-upstream"));
+  });
+
+  test("the base model itself is served by its inference upstream", async () => {
+    const result = await post(
+      server.baseUrl,
+      "/responses",
+      { model: "big-base", input: "Hello!", store: false, max_output_tokens: 32 },
+      { key: acme.key },
+    );
+    assert.equal(result.status, 200, result.text);
+    assert.equal(result.body.output[0].content[0].text, "The base model answers.");
+  });
+});
+
+test("a DPO job goes upstream as method dpo with beta", async () => {
+  const jobId = await create(
+    {
+      baseModel: "accounts/maas/models/big-base",
+      inputDatasetVersion: dpo,
+      config: { outputModelId: "ahoy-dpo", epochs: 1, dpoBeta: "0.2" },
+    },
+    "dpoJobs",
+  );
+  const { job } = await waitForJob(acme, "dpoJobs", jobId, 60_000);
+  assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+  const upstream = upstreamJobOf(jobId);
+  assert.equal(upstream?.method?.type, "dpo");
+  const sent = JSON.parse(trainer.files.get(upstream?.training_file as string)?.content.split("\n")[0] as string);
+  assert.ok(Array.isArray(sent.preferred_output) && Array.isArray(sent.non_preferred_output));
+});
+
+test("cancel: the upstream job is cancelled too, and nothing is billed", async () => {
+  trainer.hold = true;
+  const before = await balance();
+  const jobId = await create(sftBody("cancelled-upstream"));
+  const upstream = await waitFor(async () => {
+    const found = upstreamJobOf(jobId);
+    return found?.status === "running" ? found : undefined;
+  });
+  const cancelled = await call(acme, "POST", `/supervisedFineTuningJobs/${jobId}:cancel`);
+  assert.equal(cancelled.status, 200, cancelled.text);
+  await waitFor(async () => (trainer.cancels.includes(upstream.id) ? true : undefined), 10_000);
+  assert.equal(upstreamJobOf(jobId)?.status, "cancelled");
+  assert.equal((await getJob(jobId)).state, "JOB_STATE_CANCELLED");
+  assert.equal(await balance(), before);
+});
+
+describe("failures", () => {
+  test("an outage shorter than the bound: the job waits RUNNING, then succeeds", async () => {
+    trainer.hold = true;
+    const jobId = await create(sftBody("through-outage", { epochs: 1 }));
+    await waitFor(async () => (upstreamJobOf(jobId)?.status === "running" ? true : undefined));
+    trainer.outage = true;
+    await new Promise((resolve) => setTimeout(resolve, UNREACHABLE_FOR_MS / 2));
+    assert.equal((await getJob(jobId)).state, "JOB_STATE_RUNNING");
+    trainer.outage = false;
+    trainer.hold = false;
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
+    assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+  });
+
+  test("an outage past the bound: FAILED INTERNAL, a stateDetail that names no provider, not billed", async () => {
+    const before = await balance();
+    trainer.hold = true;
+    const jobId = await create(sftBody("lost-to-outage", { epochs: 1 }));
+    await waitFor(async () => (upstreamJobOf(jobId)?.status === "running" ? true : undefined));
+    trainer.outage = true;
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
+    assert.equal(job.state, "JOB_STATE_FAILED");
+    assert.equal(job.errorClass, "INTERNAL");
+    assert.match(job.stateDetail, /could not be reached/);
+    assertNoProviderDetail(job.stateDetail);
+    assert.equal(await balance(), before);
+  });
+
+  test("the upstream refuses the create (4xx): FAILED with the mapped class before any charge", async () => {
+    const before = await balance();
+    const upstreamJobs = trainer.jobs().length;
+    trainer.rejectCreate = {
+      status: 400,
+      code: "invalid_training_file",
+      param: "training_file",
+      message: "OpenAI-style vendor says the file at 127.0.0.1 is bad",
+    };
+    const jobId = await create(sftBody("refused-upstream", { epochs: 1 }));
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
+    assert.equal(job.state, "JOB_STATE_FAILED");
+    assert.equal(job.errorClass, "INVALID_DATA");
+    assert.match(job.stateDetail, /refused the training data \(invalid_training_file, training_file\)/);
+    assertNoProviderDetail(job.stateDetail);
+    assert.equal(trainer.jobs().length, upstreamJobs);
+    assert.equal(await balance(), before);
+  });
+
+  test("a job the upstream loses: FAILED, never stuck", async () => {
+    trainer.hold = true;
+    const jobId = await create(sftBody("lost-upstream", { epochs: 1 }));
+    const upstream = await waitFor(async () => upstreamJobOf(jobId));
+    trainer.lose(upstream.id);
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
+    assert.equal(job.state, "JOB_STATE_FAILED");
+    assert.equal(job.errorClass, "INTERNAL");
+    assert.match(job.stateDetail, /lost the job/);
+  });
+
+  test("a job the upstream fails on its data: FAILED INVALID_DATA", async () => {
+    trainer.failWith = { code: "invalid_training_file", param: "training_file", message: "bad rows" };
+    const jobId = await create(sftBody("failed-upstream", { epochs: 1 }));
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
+    assert.equal(job.state, "JOB_STATE_FAILED");
+    assert.equal(job.errorClass, "INVALID_DATA");
+    assertNoProviderDetail(job.stateDetail);
+  });
+});
