@@ -46,7 +46,7 @@ export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
         throw new CatalogProblem((error as Error).message);
       }
       const trainable = models.filter((m) => m.training !== undefined).length;
-      const warnings = missingKeys(models, env).map((w) => `warning: ${w}`);
+      const warnings = [...missingKeys(models, env), ...unagreedEgress(models)].map((w) => `warning: ${w}`);
       return [
         `OK: ${file} declares ${models.length} models (${trainable} trainable); ${routingFile} routes only declared models.`,
         ...warnings,
@@ -85,4 +85,15 @@ function missingKeys(models: PlatformModel[], env: NodeJS.ProcessEnv): string[] 
       ? [`${m.id}: the trainer's key variable ${keyEnv} is not set here`]
       : [];
   });
+}
+
+/** Third-party trainers that need no agreement: an account's datasets leave this machine without its acceptance. */
+function unagreedEgress(models: PlatformModel[]): string[] {
+  return models.flatMap((m) =>
+    m.training?.thirdParty && m.training.requiredAgreementVersion === ""
+      ? [
+          `${m.id}: its trainer is third-party and training.requiredAgreementVersion is empty, so datasets leave this machine without an agreement`,
+        ]
+      : [],
+  );
 }

@@ -85,5 +85,9 @@ describe("catalog check", () => {
     const { status, stdout } = admin(["catalog", "check", file]);
     assert.equal(status, 0);
     assert.match(stdout, /warning: tiny-chat: the trainer's key variable FT_KEY_NOT_SET_ANYWHERE is not set here/);
+    assert.match(
+      stdout,
+      /warning: tiny-chat: its trainer is third-party and training\.requiredAgreementVersion is empty/,
+    );
   });
 });

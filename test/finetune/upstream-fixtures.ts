@@ -13,6 +13,7 @@ export const RATE = "4.00";
 /** The trainer's default SFT learning rate: learning_rate_multiplier 1. */
 export const LR_UNIT = "0.0002";
 export const UNREACHABLE_FOR_MS = 1_500;
+export const PARTNER_AGREEMENT = "partner-trainer-dpa-2026-01";
 
 /** The default catalogue plus `big-base`, trainable on the fake upstream trainer. */
 export function upstreamCatalog(baseUrl: string, trainerExtra: Record<string, unknown> = {}): unknown {
@@ -51,6 +52,14 @@ export function upstreamCatalog(baseUrl: string, trainerExtra: Record<string, un
       },
     },
   });
+  // The same trainer behind a data-processing agreement the account must accept first.
+  const partner = structuredClone(catalog.models.at(-1)) as {
+    id: string;
+    training: { requiredAgreementVersion: string };
+  };
+  partner.id = "partner-base";
+  partner.training.requiredAgreementVersion = PARTNER_AGREEMENT;
+  catalog.models.push(partner);
   return catalog;
 }
 

@@ -20,6 +20,7 @@ import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai
 import { assertError, INVALID_REQUEST, request } from "../support/http.ts";
 import {
   KEY_ENV,
+  PARTNER_AGREEMENT,
   RATE,
   UNREACHABLE_FOR_MS,
   UPSTREAM_BASE,
@@ -123,6 +124,39 @@ describe("the estimate of a base with an upstream trainer", () => {
       assert.equal(trainer.jobs().length, before);
     });
   }
+});
+
+describe("the agreement rule on a third-party trainer", () => {
+  const partnerBody = () => ({ ...sftBody("partner-tuned"), baseModel: "accounts/maas/models/partner-base" });
+
+  test("not accepted: the estimate says so in egress, the create is 403 AGREEMENT_REQUIRED, nothing leaves", async () => {
+    const before = trainer.files.size;
+    const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", partnerBody());
+    assert.equal(estimate.status, 200, estimate.text);
+    const { egress } = estimate.body;
+    assert.equal(egress.allowed, false);
+    assert.equal(egress.reason.code, "AGREEMENT_REQUIRED");
+    assert.deepEqual(egress.execution, { thirdParty: true });
+    assert.equal(egress.providerApproved, false);
+    assert.equal(egress.requiredAgreementVersion, PARTNER_AGREEMENT);
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", partnerBody());
+    assertError(created, { status: 403, code: "AGREEMENT_REQUIRED", type: "permission_error" });
+    assert.equal(trainer.files.size, before, "no dataset was uploaded");
+  });
+
+  test("accepted: allowed and approved", async () => {
+    await server.store.accounts.update("globex", { acceptedAgreementVersion: PARTNER_AGREEMENT });
+    const globex: Caller = { server, account: "globex", key: server.keys.globex as string };
+    const data = await readyDataset(globex, "ahoy", ROWS);
+    const estimate = await call(globex, "POST", "/supervisedFineTuningJobs:estimateCost", {
+      ...partnerBody(),
+      inputDatasetVersion: data,
+    });
+    assert.equal(estimate.status, 200, estimate.text);
+    assert.equal(estimate.body.egress.allowed, true);
+    assert.equal(estimate.body.egress.providerApproved, true);
+    assert.equal(estimate.body.egress.acceptedAgreementVersion, PARTNER_AGREEMENT);
+  });
 });
 
 describe("a job on the upstream trainer", () => {
