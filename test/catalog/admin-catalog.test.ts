@@ -59,6 +59,18 @@ describe("catalog check", () => {
     assert.match(stdout, /^OK: .*catalog\.json declares 3 models \(1 trainable\)/);
   });
 
+  test("the README's example pair (docs/examples/providers) is fine: exit 0", () => {
+    const dir = fileURLToPath(new URL("../../docs/examples/providers/", import.meta.url));
+    const { status, stdout, stderr } = admin(["catalog", "check"], {
+      CATALOG_FILE: path.join(dir, "catalog.json"),
+      ROUTING_FILE: path.join(dir, "routing.json"),
+      TRAINER_KEY: "set",
+    });
+    assert.equal(status, 0, stderr);
+    assert.match(stdout, /declares 2 models \(1 trainable\)/);
+    assert.doesNotMatch(stdout, /warning/);
+  });
+
   test("a bad entry: exit 1, naming the entry and the field", () => {
     const file = catalogWith((c) => (c.models[2].pricePerMillionTokens = 5));
     const { status, stderr } = admin(["catalog", "check", file]);
