@@ -47,6 +47,7 @@ const SLOW = [
   "test/catalog/catalog-file.test.ts",
   "test/finetune/upstream-trainer.test.ts",
   "test/finetune/upstream-restart.test.ts",
+  "test/finetune/upstream-conformance.test.ts",
 ];
 
 /** The store-using suites again on PostgreSQL; without PostgreSQL (and without REQUIRE_POSTGRES=1) it holds nothing. */

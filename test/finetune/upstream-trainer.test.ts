@@ -103,7 +103,6 @@ describe("the estimate of a base with an upstream trainer", () => {
 
   for (const [field, value] of [
     ["loraRank", 64],
-    ["maxContextLength", 512],
     ["lrSchedule", "cosine"],
     ["warmupSteps", 5],
     ["earlyStop", true],
@@ -157,6 +156,41 @@ describe("the agreement rule on a third-party trainer", () => {
     assert.equal(estimate.body.egress.providerApproved, true);
     assert.equal(estimate.body.egress.acceptedAgreementVersion, PARTNER_AGREEMENT);
   });
+});
+
+test("config.maxContextLength beyond the base's own limit is 400; within it, longer examples are skipped before the upload", async () => {
+  const over = await call(
+    acme,
+    "POST",
+    "/supervisedFineTuningJobs:estimateCost",
+    sftBody("too-long", { maxContextLength: 8192 }),
+  );
+  assertError(over, INVALID_REQUEST);
+  assert.equal(over.body.error.param, "config.maxContextLength");
+  assert.match(over.body.error.message, /at most 4096 for big-base/);
+  // Half the rows get a long answer that does not fit 64 tokens.
+  const rows = ahoyRows(8).map((row: any, i) =>
+    i % 2 === 0 ? row : { messages: [row.messages[0], { role: "assistant", content: "Ahoy! ".repeat(60) }] },
+  );
+  const data = await readyDataset(acme, "half-long", rows);
+  const body = { ...sftBody("short-only", { maxContextLength: 64, epochs: 1 }), inputDatasetVersion: data };
+  const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", body);
+  assert.equal(estimate.status, 200, estimate.text);
+  assert.equal(estimate.body.estimate.examplesSkipped, "4");
+  const jobId = await create(body);
+  const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 60_000);
+  assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+  assert.equal(job.execution.examplesSkipped, "4");
+  assert.equal(job.execution.examplesTrained, "4");
+  const sent =
+    trainer.files
+      .get(upstreamJobOf(jobId)?.training_file as string)
+      ?.content.trim()
+      .split("\n") ?? [];
+  assert.deepEqual(
+    sent.map((l) => JSON.parse(l)),
+    rows.filter((_, i) => i % 2 === 0),
+  );
 });
 
 describe("a job on the upstream trainer", () => {

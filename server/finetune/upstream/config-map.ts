@@ -1,9 +1,11 @@
 /**
  * A job's config as the OpenAI fine-tuning API takes it. That API has three knobs:
  * `n_epochs`, `batch_size` and `learning_rate_multiplier` (and `beta` for DPO). The
- * document's config has more; a field this trainer cannot pass on is refused at create
- * (400, naming it) when the request asks for anything other than what the upstream would
- * do anyway, rather than being silently dropped.
+ * document's config has more. `maxContextLength` this service applies itself (examples
+ * longer are skipped before the upload, as the estimate counts them), up to the base's own
+ * limit; a field neither side can honour is refused at create (400, naming it) when the
+ * request asks for anything other than what the upstream does anyway, rather than being
+ * silently dropped.
  */
 import { ApiError } from "../../http/errors.ts";
 import type { PlatformModel } from "../../inference/catalog.ts";
@@ -16,7 +18,6 @@ type Settings = Omit<TrainingConfig, "epochs">;
 function unmappable(training: Training, fixed: Pick<Settings, "earlyStop" | "lrSchedule" | "warmupSteps">) {
   return {
     loraRank: training.loraRank,
-    maxContextLength: training.maxContextLength,
     earlyStop: fixed.earlyStop,
     lrSchedule: fixed.lrSchedule,
     warmupSteps: fixed.warmupSteps,
@@ -29,6 +30,13 @@ export function refuseUnmappable(
   config: Settings,
   fixed: Pick<Settings, "earlyStop" | "lrSchedule" | "warmupSteps">,
 ): void {
+  if (config.maxContextLength > base.training.maxContextLength) {
+    throw new ApiError(
+      "INVALID_REQUEST",
+      `config.maxContextLength must be at most ${base.training.maxContextLength} for ${base.id}: its trainer takes no longer examples.`,
+      { param: "config.maxContextLength" },
+    );
+  }
   for (const [field, value] of Object.entries(unmappable(base.training, fixed))) {
     if (config[field as keyof Settings] !== value) {
       throw new ApiError(

@@ -17,6 +17,7 @@ export interface UpstreamState {
   unreachableSince?: number;
   /** Rows sent as the training file, and the validation file (the job's execution counts). */
   examplesTrained?: number;
+  examplesSkipped?: number;
   evalExamples?: number;
 }
 

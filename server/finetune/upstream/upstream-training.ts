@@ -22,6 +22,7 @@ import { costMicros } from "../../store/money.ts";
 import { ACTIVE_STATES, jobName, type CurvePoint, type JobPatch, type JobRecord } from "../../store/fine-tuning.ts";
 import { writeFileDurably } from "../files.ts";
 import { isHeldOut } from "../plan.ts";
+import { fitsContext } from "../trainer.ts";
 import type { RunnerOptions } from "../runner.ts";
 import { CancelledError } from "../runner.ts";
 import { upstreamHyperparameters } from "./config-map.ts";
@@ -152,9 +153,12 @@ export class UpstreamTraining {
   /** The training rows (and the evaluation rows, when there are any) as the upstream's files. */
   async #uploadFiles(): Promise<void> {
     if (this.#state.trainingFileId !== undefined) return;
-    const { train, evaluation } = await this.#rows();
+    const { train, evaluation, skipped } = await this.#rows();
     if (train.length === 0)
-      throw new TrainerFailure("INVALID_DATA", "The dataset has no rows to train on. It is not billed.");
+      throw new TrainerFailure(
+        "INVALID_DATA",
+        `No example fits maxContextLength ${this.#job.config.maxContextLength}; ${skipped} were skipped. It is not billed.`,
+      );
     const jsonl = (rows: ParsedRow[]) => rows.map((r) => JSON.stringify(r.row)).join("\n") + "\n";
     const trainingFileId = await this.#reach((signal) =>
       this.#api.uploadFile(`${this.#job.jobId}-train.jsonl`, jsonl(train), signal),
@@ -173,23 +177,34 @@ export class UpstreamTraining {
       trainingFileId,
       ...(validationFileId ? { validationFileId } : {}),
       examplesTrained: train.length,
+      examplesSkipped: skipped,
       evalExamples: evaluation.length,
     });
   }
 
-  /** The rows to send: the evaluation dataset the job names, or the carve-out the estimate counted. */
-  async #rows(): Promise<{ train: ParsedRow[]; evaluation: ParsedRow[] }> {
+  /**
+   * The rows to send: those that fit maxContextLength (the rest are skipped, never
+   * truncated, as the estimate counted), and the evaluation dataset the job names or the
+   * carve-out the estimate counted.
+   */
+  async #rows(): Promise<{ train: ParsedRow[]; evaluation: ParsedRow[]; skipped: number }> {
     const job = this.#job;
     const rows = await collect(readTrainingRows(this.#options.store, await this.#version(job.inputDatasetVersion)));
+    const fits = (row: ParsedRow) => fitsContext(row, job.config.maxContextLength);
+    const split = (train: ParsedRow[], evaluation: ParsedRow[]) => ({
+      train: train.filter(fits),
+      evaluation,
+      skipped: train.filter((row) => !fits(row)).length,
+    });
     if (job.evaluationDatasetVersion !== undefined) {
       const evaluation = await this.#version(job.evaluationDatasetVersion);
-      return { train: rows, evaluation: await collect(readTrainingRows(this.#options.store, evaluation)) };
+      return split(rows, await collect(readTrainingRows(this.#options.store, evaluation)));
     }
     const carveOut = job.config.evalAutoCarveoutBasisPoints;
-    return {
-      train: rows.filter((_, i) => !isHeldOut(i, carveOut)),
-      evaluation: rows.filter((_, i) => isHeldOut(i, carveOut)),
-    };
+    return split(
+      rows.filter((_, i) => !isHeldOut(i, carveOut)),
+      rows.filter((_, i) => isHeldOut(i, carveOut)),
+    );
   }
 
   async #version(ref: string): Promise<DatasetVersionRef> {
@@ -282,6 +297,7 @@ export class UpstreamTraining {
         execution: {
           ...job.execution,
           examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
+          examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
           evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
         },
         progress: { ...job.progress, percent: 100, epoch: job.config.epochs, processedTokens: trainedTokens },
