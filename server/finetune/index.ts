@@ -7,6 +7,7 @@ import type { Store } from "../store/store.ts";
 import { Deployments, type UpstreamModelProvider } from "./deployments.ts";
 import { registerJobRoutes } from "./routes.ts";
 import { JobRunner, type RunnerEvent } from "./runner.ts";
+import { cancelUpstreamJob } from "./upstream/upstream-training.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 
 export interface FineTuningOptions {
@@ -51,7 +52,10 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
       registerJobRoutes(handlers, {
         store: options.store,
         wake: () => runner.wake(),
-        cancelled: (accountId, jobId) => runner.cancelled(accountId, jobId),
+        cancelled: (accountId, jobId) => {
+          runner.cancelled(accountId, jobId);
+          void cancelUpstreamJob(options.dataDir, accountId, jobId);
+        },
       }),
     models: deployments,
     close: (graceMs?: number) => runner.close(graceMs),

@@ -120,3 +120,47 @@ test("killed while the upstream trains, restarted twice: one upstream job, every
     rmSync(configDir, { recursive: true, force: true });
   }
 });
+
+test("cancelled while no runner holds it (its server killed, the next one runs no jobs): the upstream job is cancelled", async () => {
+  const key = "sk-restart-secret";
+  const dir = mkdtempSync(path.join(os.tmpdir(), "upstream-orphan-"));
+  trainer ??= await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
+  inference ??= await startFakeUpstream({ kind: "stream", text: "base" });
+  const catalogFile = path.join(dir, "catalog.json");
+  const routingFile = path.join(dir, "routing.json");
+  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
+  writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
+  const env = { CATALOG_FILE: catalogFile, ROUTING_FILE: routingFile, [KEY_ENV]: key, JOB_LEASE_MS: "60000" };
+  const dataDir = path.join(dir, "data");
+  try {
+    trainer.hold = true;
+    child = await startChildServer(dataDir, env);
+    let acme = caller(child);
+    const data = await readyDataset(acme, "ahoy", ahoyRows(12));
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+      baseModel: "accounts/maas/models/big-base",
+      inputDatasetVersion: data,
+      config: { outputModelId: "orphan", epochs: 1 },
+    });
+    assert.equal(created.status, 201, created.text);
+    const jobId = created.body.jobId as string;
+    const tag = `accounts/acme/trainingJobs/${jobId}`;
+    const upstream = await waitFor(async () => {
+      const found = trainer!.jobs().find((j) => j.metadata?.maas_job === tag);
+      return found?.status === "running" ? found : undefined;
+    });
+    await child.kill();
+
+    child = await startChildServer(dataDir, { ...env, RUN_JOBS: "0" });
+    acme = caller(child);
+    const cancelled = await call(acme, "POST", `/supervisedFineTuningJobs/${jobId}:cancel`);
+    assert.equal(cancelled.status, 200, cancelled.text);
+    await waitFor(async () => (trainer!.cancels.includes(upstream.id) ? true : undefined), 10_000);
+    assert.equal(upstream.status, "cancelled");
+    await child.stop();
+    child = undefined;
+  } finally {
+    trainer.hold = false;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -10,6 +10,8 @@ import path from "node:path";
 import { writeFileDurably } from "../files.ts";
 
 export interface UpstreamState {
+  /** The job's base model: whose trainer settings reach the upstream job (a cancel needs them). */
+  baseModel?: string;
   trainingFileId?: string;
   validationFileId?: string;
   upstreamJobId?: string;

@@ -53,6 +53,31 @@ const DEFAULT_UNREACHABLE_FOR_MS = 600_000;
 /** How long a cancel gets to reach the upstream once the job is cancelled here. */
 const CANCEL_TIMEOUT_MS = 10_000;
 
+/**
+ * Cancels the upstream job of a job just cancelled, whoever holds it: the runner that
+ * trains it cancels it too, but when no runner holds the job (every process that could
+ * was down) nobody else would, and the upstream would train, and bill, on. A job that
+ * never went upstream has no state file; cancelling an upstream job twice is harmless.
+ */
+export async function cancelUpstreamJob(dataDir: string, accountId: string, jobId: string): Promise<void> {
+  const state = await readUpstreamState(upstreamStateFile(dataDir, accountId, jobId)).catch(() => undefined);
+  const settings = state?.baseModel === undefined ? undefined : upstreamTrainerOf({ baseModel: state.baseModel });
+  if (state === undefined || settings === undefined) return;
+  const api = new OpenAiFineTuningApi(settings);
+  const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+  const name = jobName(accountId, jobId);
+  try {
+    const id = state.upstreamJobId ?? (await api.findJob(JOB_METADATA_KEY, name, signal))?.id;
+    if (id === undefined) return;
+    const upstream = await api.getJob(id, signal);
+    if (upstream.status === "succeeded" || upstream.status === "failed" || upstream.status === "cancelled") return;
+    await api.cancelJob(id, signal);
+    log("info", "job.upstream_cancelled", { job: name, upstreamJob: id });
+  } catch (error) {
+    log("warn", "job.upstream_cancel_failed", { job: name, detail: String(error) });
+  }
+}
+
 /** The upstream trainer settings of the job's base model, or undefined when it trains here. */
 export function upstreamTrainerOf(job: Pick<JobRecord, "baseModel">): UpstreamTrainerSettings | undefined {
   return findPlatformModel(job.baseModel)?.training?.upstream;
@@ -408,20 +433,26 @@ export class UpstreamTraining {
 
   /** After an abort: when the job was cancelled (here or by another process), the upstream job is cancelled too. */
   async #cancelUpstreamIfCancelled(): Promise<void> {
-    const id = this.#state.upstreamJobId;
-    if (id === undefined) return;
+    // Files uploaded but no create sent yet: nothing runs upstream.
+    if (this.#state.upstreamJobId === undefined && this.#state.trainingFileId === undefined) return;
     const now = await this.#store
       .getJob(this.#job.accountId, this.#job.jobType, this.#job.jobId)
       .catch(() => undefined);
     if (now?.state !== "JOB_STATE_CANCELLED") return;
-    await this.#api.cancelJob(id, AbortSignal.timeout(CANCEL_TIMEOUT_MS)).then(
-      () => log("info", "job.upstream_cancelled", { job: this.#name, upstreamJob: id }),
-      (error: unknown) => log("warn", "job.upstream_cancel_failed", { job: this.#name, detail: String(error) }),
-    );
+    const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+    try {
+      // A cancel that came while the create was on its way: the upstream job is found by its tag.
+      const id = this.#state.upstreamJobId ?? (await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal))?.id;
+      if (id === undefined) return;
+      await this.#api.cancelJob(id, signal);
+      log("info", "job.upstream_cancelled", { job: this.#name, upstreamJob: id });
+    } catch (error) {
+      log("warn", "job.upstream_cancel_failed", { job: this.#name, detail: String(error) });
+    }
   }
 
   async #saveState(patch: Partial<UpstreamState>): Promise<void> {
-    this.#state = { ...this.#state, ...patch };
+    this.#state = { ...this.#state, baseModel: this.#job.baseModel, ...patch };
     await writeUpstreamState(this.#stateFile, this.#state);
   }
 
