@@ -235,6 +235,17 @@ describe("a job on the upstream trainer", () => {
     );
   });
 
+  test("passed through CHECKPOINTING at the upstream's checkpoints: the last one's epoch and step are the job's", async () => {
+    const record = await server.store.fineTuning.getJob("acme", "JOB_TYPE_SFT", jobId);
+    const total = Math.ceil(ROWS.length / 4) * 2;
+    // The fake checkpoints at each epoch's end; the last may come with the success itself.
+    assert.ok(
+      (record?.checkpointEpoch === 1 && record.checkpointStep === total / 2) ||
+        (record?.checkpointEpoch === 2 && record.checkpointStep === total),
+      JSON.stringify(record),
+    );
+  });
+
   test("bills the tokens the upstream reports trained, at the file's rate", () => {
     const upstream = upstreamJobOf(jobId);
     const trained = upstream?.trained_tokens as number;

@@ -105,6 +105,18 @@ export class OpenAiFineTuningApi {
     return page.data.find((job) => job.metadata?.[key] === value);
   }
 
+  /** The step of the job's newest checkpoint (GET …/checkpoints, newest first), or undefined when it has none. */
+  async latestCheckpointStep(id: string, signal: AbortSignal): Promise<number | undefined> {
+    const page = (await this.#call(
+      "GET",
+      `/fine_tuning/jobs/${encodeURIComponent(id)}/checkpoints?limit=1`,
+      signal,
+    )) as {
+      data: { step_number: number }[];
+    };
+    return page.data[0]?.step_number;
+  }
+
   /**
    * The job's events newer than `afterId`, oldest first. The API lists newest first and
    * pages backwards (`after` is the last event of the previous page), so pages are read

@@ -97,6 +97,8 @@ export class UpstreamTraining {
   /** The last curve step recorded, and the last upstream event read. */
   #lastStep = 0;
   #lastEventId: string | undefined;
+  /** The upstream's total steps, from its metrics events. */
+  #totalSteps: number | undefined;
 
   constructor(
     options: RunnerOptions,
@@ -249,6 +251,7 @@ export class UpstreamTraining {
       const upstream = await this.#reach((signal) => this.#api.getJob(id, signal));
       const events = await this.#reach((signal) => this.#api.eventsSince(id, this.#lastEventId, signal));
       const recorded = await this.#record(upstream, events);
+      if (recorded && upstream.status === "running") await this.#checkpoint(id);
       if (upstream.status === "succeeded") return this.#finish(upstream);
       if (upstream.status === "failed") throw this.#failed(upstream);
       if (upstream.status === "cancelled") {
@@ -275,6 +278,7 @@ export class UpstreamTraining {
       const metrics = stepMetrics(event);
       if (metrics === undefined || metrics.step <= this.#lastStep) continue;
       totalSteps = metrics.totalSteps;
+      this.#totalSteps = metrics.totalSteps;
       const epoch = Math.min(epochs, Math.max(1, Math.ceil((metrics.step * epochs) / metrics.totalSteps)));
       const time = new Date(event.created_at * 1000);
       const learningRate = Number(this.#job.config.learningRate);
@@ -293,6 +297,23 @@ export class UpstreamTraining {
       await this.#update({ progress: { ...this.#job.progress, percent, epoch: last.epoch } });
     }
     return events.length > 0;
+  }
+
+  /**
+   * A checkpoint the upstream saved since the last one: the document's RUNNING →
+   * CHECKPOINTING → RUNNING, with the checkpoint's epoch and step recorded on the job.
+   */
+  async #checkpoint(id: string): Promise<void> {
+    const totalSteps = this.#totalSteps;
+    if (totalSteps === undefined) return;
+    const step = await this.#reach((signal) => this.#api.latestCheckpointStep(id, signal));
+    if (step === undefined || step <= this.#job.checkpointStep) return;
+    const epochs = this.#job.config.epochs;
+    const epoch = Math.min(epochs, Math.max(1, Math.round((step * epochs) / totalSteps)));
+    await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
+    await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: epoch, checkpointStep: step }, [
+      "JOB_STATE_CHECKPOINTING",
+    ]);
   }
 
   async #finish(upstream: UpstreamJob): Promise<void> {
