@@ -7,7 +7,7 @@ import type { Store } from "../store/store.ts";
 import { Deployments, type UpstreamModelProvider } from "./deployments.ts";
 import { registerJobRoutes } from "./routes.ts";
 import { JobRunner, type RunnerEvent } from "./runner.ts";
-import { cancelUpstreamJob } from "./upstream/upstream-training.ts";
+import { cancelUpstreamJob } from "./upstream/cancel.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 
 export interface FineTuningOptions {

@@ -64,6 +64,7 @@ beforeEach(() => {
   trainer.hold = false;
   trainer.rejectCreate = undefined;
   trainer.failWith = undefined;
+  trainer.loseNextCreateAnswer = false;
 });
 
 const sftBody = (outputModelId: string, config: Record<string, unknown> = {}) => ({
@@ -374,6 +375,18 @@ describe("failures", () => {
     assertNoProviderDetail(job.stateDetail);
     assert.equal(trainer.jobs().length, upstreamJobs);
     assert.equal(await balance(), before);
+  });
+
+  test("a create whose answer is lost: the retry finds the job it made, and no second one is created", async () => {
+    trainer.loseNextCreateAnswer = true;
+    const jobId = await create(sftBody("answer-lost", { epochs: 1 }));
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
+    assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+    assert.equal(trainer.loseNextCreateAnswer, false, "the answer was lost");
+    assert.equal(
+      trainer.jobs().filter((j) => j.metadata?.maas_job === `accounts/acme/trainingJobs/${jobId}`).length,
+      1,
+    );
   });
 
   test("a job the upstream loses: FAILED, never stuck", async () => {

@@ -8,7 +8,8 @@
  *
  * Knobs for tests: `outage` (every connection is cut: unreachable), `hold` (running jobs
  * stop advancing), `rejectCreate` (the next creates answer 4xx), `failWith` (jobs fail at
- * their first step), `lose(id)` (the upstream forgets a job: 404).
+ * their first step), `loseNextCreateAnswer` (a create made but unanswered), `lose(id)`
+ * (the upstream forgets a job: 404).
  */
 import http from "node:http";
 import type { FileObject } from "openai/resources/files";
@@ -49,6 +50,8 @@ export interface FakeFineTuning {
   hold: boolean;
   rejectCreate: { status: number; code: string; param: string | null; message: string } | undefined;
   failWith: { code: string; param: string | null; message: string } | undefined;
+  /** The next create makes its job but its answer never arrives (the connection is cut). */
+  loseNextCreateAnswer: boolean;
   /** Every job created, in order; and the cancels received. */
   jobs(): FineTuningJob[];
   cancels: string[];
@@ -76,6 +79,7 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
     hold: false,
     rejectCreate: undefined,
     failWith: undefined,
+    loseNextCreateAnswer: false,
     jobs: () => [...jobs.values()].map((j) => j.job),
     cancels: [],
     files: new Map(),
@@ -373,6 +377,11 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
       route(req, url, raw).then(
         (answer) => {
           if (answer === "stream") return chat(raw, res);
+          if (fake.loseNextCreateAnswer && req.method === "POST" && url.pathname === "/v1/fine_tuning/jobs") {
+            fake.loseNextCreateAnswer = false;
+            req.socket.destroy();
+            return;
+          }
           res.writeHead(answer.status, { "content-type": "application/json" });
           res.end(JSON.stringify(answer.body));
         },

@@ -51,32 +51,7 @@ const DEFAULT_POLL_MS = 2_000;
 const DEFAULT_MAX_POLL_MS = 60_000;
 const DEFAULT_UNREACHABLE_FOR_MS = 600_000;
 /** How long a cancel gets to reach the upstream once the job is cancelled here. */
-const CANCEL_TIMEOUT_MS = 10_000;
-
-/**
- * Cancels the upstream job of a job just cancelled, whoever holds it: the runner that
- * trains it cancels it too, but when no runner holds the job (every process that could
- * was down) nobody else would, and the upstream would train, and bill, on. A job that
- * never went upstream has no state file; cancelling an upstream job twice is harmless.
- */
-export async function cancelUpstreamJob(dataDir: string, accountId: string, jobId: string): Promise<void> {
-  const state = await readUpstreamState(upstreamStateFile(dataDir, accountId, jobId)).catch(() => undefined);
-  const settings = state?.baseModel === undefined ? undefined : upstreamTrainerOf({ baseModel: state.baseModel });
-  if (state === undefined || settings === undefined) return;
-  const api = new OpenAiFineTuningApi(settings);
-  const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
-  const name = jobName(accountId, jobId);
-  try {
-    const id = state.upstreamJobId ?? (await api.findJob(JOB_METADATA_KEY, name, signal))?.id;
-    if (id === undefined) return;
-    const upstream = await api.getJob(id, signal);
-    if (upstream.status === "succeeded" || upstream.status === "failed" || upstream.status === "cancelled") return;
-    await api.cancelJob(id, signal);
-    log("info", "job.upstream_cancelled", { job: name, upstreamJob: id });
-  } catch (error) {
-    log("warn", "job.upstream_cancel_failed", { job: name, detail: String(error) });
-  }
-}
+export const CANCEL_TIMEOUT_MS = 10_000;
 
 /** The upstream trainer settings of the job's base model, or undefined when it trains here. */
 export function upstreamTrainerOf(job: Pick<JobRecord, "baseModel">): UpstreamTrainerSettings | undefined {
@@ -154,21 +129,25 @@ export class UpstreamTraining {
     if (training === undefined)
       throw new TrainerFailure("INTERNAL", "The base model is no longer offered for training; it is not billed.");
     const hyperparameters = upstreamHyperparameters(job.jobType, training, job.config);
-    const created = await this.#reach((signal) =>
-      this.#api.createJob(
-        {
-          model: this.#settings.model,
-          training_file: this.#state.trainingFileId as string,
-          ...(this.#state.validationFileId ? { validation_file: this.#state.validationFileId } : {}),
-          suffix: job.config.outputModelId.slice(0, 64),
-          metadata: { [JOB_METADATA_KEY]: this.#name },
-          method:
-            job.jobType === "JOB_TYPE_DPO"
-              ? { type: "dpo", dpo: { hyperparameters } }
-              : { type: "supervised", supervised: { hyperparameters } },
-        },
-        signal,
-      ),
+    let attempts = 0;
+    // A create whose answer was lost may have made the job: a retry asks for it by its tag first.
+    const created = await this.#reach(
+      async (signal) =>
+        (attempts++ > 0 ? await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal) : undefined) ??
+        this.#api.createJob(
+          {
+            model: this.#settings.model,
+            training_file: this.#state.trainingFileId as string,
+            ...(this.#state.validationFileId ? { validation_file: this.#state.validationFileId } : {}),
+            suffix: job.config.outputModelId.slice(0, 64),
+            metadata: { [JOB_METADATA_KEY]: this.#name },
+            method:
+              job.jobType === "JOB_TYPE_DPO"
+                ? { type: "dpo", dpo: { hyperparameters } }
+                : { type: "supervised", supervised: { hyperparameters } },
+          },
+          signal,
+        ),
     ).catch((error: unknown) => {
       throw error instanceof UpstreamRefused ? this.#refused(error) : error;
     });
