@@ -198,12 +198,20 @@ describe("a job on the upstream trainer", () => {
   let jobId: string;
   let job: any;
   let charged: number;
+  const progressSeen: { percent: number; processedTokens: string }[] = [];
 
   beforeAll(async () => {
     const before = await balance();
     jobId = await create(sftBody("ahoy-upstream", { epochs: 2, batchSize: 4, learningRate: "0.0004" }));
-    const ended = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 60_000);
-    job = ended.job;
+    job = await waitFor(
+      async () => {
+        const now = await getJob(jobId);
+        progressSeen.push(now.progress);
+        return ["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"].includes(now.state) ? now : undefined;
+      },
+      60_000,
+      10,
+    );
     charged = await waitFor(async () => {
       const now = await balance();
       return now !== before ? before - now : undefined;
@@ -245,6 +253,19 @@ describe("a job on the upstream trainer", () => {
         (record?.checkpointEpoch === 2 && record.checkpointStep === total),
       JSON.stringify(record),
     );
+  });
+
+  test("while it ran, progress counted tokens as the estimate does; at the end, the upstream's count", async () => {
+    const estimate = await call(acme, "POST", "/supervisedFineTuningJobs:estimateCost", {
+      ...sftBody("never-made", { epochs: 2, batchSize: 4, learningRate: "0.0004" }),
+    });
+    const estimated = Number(estimate.body.estimate.tokensProcessed);
+    const midRun = progressSeen.filter((p) => p.percent > 0 && p.percent < 100);
+    assert.ok(midRun.length > 0, "progress was seen mid-run");
+    for (const p of midRun) {
+      const share = Number(p.processedTokens) / estimated;
+      assert.ok(share >= p.percent / 100 && share < (p.percent + 1) / 100, JSON.stringify({ p, estimated }));
+    }
   });
 
   test("bills the tokens the upstream reports trained, at the file's rate", () => {

@@ -20,6 +20,8 @@ export interface UpstreamState {
   /** Rows sent as the training file, and the validation file (the job's execution counts). */
   examplesTrained?: number;
   examplesSkipped?: number;
+  /** Tokens of the rows sent, as the estimate counts them: progress until the upstream reports its own count. */
+  tokensPerEpoch?: number;
   evalExamples?: number;
 }
 

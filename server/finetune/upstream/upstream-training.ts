@@ -22,7 +22,7 @@ import { costMicros } from "../../store/money.ts";
 import { ACTIVE_STATES, jobName, type CurvePoint, type JobPatch, type JobRecord } from "../../store/fine-tuning.ts";
 import { writeFileDurably } from "../files.ts";
 import { isHeldOut } from "../plan.ts";
-import { fitsContext } from "../trainer.ts";
+import { exampleTokens, fitsContext } from "../trainer.ts";
 import type { RunnerOptions } from "../runner.ts";
 import { CancelledError } from "../runner.ts";
 import { upstreamHyperparameters } from "./config-map.ts";
@@ -184,6 +184,7 @@ export class UpstreamTraining {
       ...(validationFileId ? { validationFileId } : {}),
       examplesTrained: train.length,
       examplesSkipped: skipped,
+      tokensPerEpoch: train.reduce((sum, row) => sum + exampleTokens(row), 0),
       evalExamples: evaluation.length,
     });
   }
@@ -272,8 +273,11 @@ export class UpstreamTraining {
     const last = points.at(-1);
     if (last !== undefined && upstream.status === "running") {
       // 99 at most until the upstream says it succeeded: its last step is not its end.
-      const percent = Math.min(99, Math.floor((last.step / totalSteps) * 100));
-      await this.#update({ progress: { ...this.#job.progress, percent, epoch: last.epoch } });
+      const done = last.step / totalSteps;
+      const percent = Math.min(99, Math.floor(done * 100));
+      // Counted as the estimate counts, until the upstream reports what it trained.
+      const processedTokens = Math.floor((this.#state.tokensPerEpoch ?? 0) * this.#job.config.epochs * done);
+      await this.#update({ progress: { ...this.#job.progress, percent, epoch: last.epoch, processedTokens } });
     }
     return events.length > 0;
   }
