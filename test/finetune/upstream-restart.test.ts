@@ -15,7 +15,8 @@ import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts
 import type { TestServer } from "../server/harness.ts";
 import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
-import { openTestStore } from "../store/test-store.ts";
+import { startWorker, type WorkerProcess } from "../postgres/processes.ts";
+import { openTestStore, storeEnvFor } from "../store/test-store.ts";
 import { costMicros } from "../../server/store/money.ts";
 import { KEY_ENV, RATE, UPSTREAM_BASE, upstreamCatalog, upstreamRouting } from "./upstream-fixtures.ts";
 
@@ -161,6 +162,46 @@ test("cancelled while no runner holds it (its server killed, the next one runs n
     child = undefined;
   } finally {
     trainer.hold = false;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a training worker (npm run worker) reads CATALOG_FILE and sends the job upstream", async () => {
+  const key = "sk-restart-secret";
+  const dir = mkdtempSync(path.join(os.tmpdir(), "upstream-worker-"));
+  trainer ??= await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
+  inference ??= await startFakeUpstream({ kind: "stream", text: "base" });
+  const catalogFile = path.join(dir, "catalog.json");
+  const routingFile = path.join(dir, "routing.json");
+  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
+  writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
+  const env = { CATALOG_FILE: catalogFile, ROUTING_FILE: routingFile, [KEY_ENV]: key };
+  const dataDir = path.join(dir, "data");
+  let worker: WorkerProcess | undefined;
+  try {
+    child = await startChildServer(dataDir, { ...env, RUN_JOBS: "0" });
+    const acme = caller(child);
+    worker = await startWorker({ ...(await storeEnvFor(dataDir)), ...env, JOB_POLL_MS: "50", LOG_LEVEL: "warn" });
+    const data = await readyDataset(acme, "ahoy", ahoyRows(12));
+    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+      baseModel: "accounts/maas/models/big-base",
+      inputDatasetVersion: data,
+      config: { outputModelId: "by-worker", epochs: 1 },
+    });
+    assert.equal(created.status, 201, created.text);
+    const jobId = created.body.jobId as string;
+    const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 60_000);
+    assert.equal(job.state, "JOB_STATE_SUCCEEDED", `${JSON.stringify(job)}\n${worker.output()}`);
+    const tag = `accounts/acme/trainingJobs/${jobId}`;
+    assert.equal(trainer.jobs().filter((j) => j.metadata?.maas_job === tag).length, 1);
+    assert.ok(
+      worker.events.some((e) => e.type === "claimed" && e.job === tag),
+      "the worker ran it",
+    );
+    await child.stop();
+    child = undefined;
+  } finally {
+    await worker?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 });
