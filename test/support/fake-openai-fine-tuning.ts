@@ -110,7 +110,10 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
     const elapsed = tick - fakeJob.lastTick;
     fakeJob.lastTick = tick;
     if (["succeeded", "failed", "cancelled"].includes(job.status)) return;
-    if (!fake.hold || job.status !== "running") fakeJob.runMs += elapsed;
+    const before = fakeJob.runMs;
+    fakeJob.runMs += elapsed;
+    // Held: a job may still reach running, but its steps do not advance, however long since the last look.
+    if (fake.hold) fakeJob.runMs = Math.min(fakeJob.runMs, Math.max(before, 2 * phaseMs));
     if (job.status === "validating_files" && fakeJob.runMs >= phaseMs) {
       job.status = "queued";
       event(fakeJob, "Files validated, moving job to queued state");
