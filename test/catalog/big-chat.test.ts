@@ -18,11 +18,16 @@ import { post, responsesBody } from "../server/http.ts";
 import { assertError, request } from "../support/http.ts";
 
 const UPSTREAM_MODEL = "vendor/secret-70b-instruct";
+/** tiny-chat's window in the committed catalogue; big-chat's is four times it. */
+const TINY_WINDOW = (
+  JSON.parse(readFileSync(DEFAULT_CATALOG_FILE, "utf8")) as { models: { id: string; contextWindow: number }[] }
+).models.find((m) => m.id === "tiny-chat")!.contextWindow;
+const BIG_WINDOW = 4 * TINY_WINDOW;
 const TEXT = "Big chat answers from upstream.";
 const BIG_CHAT = {
   id: "big-chat",
   created: 1780000000,
-  contextWindow: 8192,
+  contextWindow: BIG_WINDOW,
   defaultMaxOutputTokens: 1024,
   reasoning: false,
   tools: false,
@@ -106,21 +111,25 @@ describe("a model declared in the catalogue file", () => {
     assert.doesNotMatch(result.text, /secret-70b|vendor/);
   });
 
-  test("its own window: an input too long for tiny-chat's 2048 fits big-chat's 8192", async () => {
-    const input = longInput(3000);
+  test("its own window: an input too long for tiny-chat's window fits big-chat's", async () => {
+    const input = longInput(Math.round(TINY_WINDOW * 1.5));
     const tiny = await respond({ model: "tiny-chat", input, max_output_tokens: 16 });
     assertError(tiny, { status: 400, code: "CONTEXT_LENGTH_EXCEEDED", type: "invalid_request_error" });
-    assert.match(tiny.body.error.message, /context window of 2048 tokens/);
+    assert.match(tiny.body.error.message, new RegExp(`context window of ${TINY_WINDOW} tokens`));
     const big = await respond({ model: "big-chat", input, max_output_tokens: 16 });
     assert.equal(big.status, 200, big.text);
   });
 
   test("the window is enforced here, before the upstream is asked, whatever it would allow", async () => {
     const before = upstream.requests;
-    const over = await respond({ model: "big-chat", input: longInput(3000), max_output_tokens: 6000 });
+    const over = await respond({
+      model: "big-chat",
+      input: longInput(Math.round(TINY_WINDOW * 1.5)),
+      max_output_tokens: 3 * TINY_WINDOW,
+    });
     assertError(over, { status: 400, code: "CONTEXT_LENGTH_EXCEEDED", type: "invalid_request_error" });
-    assert.match(over.body.error.message, /context window of 8192 tokens/);
-    const tooLong = await respond({ model: "big-chat", input: longInput(9000) });
+    assert.match(over.body.error.message, new RegExp(`context window of ${BIG_WINDOW} tokens`));
+    const tooLong = await respond({ model: "big-chat", input: longInput(BIG_WINDOW + 100) });
     assertError(tooLong, { status: 400, code: "CONTEXT_LENGTH_EXCEEDED", type: "invalid_request_error" });
     assert.equal(upstream.requests, before, "the upstream was never asked");
   });
