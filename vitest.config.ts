@@ -46,6 +46,10 @@ const SLOW = [
   "test/datasets/large-upload.test.ts",
   "test/datasets/crash-recovery.test.ts",
   "test/readme/**/*.test.ts",
+  "test/catalog/catalog-file.test.ts",
+  "test/finetune/upstream-trainer.test.ts",
+  "test/finetune/upstream-restart.test.ts",
+  "test/finetune/upstream-conformance.test.ts",
 ];
 
 /** The store-using suites again on PostgreSQL; without PostgreSQL (and without REQUIRE_POSTGRES=1) it holds nothing. */

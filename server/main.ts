@@ -10,6 +10,7 @@
  *   DEV_SEED  `1` loads server/dev-seed.json into an empty store, `0` does not (default: 1
  *             unless production; NODE_ENV=production with DEV_SEED=1 refuses to start)
  *   ROUTING_FILE  the routing file (default server/routing.json)
+ *   CATALOG_FILE  the model catalogue (default server/catalog.json; its schema: server/catalog.schema.json)
  *   VALIDATE_RESPONSES  `1` checks every response against the contract, `0` does not (default: 1 unless production)
  *   MAX_UPLOAD_BYTES  the largest dataset upload (default 4 GiB)
  *   RUN_JOBS  `0`: this process serves the API but trains no jobs (default 1)
@@ -71,6 +72,7 @@ try {
     validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES !== "0" : !production,
     devSeed: env.DEV_SEED ? env.DEV_SEED !== "0" : !production,
     routingFile: env.ROUTING_FILE || undefined,
+    catalogFile: env.CATALOG_FILE || undefined,
     maxUploadBytes: positiveInteger(env, "MAX_UPLOAD_BYTES"),
     fineTuning: { runJobs: env.RUN_JOBS !== "0", leaseMs: positiveInteger(env, "JOB_LEASE_MS") },
   });

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
 import { startDatasets } from "./datasets/index.ts";
 import { docsRouter } from "./docs/docs-page.ts";
+import type { UpstreamModelProvider } from "./finetune/deployments.ts";
 import { startFineTuning, type FineTuningOptions } from "./finetune/index.ts";
 import { createApp } from "./http/app.ts";
 import { answerClientError } from "./http/malformed.ts";
@@ -20,7 +21,9 @@ import { LocalProvider } from "./inference/local/provider.ts";
 import { CatalogResolver, registerModelRoutes, unknownModelProblems } from "./inference/models.ts";
 import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
 import { registerInferenceRoutes } from "./inference/routes.ts";
-import { loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
+import { checkRoutedModels, loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
+import { installCatalog } from "./inference/catalog.ts";
+import { loadCatalogFile } from "./inference/catalog-file.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
 import { logs } from "./log.ts";
 import { accessRecord } from "./ops/access-log.ts";
@@ -52,6 +55,8 @@ export interface ServerOptions {
   /** Load server/dev-seed.json into an empty store; refused when NODE_ENV=production. */
   devSeed: boolean;
   routingFile?: string;
+  /** The catalogue file: every platform model (default server/catalog.json). */
+  catalogFile?: string;
   /** Largest JSON request body, in bytes. */
   maxBodyBytes?: number;
   /** Largest dataset upload, in bytes. */
@@ -101,7 +106,15 @@ export const ENGINE_DEFAULTS: EngineSettings = {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   if (options.devSeed) assertDevSeedAllowed();
-  const routing = loadRoutingConfig(options.routingFile ?? DEFAULT_ROUTING_FILE);
+  const catalog = loadCatalogFile(options.catalogFile);
+  const routingFile = options.routingFile ?? DEFAULT_ROUTING_FILE;
+  const routing = loadRoutingConfig(routingFile);
+  checkRoutedModels(
+    routing,
+    catalog.map((m) => m.id),
+    `routing file ${routingFile}`,
+  );
+  installCatalog(catalog);
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
   const providers = buildProviders(routing, settings, options.providers ?? {});
   const metricsOn = options.metricsPort !== undefined;
@@ -126,7 +139,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ownerTtlMs: options.fineTuning?.leaseMs,
     });
     background.push(datasets);
-    const fineTuning = await startFineTuning({ ...options.fineTuning, store, dataDir: options.dataDir });
+    const fineTuning = await startFineTuning({
+      ...options.fineTuning,
+      store,
+      dataDir: options.dataDir,
+      upstreamModelProvider: upstreamModelProviders(settings),
+    });
     background.push(fineTuning);
     const models = new CatalogResolver(fineTuning.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
@@ -201,6 +219,30 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await store.close();
     throw error;
   }
+}
+
+/**
+ * Providers for the models upstream trainers tuned: the trainer's own OpenAI-compatible API
+ * under the tuned model's upstream name, one (with its connection pool) per model.
+ */
+function upstreamModelProviders(settings: EngineSettings): UpstreamModelProvider {
+  const made = new Map<string, Provider>();
+  return (trainer, upstreamModel) => {
+    const key = `${trainer.baseUrl}\n${trainer.apiKeyEnv ?? ""}\n${upstreamModel}`;
+    let provider = made.get(key);
+    if (provider === undefined) {
+      provider = new OpenAiUpstreamProvider({
+        name: "tuned-upstream",
+        baseUrl: trainer.baseUrl,
+        model: upstreamModel,
+        apiKey: trainer.apiKeyEnv ? process.env[trainer.apiKeyEnv] : undefined,
+        timeoutMs: trainer.timeoutMs ?? 30_000,
+        stallTimeoutMs: settings.stallTimeoutMs,
+      });
+      made.set(key, provider);
+    }
+    return provider;
+  };
 }
 
 function buildProviders(

@@ -19,6 +19,7 @@
  *                 released, so another worker resumes it at once
  *   METRICS_PORT  serve Prometheus metrics (jobs, store, process) at /metrics on this port (unset: none)
  *   METRICS_HOST  the metrics listener's address (default 127.0.0.1)
+ *   CATALOG_FILE  the model catalogue, as for the server: which trainer each base model uses
  *   LOG_LEVEL     as for the server (server/log.ts)
  * and the PG_* settings of store/open.ts. It prints a JSON line on stdout each time it takes a
  * job (`claimed`, with `resumed`) and lets one go (`released`: `done` or `stopped`); its log
@@ -26,6 +27,8 @@
  */
 import { keepOwnersAlive } from "./datasets/owners.ts";
 import { startFineTuning } from "./finetune/index.ts";
+import { installCatalog } from "./inference/catalog.ts";
+import { loadCatalogFile } from "./inference/catalog-file.ts";
 import { isLogLevel, log, logs } from "./log.ts";
 import { instrumentStore } from "./ops/instrumented-store.ts";
 import { startMetricsServer } from "./ops/metrics-server.ts";
@@ -37,6 +40,8 @@ try {
   if (env.LOG_LEVEL && !isLogLevel(env.LOG_LEVEL))
     throw new Error(`LOG_LEVEL must be debug, info, warn, error or silent, not "${env.LOG_LEVEL}"`);
   const config = storeConfigFromEnv(env);
+  // The catalogue says which trainer (here, or upstream) each base model's jobs go to.
+  installCatalog(loadCatalogFile(env.CATALOG_FILE || undefined));
   const leaseMs = positiveInteger(env, "JOB_LEASE_MS");
   const graceMs = env.SHUTDOWN_GRACE_MS ? Number(env.SHUTDOWN_GRACE_MS) : 25_000;
   if (!Number.isSafeInteger(graceMs) || graceMs < 0)

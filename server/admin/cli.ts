@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 import { StoreError } from "../store/errors.ts";
 import { openStore, storeConfigFromEnv } from "../store/open.ts";
+import { CATALOG_COMMANDS, CatalogProblem } from "./catalog-commands.ts";
 import { COMMANDS, isCommandGroup, UsageError, usageText } from "./commands.ts";
 import type { CommandArgs } from "./commands.ts";
 
@@ -28,6 +29,8 @@ async function main(argv: string[]): Promise<number> {
   if (group === "") return usageFailure("No command given.");
   if (HELP_WORDS.has(group)) return printUsage(action); // `help`, `help limits`
   if (HELP_WORDS.has(action) && isCommandGroup(group)) return printUsage(group); // `limits --help`
+  const fileCommand = CATALOG_COMMANDS[`${group} ${action}`];
+  if (fileCommand) return runFileCommand(fileCommand, rest);
   const command = COMMANDS[`${group} ${action}`];
   if (!command) return usageFailure(`Unknown command "${[group, action].join(" ").trim()}".`);
   let args: CommandArgs;
@@ -54,6 +57,25 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   } finally {
     await store.close();
+  }
+}
+
+/** A command over the configuration files, which needs no store. */
+function runFileCommand(command: (typeof CATALOG_COMMANDS)[string], args: string[]): number {
+  try {
+    const { positionals, values } = parseArgs({ args, options: { help: OPTIONS.help }, allowPositionals: true });
+    if (values.help) {
+      console.log(`Usage: npm run admin -- ${command.usage}`);
+      return 0;
+    }
+    console.log(command.run(positionals, process.env));
+    return 0;
+  } catch (error) {
+    if (error instanceof CatalogProblem) {
+      console.error(`Error: ${error.message}`);
+      return 1;
+    }
+    return usageFailure((error as Error).message, command.usage);
   }
 }
 

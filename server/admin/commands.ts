@@ -3,6 +3,7 @@
  * agreements and API keys. Each command takes its parsed arguments and returns the text
  * to print; a mistake in the input is a UsageError (the CLI prints the usage with it).
  */
+import { CATALOG_COMMANDS } from "./catalog-commands.ts";
 import { issueApiKey } from "../store/api-keys.ts";
 import { formatMoney, parseMoney } from "../store/money.ts";
 import type { Account, ApiKey, Store } from "../store/store.ts";
@@ -143,7 +144,7 @@ export const COMMANDS: Record<string, Command> = {
 
 /** The usage of every command, or with `group` (`limits`) of that group's commands only. */
 export function usageText(group?: string): string {
-  const lines = Object.entries(COMMANDS)
+  const lines = Object.entries({ ...COMMANDS, ...CATALOG_COMMANDS })
     .filter(([name]) => group === undefined || name.startsWith(`${group} `))
     .map(([, c]) => `  npm run admin -- ${c.usage}`);
   return ["Usage (the store is DATA_DIR/service.db; DATA_DIR defaults to ./data):", ...lines].join("\n");
@@ -151,7 +152,7 @@ export function usageText(group?: string): string {
 
 /** Whether `group` (`limits`, `accounts`) is the first word of some command. */
 export function isCommandGroup(group: string): boolean {
-  return Object.keys(COMMANDS).some((name) => name.startsWith(`${group} `));
+  return Object.keys({ ...COMMANDS, ...CATALOG_COMMANDS }).some((name) => name.startsWith(`${group} `));
 }
 
 async function update(store: Store, id: string, patch: Parameters<Store["accounts"]["update"]>[1]): Promise<string> {

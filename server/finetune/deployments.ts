@@ -9,11 +9,16 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { resourceName } from "../../client/resource-names.ts";
 import { ApiError } from "../http/errors.ts";
-import { findPlatformModel } from "../inference/catalog.ts";
+import { findPlatformModel, type UpstreamTrainerSettings } from "../inference/catalog.ts";
+import type { Provider } from "../inference/engine.ts";
 import type { ResolvedModel } from "../inference/generation.ts";
 import { loadAdapter, type Adapter } from "../inference/local/index.ts";
 import type { AccountModelKind, AccountModels } from "../inference/models.ts";
 import type { AccountModel, FineTuningStore } from "../store/fine-tuning.ts";
+import { isUpstreamModelPath, type UpstreamModelFile } from "./upstream/state.ts";
+
+/** The provider that serves a model tuned upstream: the trainer's own API, under the upstream's name for the model. */
+export type UpstreamModelProvider = (settings: UpstreamTrainerSettings, upstreamModel: string) => Provider;
 
 type Loading = { state: "loading" } | { state: "ready"; adapter: Adapter } | { state: "failed"; error: Error };
 
@@ -21,15 +26,19 @@ export class Deployments implements AccountModels {
   readonly #store: FineTuningStore;
   readonly #dataDir: string;
   readonly #loaded = new Map<string, Loading>();
+  readonly #upstreamProvider: UpstreamModelProvider | undefined;
+  /** Models tuned upstream: the upstream's name of each (its file never changes once written). */
+  readonly #upstreamNames = new Map<string, string>();
 
-  constructor(store: FineTuningStore, dataDir: string) {
+  constructor(store: FineTuningStore, dataDir: string, upstreamProvider?: UpstreamModelProvider) {
     this.#store = store;
     this.#dataDir = dataDir;
+    this.#upstreamProvider = upstreamProvider;
   }
 
   async find(accountId: string, kind: AccountModelKind, modelId: string): Promise<ResolvedModel | undefined> {
     const model = await this.#store.findModel(accountId, modelId);
-    return model && this.#resolved(model, kind);
+    return model && (await this.#withProvider(model, this.#resolved(model, kind)));
   }
 
   async list(accountId: string): Promise<ResolvedModel[]> {
@@ -37,6 +46,22 @@ export class Deployments implements AccountModels {
     return models.flatMap((m) =>
       [this.#resolved(m, "models"), this.#resolved(m, "deployments")].filter((r) => r !== undefined),
     );
+  }
+
+  /** A model tuned upstream is served by that upstream, under its name there; no adapter is loaded here. */
+  async #withProvider(model: AccountModel, resolved: ResolvedModel | undefined): Promise<ResolvedModel | undefined> {
+    if (resolved === undefined || !isUpstreamModelPath(model.adapterPath)) return resolved;
+    const settings = resolved.spec.training?.upstream;
+    if (settings === undefined || this.#upstreamProvider === undefined) return undefined; // its trainer is gone from the catalogue
+    const id = key(model);
+    let upstreamModel = this.#upstreamNames.get(id);
+    if (upstreamModel === undefined) {
+      const file = JSON.parse(await readFile(path.join(this.#dataDir, model.adapterPath), "utf8")) as UpstreamModelFile;
+      upstreamModel = file.model;
+      this.#upstreamNames.set(id, upstreamModel);
+    }
+    const { adapter: _none, ...rest } = resolved;
+    return { ...rest, provider: this.#upstreamProvider(settings, upstreamModel) };
   }
 
   /** Makes the adapter servable in this process at once (the trainer has it in memory). */

@@ -4,9 +4,10 @@
  */
 import type { AccountModels } from "../inference/models.ts";
 import type { Store } from "../store/store.ts";
-import { Deployments } from "./deployments.ts";
+import { Deployments, type UpstreamModelProvider } from "./deployments.ts";
 import { registerJobRoutes } from "./routes.ts";
 import { JobRunner, type RunnerEvent } from "./runner.ts";
+import { cancelUpstreamJob } from "./upstream/cancel.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 
 export interface FineTuningOptions {
@@ -20,6 +21,8 @@ export interface FineTuningOptions {
   queueTtlMs?: number;
   /** Run jobs in this process (default true); a process that only serves the API sets false. */
   runJobs?: boolean;
+  /** Serves the models an upstream trainer tuned (server.ts builds OpenAI-compatible providers). */
+  upstreamModelProvider?: UpstreamModelProvider;
   /** Told when the runner takes and lets go of a job. */
   onRunnerEvent?: (event: RunnerEvent) => void;
 }
@@ -33,7 +36,7 @@ export interface FineTuningService {
 }
 
 export async function startFineTuning(options: FineTuningOptions): Promise<FineTuningService> {
-  const deployments = new Deployments(options.store.fineTuning, options.dataDir);
+  const deployments = new Deployments(options.store.fineTuning, options.dataDir, options.upstreamModelProvider);
   const runner = new JobRunner({
     store: options.store,
     dataDir: options.dataDir,
@@ -49,7 +52,10 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
       registerJobRoutes(handlers, {
         store: options.store,
         wake: () => runner.wake(),
-        cancelled: (accountId, jobId) => runner.cancelled(accountId, jobId),
+        cancelled: (accountId, jobId) => {
+          runner.cancelled(accountId, jobId);
+          void cancelUpstreamJob(options.dataDir, accountId, jobId);
+        },
       }),
     models: deployments,
     close: (graceMs?: number) => runner.close(graceMs),

@@ -25,6 +25,7 @@ import { costMicros, formatMoney } from "../store/money.ts";
 import type { Account, Store } from "../store/store.ts";
 import { outputModelTakenError, type JobType, type TrainingConfig } from "../store/fine-tuning.ts";
 import { exampleTokens, fitsContext } from "./trainer.ts";
+import { refuseUnmappable } from "./upstream/config-map.ts";
 
 type Schemas = components["schemas"];
 export type TrainingJobRequest = Schemas["TrainingJobRequest"];
@@ -226,6 +227,7 @@ function fillSettings(
     ...(jobType === "JOB_TYPE_DPO" ? { dpoBeta: input.dpoBeta ?? DEFAULT_DPO_BETA } : {}),
   };
   requireInRange(config.learningRate, LEARNING_RATE_RANGE, "config.learningRate");
+  if (defaults.upstream !== undefined) refuseUnmappable(base, config, FIXED_DEFAULTS);
   if (config.dpoBeta !== undefined) requireInRange(config.dpoBeta, DPO_BETA_RANGE, "config.dpoBeta");
   return config;
 }

@@ -36,6 +36,8 @@ import {
 import type { Store } from "../store/store.ts";
 import type { Deployments } from "./deployments.ts";
 import { writeFileDurably } from "./files.ts";
+import { TrainerFailure } from "./upstream/failure.ts";
+import { UpstreamTraining, upstreamTrainerOf } from "./upstream/upstream-training.ts";
 import { tunedAnswers } from "./job-output.ts";
 import { isHeldOut } from "./plan.ts";
 import type { ParsedRow } from "../datasets/rows.ts";
@@ -189,7 +191,12 @@ export class JobRunner {
     this.#options.onEvent?.({ type: "claimed", job: name, resumed: claimed.resumed });
     let outcome: "done" | "stopped" = "done";
     try {
-      await new Training(this.#options, job, abort.signal, this.#owner, () => current.stopAtCheckpoint).run();
+      // A base whose catalogue entry names an upstream trainer is trained there (finetune/upstream/).
+      await (
+        upstreamTrainerOf(job)
+          ? new UpstreamTraining(this.#options, job, abort.signal, this.#owner, () => current.stopAtCheckpoint)
+          : new Training(this.#options, job, abort.signal, this.#owner, () => current.stopAtCheckpoint)
+      ).run();
     } catch (error) {
       // Cancelled, taken over or stopping: the job is no longer this runner's to fail.
       if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
@@ -219,16 +226,18 @@ export class JobRunner {
   }
 
   async #fail(job: JobRecord, error: unknown): Promise<void> {
-    const errorClass = failureClass(error);
+    const errorClass = error instanceof TrainerFailure ? error.errorClass : failureClass(error);
     if (errorClass === "INTERNAL")
       log("error", "job.failed", { job: jobName(job.accountId, job.jobId), errorClass, detail: describe(error) });
     const patch: JobPatch = {
       state: "JOB_STATE_FAILED",
       errorClass,
       stateDetail:
-        errorClass === "INTERNAL"
-          ? "Training failed because of an internal error; it is not billed."
-          : `${(error as Error).message} It is not billed.`,
+        error instanceof TrainerFailure
+          ? error.message
+          : errorClass === "INTERNAL"
+            ? "Training failed because of an internal error; it is not billed."
+            : `${(error as Error).message} It is not billed.`,
       completeTime: new Date(),
     };
     await this.#options.store.fineTuning

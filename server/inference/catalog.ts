@@ -1,8 +1,10 @@
 /**
  * The platform models: what each can do and how it may be trained. Routing
- * (routing.ts) says which provider serves a model; this file says what the model is.
+ * (routing.ts) says which provider serves a model; the catalogue file (catalog-file.ts,
+ * server/catalog.json by default) says what the model is.
  */
 import { PLATFORM_ACCOUNT, parseResourceName, resourceName } from "../../client/resource-names.ts";
+import { loadCatalogFile } from "./catalog-file.ts";
 
 export interface TrainingDefaults {
   loraRank: number;
@@ -39,65 +41,55 @@ export interface PlatformModel {
   /** Offered as a fine-tuning base model, with the defaults a job's config starts from. */
   training?: TrainingDefaults & {
     ratePerMillion: string;
+    /** The trainer type: `local-lora` (this machine) or `openai-fine-tuning` (an upstream). */
     trainer: string;
+    /** The trainer is not this machine's: the dataset leaves it (the estimate's `egress`). */
     thirdParty: boolean;
     requiredAgreementVersion: string;
+    /** The upstream trainer's settings, for `openai-fine-tuning`. */
+    upstream?: UpstreamTrainerSettings;
   };
+}
+
+/** Where an `openai-fine-tuning` trainer is and how patiently it is polled. */
+export interface UpstreamTrainerSettings {
+  /** The upstream's OpenAI-format API, e.g. `https://api.example.com/v1`. */
+  baseUrl: string;
+  /** The upstream's name of the base model. */
+  model: string;
+  /** The environment variable holding the upstream's key, if it needs one. */
+  apiKeyEnv?: string;
+  /** The learning rate that maps to `learning_rate_multiplier` 1 (default: the base's learningRate). */
+  learningRateUnit?: string;
+  /** First poll interval in milliseconds (default 2000); it doubles while nothing changes. */
+  pollMs?: number;
+  /** Longest poll interval (default 60000). */
+  maxPollMs?: number;
+  /** How long the upstream may stay unreachable before the job fails (default 600000). */
+  unreachableForMs?: number;
+  /** One request's timeout (default 30000). */
+  timeoutMs?: number;
 }
 
 export { PLATFORM_ACCOUNT };
 
-export const PLATFORM_MODELS: readonly PlatformModel[] = [
-  {
-    id: "tiny-chat",
-    created: 1767225600,
-    contextWindow: 2048,
-    defaultMaxOutputTokens: 256,
-    reasoning: false,
-    tools: true,
-    media: false,
-    pricePerMillionTokens: "0.10",
-    requiredAgreementVersion: "",
-    training: {
-      loraRank: 8,
-      learningRate: "0.002",
-      dpoLearningRate: "0.002",
-      // 4, not 8: the same 80 steps on half as many rows each taught a new voice to 66 % of
-      // held-out answers against 51 % over ten seeds, the rest level (docs/decisions.md).
-      batchSize: 4,
-      maxContextLength: 256,
-      minSteps: 80,
-      ratePerMillion: "0.50",
-      trainer: "local-lora",
-      thirdParty: false,
-      requiredAgreementVersion: "",
-    },
-  },
-  {
-    id: "tiny-reasoner",
-    created: 1767225600,
-    contextWindow: 2048,
-    defaultMaxOutputTokens: 256,
-    reasoning: true,
-    tools: true,
-    media: false,
-    pricePerMillionTokens: "0.40",
-    requiredAgreementVersion: "",
-  },
-  {
-    // The same weights under a licence an account must accept first (AGREEMENT_REQUIRED),
-    // and free of charge: the catalogue's example of both.
-    id: "tiny-chat-community",
-    created: 1767225600,
-    contextWindow: 2048,
-    defaultMaxOutputTokens: 256,
-    reasoning: false,
-    tools: true,
-    media: false,
-    pricePerMillionTokens: "0",
-    requiredAgreementVersion: "community-license-2026-01",
-  },
-];
+/**
+ * The catalogue the server works from: the committed default file until startServer
+ * installs the one its settings name (CATALOG_FILE). One per process, like the
+ * process's other configuration; every server in a process uses the last one installed.
+ */
+let installed: readonly PlatformModel[] | undefined;
+
+/** Makes `models` the platform catalogue (startServer does, from the catalogue file). */
+export function installCatalog(models: readonly PlatformModel[]): void {
+  installed = models;
+}
+
+/** Every platform model, in the catalogue file's order. */
+export function platformModels(): readonly PlatformModel[] {
+  installed ??= loadCatalogFile();
+  return installed;
+}
 
 /** `accounts/maas/models/{id}`: a platform model's full resource name. */
 export function platformModelName(id: string): string {
@@ -108,5 +100,5 @@ export function platformModelName(id: string): string {
 export function findPlatformModel(name: string): PlatformModel | undefined {
   const named = parseResourceName(name, "models");
   const id = named?.account === PLATFORM_ACCOUNT ? named.id : name;
-  return PLATFORM_MODELS.find((m) => m.id === id);
+  return platformModels().find((m) => m.id === id);
 }

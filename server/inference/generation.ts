@@ -24,6 +24,8 @@ export interface ResolvedModel {
    * DEPLOYMENT_SCALING_UP while its deployment is still loading it.
    */
   adapter?: () => unknown;
+  /** A model tuned by an upstream trainer: served by that upstream, whatever the routing file says. */
+  provider?: Provider;
   /** As GET /models lists it. */
   listing: { id: string; created: number; owned_by: string };
 }
@@ -138,9 +140,9 @@ export class InferenceEngine {
     // A fine-tuned model runs on its own deployment: the local model with its adapter.
     const route = model.adapter === undefined ? this.#routing.models[model.spec.id] : undefined;
     const names = route ? [route.primary, ...route.standby] : [LOCAL_PROVIDER];
+    const providers = model.provider ? [model.provider] : names.map((name) => this.#providers.get(name));
     let failure: ProviderFailure | undefined;
-    for (const [index, name] of names.entries()) {
-      const provider = this.#providers.get(name);
+    for (const [index, provider] of providers.entries()) {
       if (provider === undefined) continue;
       const iterator = provider.generate(request)[Symbol.asyncIterator]();
       try {

@@ -10,7 +10,7 @@ import { ApiError } from "../http/errors.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
 import { parseResourceName } from "../../client/resource-names.ts";
-import { findPlatformModel, PLATFORM_ACCOUNT, PLATFORM_MODELS, type PlatformModel } from "./catalog.ts";
+import { findPlatformModel, PLATFORM_ACCOUNT, platformModels, type PlatformModel } from "./catalog.ts";
 import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
 
 /** How an account's own model is named: as a model, or as its dedicated deployment. */
@@ -53,7 +53,7 @@ export class CatalogResolver implements ModelResolver {
 
   async list(accountId: string): Promise<ResolvedModel[]> {
     return [
-      ...PLATFORM_MODELS.map((spec) => platformModel(spec.id, spec)),
+      ...platformModels().map((spec) => platformModel(spec.id, spec)),
       ...(await this.#accountModels.list(accountId)),
     ];
   }

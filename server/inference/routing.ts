@@ -87,3 +87,18 @@ function isHttpUrl(text: string): boolean {
   const url = URL.parse(text);
   return url !== null && (url.protocol === "http:" || url.protocol === "https:");
 }
+
+/** A route for a model the catalogue does not declare is a mistake in one of the two files: refused at start-up. */
+export function checkRoutedModels(
+  routing: RoutingConfig,
+  catalogIds: readonly string[],
+  source = "routing config",
+): void {
+  const known = new Set(catalogIds);
+  for (const model of Object.keys(routing.models)) {
+    if (!known.has(model))
+      throw new Error(
+        `${source}: model ${model} is routed but the catalogue does not declare it (catalogue ids: ${[...known].join(", ")})`,
+      );
+  }
+}

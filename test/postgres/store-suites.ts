@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
-const FOLDERS = ["test/store", "test/datasets", "test/finetune", "test/http", "test/server"];
+const FOLDERS = ["test/store", "test/datasets", "test/finetune", "test/http", "test/server", "test/catalog"];
 /** A file that reaches a store through one of these runs again on PostgreSQL. */
 const USES_STORE = /startTestServer|openTestStore|startChild|storeEnvFor|databaseUrlFor/;
 /** Not about the store: the docs page in a browser. */

@@ -1,0 +1,99 @@
+/**
+ * `catalog list` and `catalog check`: the model catalogue file as the server will read it
+ * (CATALOG_FILE, else server/catalog.json), with the routing file (ROUTING_FILE, else
+ * server/routing.json). They read files only, no store: an operator checks a new file
+ * before restarting the servers with it.
+ */
+import { fileURLToPath } from "node:url";
+import type { PlatformModel } from "../inference/catalog.ts";
+import { DEFAULT_CATALOG_FILE, loadCatalogFile } from "../inference/catalog-file.ts";
+import { checkRoutedModels, loadRoutingConfig } from "../inference/routing.ts";
+
+const DEFAULT_ROUTING_FILE = fileURLToPath(new URL("../routing.json", import.meta.url));
+
+export interface CatalogCommand {
+  usage: string;
+  /** The text to print, or throws: a CatalogProblem (exit 1) or any other error, a usage mistake (exit 2). */
+  run(positionals: string[], env: NodeJS.ProcessEnv): string;
+}
+
+/** The files are not fit to start a server with. */
+export class CatalogProblem extends Error {
+  override name = "CatalogProblem";
+}
+
+export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
+  "catalog list": {
+    usage: "catalog list [catalogue-file]          # CATALOG_FILE, else server/catalog.json",
+    run(positionals, env) {
+      const models = load(catalogFile(positionals, env));
+      return models.map(describeModel).join("\n");
+    },
+  },
+  "catalog check": {
+    usage: "catalog check [catalogue-file]         # with ROUTING_FILE, else server/routing.json",
+    run(positionals, env) {
+      const file = catalogFile(positionals, env);
+      const models = load(file);
+      const routingFile = env.ROUTING_FILE || DEFAULT_ROUTING_FILE;
+      try {
+        checkRoutedModels(
+          loadRoutingConfig(routingFile),
+          models.map((m) => m.id),
+          `routing file ${routingFile}`,
+        );
+      } catch (error) {
+        throw new CatalogProblem((error as Error).message);
+      }
+      const trainable = models.filter((m) => m.training !== undefined).length;
+      const warnings = [...missingKeys(models, env), ...unagreedEgress(models)].map((w) => `warning: ${w}`);
+      return [
+        `OK: ${file} declares ${models.length} models (${trainable} trainable); ${routingFile} routes only declared models.`,
+        ...warnings,
+      ].join("\n");
+    },
+  },
+};
+
+function catalogFile(positionals: string[], env: NodeJS.ProcessEnv): string {
+  if (positionals.length > 1) throw new Error(`Expected at most one file, got ${positionals.length}.`);
+  return positionals[0] ?? (env.CATALOG_FILE || DEFAULT_CATALOG_FILE);
+}
+
+function load(file: string): PlatformModel[] {
+  try {
+    return loadCatalogFile(file);
+  } catch (error) {
+    throw new CatalogProblem((error as Error).message);
+  }
+}
+
+function describeModel(m: PlatformModel): string {
+  const can = [m.reasoning && "reasoning", m.tools && "tools", m.media && "media"].filter(Boolean).join(",") || "text";
+  const agreement = m.requiredAgreementVersion === "" ? "" : `  agreement=${m.requiredAgreementVersion}`;
+  const training = m.training
+    ? `  trainable: trainer=${m.training.trainer}${m.training.thirdParty ? " (third-party)" : ""} rate=${m.training.ratePerMillion}/M`
+    : "";
+  return `${m.id}  window=${m.contextWindow}  maxOutput=${m.defaultMaxOutputTokens}  ${can}  price=${m.pricePerMillionTokens}/M${agreement}${training}`;
+}
+
+/** Upstream trainers whose key variable is not set in this environment: jobs on them would fail to authenticate. */
+function missingKeys(models: PlatformModel[], env: NodeJS.ProcessEnv): string[] {
+  return models.flatMap((m) => {
+    const keyEnv = m.training?.upstream?.apiKeyEnv;
+    return keyEnv !== undefined && !env[keyEnv]
+      ? [`${m.id}: the trainer's key variable ${keyEnv} is not set here`]
+      : [];
+  });
+}
+
+/** Third-party trainers that need no agreement: an account's datasets leave this machine without its acceptance. */
+function unagreedEgress(models: PlatformModel[]): string[] {
+  return models.flatMap((m) =>
+    m.training?.thirdParty && m.training.requiredAgreementVersion === ""
+      ? [
+          `${m.id}: its trainer is third-party and training.requiredAgreementVersion is empty, so datasets leave this machine without an agreement`,
+        ]
+      : [],
+  );
+}
