@@ -24,7 +24,12 @@ export interface PlatformModel {
   id: string;
   /** Unix seconds, as `created` in GET /models. */
   created: number;
-  /** Input plus output tokens the model can attend to; more is CONTEXT_LENGTH_EXCEEDED. */
+  /**
+   * Input plus output tokens as the API counts them; more is CONTEXT_LENGTH_EXCEEDED. The
+   * embedded models declare 16 384 (the decisions), though the model itself reads only the
+   * last 256 tokens of a prompt, so that the messages clients' default `max_tokens` (4 096
+   * to 8 192) is accepted.
+   */
   contextWindow: number;
   /** Default output ceiling when the request sets none. */
   defaultMaxOutputTokens: number;
@@ -47,11 +52,14 @@ export interface PlatformModel {
 
 export { PLATFORM_ACCOUNT };
 
+/** The context window the embedded models declare, as the API counts it (see `contextWindow`). */
+export const EMBEDDED_CONTEXT_WINDOW = 16_384;
+
 export const PLATFORM_MODELS: readonly PlatformModel[] = [
   {
     id: "tiny-chat",
     created: 1767225600,
-    contextWindow: 2048,
+    contextWindow: EMBEDDED_CONTEXT_WINDOW,
     defaultMaxOutputTokens: 256,
     reasoning: false,
     tools: true,
@@ -76,7 +84,7 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
   {
     id: "tiny-reasoner",
     created: 1767225600,
-    contextWindow: 2048,
+    contextWindow: EMBEDDED_CONTEXT_WINDOW,
     defaultMaxOutputTokens: 256,
     reasoning: true,
     tools: true,
@@ -89,7 +97,7 @@ export const PLATFORM_MODELS: readonly PlatformModel[] = [
     // and free of charge: the catalogue's example of both.
     id: "tiny-chat-community",
     created: 1767225600,
-    contextWindow: 2048,
+    contextWindow: EMBEDDED_CONTEXT_WINDOW,
     defaultMaxOutputTokens: 256,
     reasoning: false,
     tools: true,
