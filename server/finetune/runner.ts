@@ -21,10 +21,8 @@ import {
   type DatasetVersionRef,
 } from "../datasets/training-data.ts";
 import { log } from "../log.ts";
-import { findPlatformModel } from "../inference/catalog.ts";
 import { loadAdapter } from "../inference/local/index.ts";
 import { isStoreError } from "../store/errors.ts";
-import { costMicros } from "../store/money.ts";
 import {
   ACTIVE_STATES,
   jobName,
@@ -34,6 +32,7 @@ import {
   type JobRecord,
 } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
+import { billedExecution, chargeBill } from "./billing.ts";
 import type { Deployments } from "./deployments.ts";
 import { writeFileDurably } from "./files.ts";
 import { tunedAnswers } from "./job-output.ts";
@@ -414,12 +413,19 @@ class Training {
       adapterPath,
       createTime: new Date(),
     };
-    const execution = {
-      ...job.execution,
-      examplesTrained: result.examplesTrained,
-      examplesSkipped: result.examplesSkipped,
-      evalExamples: result.evalExamples,
-    };
+    // Billed for the tokens it trained (finetune/billing.ts); the charge follows the record.
+    const execution = billedExecution(
+      {
+        ...job,
+        execution: {
+          ...job.execution,
+          examplesTrained: result.examplesTrained,
+          examplesSkipped: result.examplesSkipped,
+          evalExamples: result.evalExamples,
+        },
+      },
+      job.progress.processedTokens,
+    );
     const progress = { ...job.progress, percent: 100 };
     const stateDetail = result.stoppedEarly ? "Stopped early: the evaluation loss stopped improving." : undefined;
     this.#job = await this.#store.completeJob(
@@ -435,7 +441,7 @@ class Training {
       },
       this.#owner,
     );
-    await this.#charge();
+    await chargeBill(this.#options.store, this.#job);
   }
 
   async #writeOutput(adapter: ReturnType<typeof loadAdapter>, evaluation: ParsedRow[]): Promise<void> {
@@ -448,22 +454,6 @@ class Training {
       rows: tunedAnswers(job.baseModel, adapter, evaluation, this.#signal),
     }).catch((error: unknown) => {
       if (!isStoreError(error, "already-exists")) throw error;
-    });
-  }
-
-  /** Training is billed for the tokens processed, once, when the job succeeds. */
-  async #charge(): Promise<void> {
-    const job = this.#job;
-    const rate = findPlatformModel(job.baseModel)?.training?.ratePerMillion ?? "0";
-    const amountMicros = costMicros(rate, job.progress.processedTokens);
-    if (amountMicros === 0) return;
-    const keyId = job.createdBy.startsWith("keys/") ? job.createdBy.slice("keys/".length) : null;
-    await this.#options.store.usage.charge({
-      accountId: job.accountId,
-      keyId,
-      kind: "fine_tuning",
-      amountMicros,
-      at: new Date(),
     });
   }
 
