@@ -11,6 +11,7 @@
  * never stuck RUNNING and never trained by two runners at once.
  */
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { resourceName } from "../../client/resource-names.ts";
@@ -60,6 +61,8 @@ export interface RunnerOptions {
   pollMs: number;
   /** A job QUEUED longer than this EXPIRES. */
   queueTtlMs: number;
+  /** The least time a job stays in CHECKPOINTING at an epoch end (index.ts, FineTuningOptions). */
+  checkpointHoldMs?: number;
   /** Told when this runner takes a job and when it lets it go (the worker logs these). */
   onEvent?: (event: RunnerEvent) => void;
 }
@@ -383,12 +386,15 @@ class Training {
   async #onEpochEnd(end: EpochEnd): Promise<void> {
     await this.#flush();
     await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
+    const checkpointing = Date.now();
     await writeFileDurably(this.#checkpointFile(), serializeCheckpoint(end.checkpoint));
     const step = this.#step;
     if (end.evaluationLoss !== undefined) {
       const point = { step, epoch: end.epoch, loss: end.evaluationLoss, learningRate: 0, time: new Date() };
       await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "evaluation", [point]);
     }
+    const hold = (this.#options.checkpointHoldMs ?? 0) - (Date.now() - checkpointing);
+    if (hold > 0) await delay(hold, undefined, { signal: this.#signal });
     await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, [
       "JOB_STATE_CHECKPOINTING",
     ]);
