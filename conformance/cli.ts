@@ -233,7 +233,7 @@ interface ReferenceServer {
 }
 
 /** How long the recording server's jobs stay in CHECKPOINTING (as test/conformance/reference.ts's). */
-const RECORD_CHECKPOINT_HOLD_MS = 800;
+const RECORD_CHECKPOINT_HOLD_MS = 500;
 
 /** The reference server of this repository, in-process, on a fresh data directory with the development seed. */
 async function startReferenceServer(): Promise<{ baseUrl: string; close: () => Promise<void> }> {

@@ -15,13 +15,13 @@ export class OutputCeiling {
   /** Tokens of the reasoning summary and of the function calls passed on. */
   #otherTokens = 0;
   #reasoningTokens = 0;
-  #text = "";
-  /**
-   * UTF-8 bytes of the text passed on: every token is at least one byte, so while the bytes
-   * fit, the tokens do, and the text need not be counted (counting all of it again on every
-   * delta is what costs).
-   */
-  #textBytes = 0;
+  /** The text passed on: `#counted` (whose tokens are `#countedTokens`), then `#pending`. */
+  #counted = "";
+  #countedTokens = 0;
+  #pending = "";
+  /** UTF-8 bytes of `#pending` and of the last three runs of `#counted` (see `#bound`). */
+  #pendingBytes = 0;
+  #tailBytes = 0;
   #reached = false;
 
   constructor(limit: number) {
@@ -61,18 +61,41 @@ export class OutputCeiling {
     return this.#limit - this.#otherTokens;
   }
 
+  get #text(): string {
+    return this.#counted + this.#pending;
+  }
+
+  /**
+   * A bound on the text's tokens without counting them all again (counting the whole text on
+   * every delta cost 16 ms per 256-token answer). The tokenizer encodes each piece of its
+   * pre-tokenisation alone, and a piece spans at most three runs (of white space or not: a
+   * space, punctuation, line breaks); so appended text can only change the pieces of the
+   * last three runs of the counted text, and every token is at least one byte:
+   * tokens(counted + pending) ≤ countedTokens + bytes(last three runs) + bytes(pending).
+   */
+  #bound(): number {
+    return this.#countedTokens + this.#tailBytes + this.#pendingBytes;
+  }
+
   #admitText(delta: string): GenerationEvent | undefined {
-    const next = this.#text + delta;
-    const bytes = this.#textBytes + Buffer.byteLength(delta);
-    if (bytes <= this.#room() || countTokens(next) <= this.#room()) {
-      this.#text = next;
-      this.#textBytes = bytes;
+    this.#pending += delta;
+    this.#pendingBytes += Buffer.byteLength(delta);
+    if (this.#bound() <= this.#room()) return { type: "text", delta };
+    const text = this.#text;
+    const tokens = countTokens(text);
+    if (tokens <= this.#room()) {
+      this.#counted = text;
+      this.#countedTokens = tokens;
+      this.#pending = "";
+      this.#pendingBytes = 0;
+      this.#tailBytes = Buffer.byteLength(lastRuns(text, 3));
       return { type: "text", delta };
     }
     this.#reached = true;
-    const kept = decode(encode(next).slice(0, Math.max(0, this.#room())));
+    const sent = text.slice(0, text.length - delta.length);
+    const kept = decode(encode(text).slice(0, Math.max(0, this.#room())));
     // A cut inside a character can decode to other text than was sent: then nothing more is sent.
-    const piece = kept.startsWith(this.#text) ? kept.slice(this.#text.length) : "";
+    const piece = kept.startsWith(sent) ? kept.slice(sent.length) : "";
     return piece === "" ? undefined : { type: "text", delta: piece };
   }
 
@@ -115,4 +138,14 @@ export class OutputCeiling {
     };
     return { ...event, usage };
   }
+}
+
+/** The last `count` runs of white space or of other characters of a text (all of it when it has fewer). */
+export function lastRuns(text: string, count: number): string {
+  let start = text.length;
+  for (let runs = 0; runs < count && start > 0; runs++) {
+    const space = /\s/.test(text[start - 1]!);
+    while (start > 0 && /\s/.test(text[start - 1]!) === space) start--;
+  }
+  return text.slice(start);
 }

@@ -23,7 +23,7 @@ const MAX_BODY_BYTES = 256 * 1024;
  * Jobs stay in CHECKPOINTING at least this long, as a hosted trainer's would, so that the
  * transcript that cancels a job there (409 JOB_STATE_INVALID) hits the state every time.
  */
-export const CHECKPOINT_HOLD_MS = 800;
+export const CHECKPOINT_HOLD_MS = 500;
 const MEDIA_MAX_BYTES = 16 * 1024;
 
 export interface Reference {
