@@ -41,6 +41,7 @@ const SLOW = [
   "test/conformance/cleanup.test.ts",
   "test/fuzz/**/*.test.ts",
   "test/finetune/jobs.test.ts",
+  "test/finetune/cancel-and-billing.test.ts",
   "test/finetune/restart.test.ts",
   "test/finetune/tuning-quality.test.ts",
   "test/datasets/large-upload.test.ts",

@@ -62,9 +62,12 @@ export function checkExchange(
       rulesChecked.add("finetune.estimate");
     }
     const kind = streamKindOf(op.template);
-    if (kind && ex.status === 200) {
+    // Model listing is one of the document's inference endpoints: its answers carry the headers too.
+    if ((kind || MODEL_LISTING.has(op.id)) && ex.status === 200) {
       for (const p of checkInferenceHeaders(ex.headers)) problems.push(protocol(p));
       rulesChecked.add("headers.x-provider-class").add("headers.x-config-version");
+    }
+    if (kind && ex.status === 200) {
       if (ex.events) {
         for (const p of checkStream(kind, ex.events, options)) problems.push(protocol(p));
         if (kind === "responses")
@@ -139,11 +142,15 @@ function checkErrorEnvelope(contract: Contract, ex: Exchange): Problem[] {
   return problems;
 }
 
+/** The operations of model listing, an inference endpoint of the interface document. */
+const MODEL_LISTING = new Set(["listModels", "getModel"]);
+
 /**
  * The estimate shows its working, so the working must add up: the cost is tokensProcessed
  * × ratePerMillion / 1 000 000 (to within the last decimal the amount is written with,
- * rounded either way), and tokensProcessed is about avgTokensPerExample × the examples
- * trained × epochs (the average is rounded, so by at most half a token per example).
+ * rounded either way); tokensPerEpoch × epochs is tokensProcessed exactly (the decisions);
+ * and avgTokensPerExample is tokensPerEpoch over the examples trained, to within the last
+ * decimal it is written with.
  */
 export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
   const e = isPlainObject(body) ? body.estimate : undefined;
@@ -152,10 +159,8 @@ export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
   const tokens = Number(e.tokensProcessed);
   const rate = Number(isPlainObject(e.ratePerMillion) ? e.ratePerMillion.amount : undefined);
   const amountText = String((isPlainObject(e.estimatedCost) ? e.estimatedCost.amount : undefined) ?? "");
-  const decimals = amountText.split(".")[1]?.length ?? 0;
   const exact = (tokens * rate) / 1_000_000;
-  const tolerance = 10 ** -decimals;
-  if (!(Math.abs(Number(amountText) - exact) <= tolerance + 1e-12)) {
+  if (!withinLastDecimal(amountText, exact)) {
     problems.push({
       rule: "finetune.estimate",
       message: `estimatedCost ${amountText} is not tokensProcessed × ratePerMillion / 1e6 = ${tokens} × ${rate} / 1e6 = ${exact}`,
@@ -164,19 +169,43 @@ export function checkEstimateArithmetic(body: unknown): ProtocolProblem[] {
       received: amountText,
     });
   }
-  const trained = Number(e.exampleCount) - Number(e.examplesSkipped);
   const epochs = Number(e.epochs);
-  const approx = Number(e.avgTokensPerExample) * trained * epochs;
-  if (trained >= 0 && !(Math.abs(approx - tokens) <= 0.5 * trained * epochs + 1e-9)) {
+  const perEpoch = String(e.tokensPerEpoch ?? "");
+  const processed = String(e.tokensProcessed ?? "");
+  const multipliesOut =
+    /^\d+$/.test(perEpoch) &&
+    /^\d+$/.test(processed) &&
+    Number.isInteger(epochs) &&
+    BigInt(perEpoch) * BigInt(epochs) === BigInt(processed);
+  if (!multipliesOut) {
     problems.push({
       rule: "finetune.estimate",
-      message: `tokensProcessed ${tokens} does not match avgTokensPerExample × examples trained × epochs = ${approx}`,
-      at: "body.estimate.tokensProcessed",
-      expected: approx,
-      received: tokens,
+      message: `tokensPerEpoch × epochs = ${perEpoch} × ${epochs} is not tokensProcessed ${processed}: the working must multiply out`,
+      at: "body.estimate.tokensPerEpoch",
+      expected: processed,
+      received: perEpoch,
+    });
+    return problems;
+  }
+  const trained = Number(e.exampleCount) - Number(e.examplesSkipped);
+  const average = trained > 0 ? Number(perEpoch) / trained : 0;
+  const averageText = String(e.avgTokensPerExample ?? "");
+  if (trained >= 0 && !withinLastDecimal(averageText, average)) {
+    problems.push({
+      rule: "finetune.estimate",
+      message: `avgTokensPerExample ${averageText} is not tokensPerEpoch / examples trained = ${perEpoch} / ${trained} = ${average}`,
+      at: "body.estimate.avgTokensPerExample",
+      expected: average,
+      received: averageText,
     });
   }
   return problems;
+}
+
+/** A decimal text that is `value` rounded either way to the last decimal it is written with. */
+function withinLastDecimal(text: string, value: number): boolean {
+  const decimals = text.split(".")[1]?.length ?? 0;
+  return Math.abs(Number(text) - value) <= 10 ** -decimals + 1e-12;
 }
 
 function protocol(p: ProtocolProblem): Problem {

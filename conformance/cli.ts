@@ -255,6 +255,8 @@ async function record(profileFile: string, overrides: { baseUrl?: string }, colo
   }
   try {
     const profile = loadProfile(profileFile, { ...overrides, baseUrl });
+    // The server started here holds CHECKPOINTING long enough for the kit to cancel in it.
+    if (stop !== undefined) profile.settings = { ...profile.settings, checkpointingMs: RECORD_CHECKPOINT_HOLD_MS };
     const writer = new GoldenWriter(path.join(kitRoot(), "goldens"));
     // One transcript at a time, so that lists hold the same items in the same order on every recording.
     const report = await runConformance({ profile, recorder: writer, runId: "rrecord0001", concurrency: 1 });
@@ -278,6 +280,9 @@ interface ReferenceServer {
   close(): Promise<void>;
 }
 
+/** How long the recording server's jobs stay in CHECKPOINTING (as test/conformance/reference.ts's). */
+const RECORD_CHECKPOINT_HOLD_MS = 500;
+
 /** The reference server of this repository, in-process, on a fresh data directory with the development seed. */
 async function startReferenceServer(): Promise<{ baseUrl: string; close: () => Promise<void> }> {
   const serverModule = path.join(kitRoot(), "../server/server.ts");
@@ -291,7 +296,7 @@ async function startReferenceServer(): Promise<{ baseUrl: string; close: () => P
     host: "127.0.0.1",
     validateResponses: true,
     devSeed: true,
-    fineTuning: { pollMs: 50 },
+    fineTuning: { pollMs: 50, checkpointHoldMs: RECORD_CHECKPOINT_HOLD_MS },
   });
   for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
   return {

@@ -85,6 +85,12 @@ export interface ProfileSettings {
   contextWindow?: number;
   /** The largest request body in bytes; one byte more is 413 REQUEST_TOO_LARGE. */
   maxRequestBytes?: number;
+  /**
+   * The least time in milliseconds a job stays in JOB_STATE_CHECKPOINTING at an epoch end
+   * (a test deployment may hold it). With 500 or more the kit cancels a job there and
+   * expects 409 JOB_STATE_INVALID; a shorter state cannot be hit reliably over HTTP.
+   */
+  checkpointingMs?: number;
   [name: string]: unknown;
 }
 
@@ -197,6 +203,7 @@ export const PROFILE_KEYS = {
     "rateLimitedRequestsPerMinute",
     "contextWindow",
     "maxRequestBytes",
+    "checkpointingMs",
   ],
   capabilities: ["mediaInput", "deterministicAtTemperatureZero"],
   faults: [

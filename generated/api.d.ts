@@ -199,9 +199,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel a preference (DPO) job
-         * @description Stops a DPO job that is queued or running (**Decision:** or checkpointing): 200 with the
-         *     job in `JOB_STATE_CANCELLED`, `completeTime` set. In any other state 409
-         *     `JOB_STATE_INVALID`. No body.
+         * @description Stops a DPO job that is queued or running: 200 with the job in `JOB_STATE_CANCELLED`,
+         *     `completeTime` set (**Decision:** billed for the tokens it trained before the cancel). In
+         *     any other state, CHECKPOINTING included, 409 `JOB_STATE_INVALID`. No body.
          */
         post: operations["cancelDpoJob"];
         delete?: never;
@@ -306,9 +306,9 @@ export interface paths {
         put?: never;
         /**
          * Cancel a supervised fine-tuning (SFT) job
-         * @description **Decision:** stops an SFT job that is queued, running or checkpointing, like the DPO
-         *     cancel: 200 with the job in `JOB_STATE_CANCELLED`, `completeTime` set. In any other
-         *     state 409 `JOB_STATE_INVALID`.
+         * @description **Decision:** stops an SFT job that is queued or running, like the DPO cancel: 200 with
+         *     the job in `JOB_STATE_CANCELLED`, `completeTime` set, billed for the tokens it trained
+         *     before the cancel. In any other state, CHECKPOINTING included, 409 `JOB_STATE_INVALID`.
          */
         post: operations["cancelSupervisedFineTuningJob"];
         delete?: never;
@@ -409,7 +409,8 @@ export interface paths {
         };
         /**
          * List the models this key can call
-         * @description Lists the platform models the key may call and the account's own models.
+         * @description Lists the platform models the key may call and the account's own models. Model listing is
+         *     an inference endpoint, so it carries `x-provider-class` (`primary`) and `x-config-version`.
          */
         get: operations["listModels"];
         put?: never;
@@ -893,14 +894,22 @@ export interface components {
         CostEstimateWorking: {
             /** @description Examples in the dataset version. */
             exampleCount: components["schemas"]["Int64String"];
-            /** @description Average tokens per example that fits `maxContextLength`. */
-            avgTokensPerExample: components["schemas"]["Int64String"];
+            /**
+             * @description Average tokens per example that fits `maxContextLength`. **Decision:** `tokensPerEpoch`
+             *     over those examples, as a decimal with two places (`"28.95"`).
+             */
+            avgTokensPerExample: components["schemas"]["DecimalString"];
+            /**
+             * @description **Decision:** tokens of the examples that fit `maxContextLength`, one pass: the working
+             *     multiplies out, `tokensPerEpoch` × `epochs` = `tokensProcessed` exactly.
+             */
+            tokensPerEpoch: components["schemas"]["Int64String"];
             /**
              * Format: int32
              * @description Passes over the data.
              */
             epochs: number;
-            /** @description Tokens of the examples that fit, times epochs. */
+            /** @description Tokens of the examples that fit, times epochs: `tokensPerEpoch` × `epochs`. */
             tokensProcessed: components["schemas"]["Int64String"];
             /** @description **Decision:** examples longer than `maxContextLength`, skipped and not billed. */
             examplesSkipped: components["schemas"]["Int64String"];
@@ -1188,8 +1197,14 @@ export interface components {
             totalLines: components["schemas"]["Int64String"];
             /** @description Lines that are valid rows. */
             validLines: components["schemas"]["Int64String"];
-            /** @description The first bad line; present when the version FAILED validation. */
+            /** @description The first bad line; present when the version FAILED validation because of a line. */
             firstInvalidLine?: components["schemas"]["InvalidLine"];
+            /**
+             * @description **Decision:** why the version FAILED when no single line is to blame (an upload with no
+             *     rows, an upload that was interrupted), in words a person can act on; then
+             *     `firstInvalidLine` is absent.
+             */
+            failureReason?: string;
         };
         /** @description One uploaded version of a dataset (`accounts/{account}/datasets/{dataset}/versions/{n}`). */
         DatasetVersion: {
@@ -1542,8 +1557,9 @@ export interface components {
          *     (`startTime` set) → SUCCEEDED (`outputModel` set). Cancel from QUEUED or RUNNING →
          *     CANCELLED (`completeTime` set); from any other state 409 `JOB_STATE_INVALID`.
          *
-         *     **Decision:** RUNNING → CHECKPOINTING → RUNNING at each epoch end (cancel is allowed
-         *     there too); RUNNING → FINALIZING → SUCCEEDED (`completeTime` set); any non-terminal state
+         *     **Decision:** RUNNING → CHECKPOINTING → RUNNING at each epoch end (a cancel in
+         *     CHECKPOINTING is 409 `JOB_STATE_INVALID`, as in every state but QUEUED and RUNNING; the
+         *     job is RUNNING again a moment later); RUNNING → FINALIZING → SUCCEEDED (`completeTime` set); any non-terminal state
          *     → FAILED (`errorClass`, `stateDetail`, `completeTime`); QUEUED past the queue's time to
          *     live → EXPIRED.
          * @enum {string}
@@ -2758,6 +2774,17 @@ export interface components {
             examplesTrained: components["schemas"]["Int64String"];
             /** @description Examples evaluation loss is measured on; `"0"` without evaluation. */
             evalExamples: components["schemas"]["Int64String"];
+            /**
+             * @description **Decision:** the tokens the account was billed for: `"0"` until the job ends; a
+             *     SUCCEEDED job's trained tokens; a CANCELLED job's tokens trained before the cancel (its
+             *     `progress.processedTokens` then); `"0"` for FAILED and EXPIRED jobs, which are not billed.
+             */
+            billedTokens: components["schemas"]["Int64String"];
+            /**
+             * @description **Decision:** what the account's balance was charged, `billedTokens` × the base model's
+             *     rate per million / 1,000,000 rounded up to the micro-unit; `"0.00"` when not billed.
+             */
+            billedCost: components["schemas"]["Money"];
         };
         /** @description A training job (`accounts/{account}/trainingJobs/{job}`). */
         TrainingJob: {
@@ -5923,6 +5950,10 @@ export interface operations {
                 headers: {
                     /** @description String handle for the whole path of the request; quote it when reporting a problem. */
                     "x-request-id": string;
+                    /** @description `primary` or `fallback`: whether the first choice or a standby served the call. Never names the provider. */
+                    "x-provider-class": "primary" | "fallback";
+                    /** @description Version of the routing configuration in effect for the call. Not an interface version. */
+                    "x-config-version": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6029,6 +6060,10 @@ export interface operations {
                 headers: {
                     /** @description String handle for the whole path of the request; quote it when reporting a problem. */
                     "x-request-id": string;
+                    /** @description `primary` or `fallback`: whether the first choice or a standby served the call. Never names the provider. */
+                    "x-provider-class": "primary" | "fallback";
+                    /** @description Version of the routing configuration in effect for the call. Not an interface version. */
+                    "x-config-version": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -160,7 +160,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       requestProblems: unknownModelProblems(models, tenantFor),
       registerRoutes: (handlers) => {
         registerInferenceRoutes(handlers, { engine, tenantFor, streams });
-        registerModelRoutes(handlers, { models, tenantFor, isListed, requireReadable });
+        registerModelRoutes(handlers, {
+          models,
+          tenantFor,
+          isListed,
+          requireReadable,
+          configVersion: () => engine.configVersion,
+        });
         datasets.register(handlers);
         fineTuning.register(handlers);
       },

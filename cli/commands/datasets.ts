@@ -68,7 +68,7 @@ function printDataset(ctx: Context, dataset: Dataset): void {
           count(v.estimatedTokenCount),
           bytes(v.bytes),
           time(v.createTime),
-          v.validation.firstInvalidLine ? badLine(v.validation.firstInvalidLine) : "-",
+          v.validation.firstInvalidLine ? badLine(v.validation.firstInvalidLine) : (v.validation.failureReason ?? "-"),
         ]),
       ]),
     );
@@ -130,6 +130,8 @@ function reportValidation(ctx: Context, dataset: Dataset, version: DatasetVersio
       `${count(version.validation.validLines)} of ${count(version.validation.totalLines)} lines valid; fix line ${bad.lineNumber} of the file and upload it again`,
     ]);
   }
+  if (version.validation.failureReason !== undefined)
+    throw new CliError(`validation failed: ${version.validation.failureReason}`, EXIT.FAILED);
   throw new CliError(
     `dataset ${dataset.name} is ${state(dataset.state)} (version ${version.versionNo} ${state(version.state)})`,
     EXIT.FAILED,

@@ -73,6 +73,8 @@ function checkSft(row: Record<string, unknown>): ParsedRow | string {
   if (typeof messages === "string") return messages;
   if (!messages.some((m) => m.role === "assistant"))
     return '"messages" needs at least one assistant message (the answer to train on)';
+  const empty = messages.findIndex((m) => m.role === "assistant" && isBlank(m.content));
+  if (empty !== -1) return `"messages[${empty}].content" is empty; an assistant message needs the answer to train on`;
   if (row.tools !== undefined && !Array.isArray(row.tools)) return '"tools" must be an array';
   return { format: "SFT", row: { messages, ...(row.tools !== undefined ? { tools: row.tools as unknown[] } : {}) } };
 }
@@ -83,22 +85,38 @@ function checkPreference(row: Record<string, unknown>): ParsedRow | string {
     return '"input" must be an object with "messages"';
   const prompt = checkMessages((input as Record<string, unknown>).messages, "input.messages");
   if (typeof prompt === "string") return prompt;
+  if (!prompt.some((m) => m.role === "user"))
+    return '"input.messages" needs at least one user message (the prompt both answers reply to)';
   const preferred = checkAnswer(row.preferred_output, "preferred_output");
   if (typeof preferred === "string") return preferred;
   const rejected = checkAnswer(row.non_preferred_output, "non_preferred_output");
   if (typeof rejected === "string") return rejected;
+  if (answerText(preferred) === answerText(rejected))
+    return '"preferred_output" and "non_preferred_output" are the same answer; a preference needs two different ones';
   return {
     format: "PREFERENCE",
     row: { input: { messages: prompt }, preferred_output: preferred, non_preferred_output: rejected },
   };
 }
 
-/** A preference answer: a non-empty list of assistant messages. */
+/** A preference answer: a non-empty list of assistant messages, with text. */
 function checkAnswer(value: unknown, field: string): ChatMessage[] | string {
   const messages = checkMessages(value, field);
   if (typeof messages === "string") return messages;
   const other = messages.findIndex((m) => m.role !== "assistant");
-  return other === -1 ? messages : `"${field}[${other}].role" must be "assistant"`;
+  if (other !== -1) return `"${field}[${other}].role" must be "assistant"`;
+  const empty = messages.findIndex((m) => isBlank(m.content));
+  return empty === -1 ? messages : `"${field}[${empty}].content" is empty; an answer needs text`;
+}
+
+/** Empty or only white space: nothing to train on. */
+function isBlank(text: string): boolean {
+  return text.trim() === "";
+}
+
+/** An answer's text, for comparing the preferred one with the other. */
+function answerText(messages: ChatMessage[]): string {
+  return messages.map((m) => m.content).join("\n");
 }
 
 function checkMessages(value: unknown, field: string): ChatMessage[] | string {

@@ -2,6 +2,7 @@
  * Dataset records (numbers and Dates) as the contract's shapes: 64-bit counts as decimal
  * strings, times as RFC 3339, `versions` and `jobs` only in the full view.
  */
+import { WHOLE_FILE } from "./check-file.ts";
 import type { components } from "../../generated/api.d.ts";
 import { datasetName, versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 
@@ -37,17 +38,21 @@ export function toDatasetVersion(record: VersionRecord): Schemas["DatasetVersion
     validation: {
       totalLines: String(validation.totalLines),
       validLines: String(validation.validLines),
-      ...(validation.firstInvalidLine
-        ? {
-            firstInvalidLine: {
-              lineNumber: String(validation.firstInvalidLine.lineNumber),
-              reason: validation.firstInvalidLine.reason,
-            },
-          }
-        : {}),
+      ...failure(validation.firstInvalidLine),
     },
     topLevelKeys: validation.topLevelKeys,
     ...(validation.format ? { format: validation.format } : {}),
     createTime: record.createTime.toISOString(),
   };
+}
+
+/**
+ * Why a version failed: its first bad line, or, when no line is to blame (the store keeps
+ * those as line 0: an upload with no rows, an interrupted one), `failureReason` alone, so
+ * that no line number is invented.
+ */
+function failure(line: { lineNumber: number; reason: string } | undefined) {
+  if (line === undefined) return {};
+  if (line.lineNumber === WHOLE_FILE) return { failureReason: line.reason };
+  return { firstInvalidLine: { lineNumber: String(line.lineNumber), reason: line.reason } };
 }

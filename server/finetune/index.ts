@@ -19,6 +19,13 @@ export interface FineTuningOptions {
   pollMs?: number;
   /** A job QUEUED longer than this EXPIRES (default 24 h). */
   queueTtlMs?: number;
+  /**
+   * The least time a job stays in CHECKPOINTING at each epoch end (default 0: as long as
+   * saving takes, a few milliseconds here). The conformance kit's reference server sets it,
+   * as a hosted trainer's slower checkpoint would, so that a client can see the state and
+   * the kit can prove a cancel there is refused.
+   */
+  checkpointHoldMs?: number;
   /** Run jobs in this process (default true); a process that only serves the API sets false. */
   runJobs?: boolean;
   /** Serves the models an upstream trainer tuned (server.ts builds OpenAI-compatible providers). */
@@ -44,6 +51,7 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
     leaseMs: options.leaseMs ?? 30_000,
     pollMs: options.pollMs ?? 1_000,
     queueTtlMs: options.queueTtlMs ?? 24 * 3_600_000,
+    checkpointHoldMs: options.checkpointHoldMs ?? 0,
     onEvent: options.onRunnerEvent,
   });
   if (options.runJobs !== false) runner.start();

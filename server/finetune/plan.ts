@@ -73,8 +73,9 @@ export interface JobPlan {
   examplesTrained: number;
   examplesSkipped: number;
   evalExamples: number;
+  /** Tokens of the examples that fit, one pass: tokensPerEpoch × epochs = tokensProcessed. */
+  tokensPerEpoch: number;
   tokensProcessed: number;
-  avgTokensPerExample: number;
   costMicros: number;
   /** The error a create with this body would answer for this account, if it would be refused. */
   refusal?: ApiError;
@@ -122,8 +123,8 @@ export async function planJob(
     examplesTrained: fitting,
     examplesSkipped: skipped,
     evalExamples: evaluation ? evaluation.exampleCount : held,
+    tokensPerEpoch: tokens,
     tokensProcessed,
-    avgTokensPerExample: fitting === 0 ? 0 : Math.round(tokens / fitting),
     costMicros: costMicros(base.training.ratePerMillion, tokensProcessed),
     ...(refusal ? { refusal } : {}),
     egress: egressFor(account, base, refusal),
@@ -135,7 +136,8 @@ export function costEstimate(plan: JobPlan): Schemas["CostEstimate"] {
   return {
     estimate: {
       exampleCount: String(plan.examplesTrained + plan.examplesSkipped),
-      avgTokensPerExample: String(plan.avgTokensPerExample),
+      avgTokensPerExample: averageText(plan.tokensPerEpoch, plan.examplesTrained),
+      tokensPerEpoch: String(plan.tokensPerEpoch),
       epochs: plan.config.epochs,
       tokensProcessed: String(plan.tokensProcessed),
       examplesSkipped: String(plan.examplesSkipped),
@@ -144,6 +146,16 @@ export function costEstimate(plan: JobPlan): Schemas["CostEstimate"] {
     },
     egress: plan.egress,
   };
+}
+
+/**
+ * `tokens / examples` with two decimal places, rounded half up, in integer arithmetic so
+ * that no binary rounding shows (`"28.95"`; `"0.00"` with no example).
+ */
+export function averageText(tokens: number, examples: number): string {
+  if (examples === 0) return "0.00";
+  const hundredths = (BigInt(tokens) * 200n + BigInt(examples)) / (2n * BigInt(examples));
+  return `${hundredths / 100n}.${String(hundredths % 100n).padStart(2, "0")}`;
 }
 
 /**

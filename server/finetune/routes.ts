@@ -14,6 +14,7 @@ import { requireFineTuningEnabled } from "../http/permissions.ts";
 import { CANCELLABLE_STATES, type JobRecord, type JobType } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
 import { platformModelName } from "../inference/catalog.ts";
+import { billedExecution, chargeBill } from "./billing.ts";
 import { costEstimate, planJob, type JobPlan, type TrainingJobRequest } from "./plan.ts";
 import { toCurve, toTrainingJob } from "./wire.ts";
 
@@ -87,13 +88,10 @@ export function registerJobRoutes(handlers: OperationHandlers, deps: JobRouteDep
       const cancelled = await deps.store.fineTuning.updateJob(job.accountId, job.jobId, patch, CANCELLABLE_STATES);
       if (cancelled === undefined) {
         const now = (await requireJob(deps.store, collection, params)).state;
-        throw new ApiError(
-          "JOB_STATE_INVALID",
-          `A job in ${now} cannot be cancelled; only QUEUED, RUNNING and CHECKPOINTING jobs can.`,
-        );
+        throw new ApiError("JOB_STATE_INVALID", cancelRefusal(now));
       }
       deps.cancelled(job.accountId, job.jobId);
-      res.json(toTrainingJob(cancelled));
+      res.json(toTrainingJob(await billCancelled(deps.store, cancelled)));
     });
     handlers.on(ids.metrics, async (req, res, params) => {
       const job = await requireJob(deps.store, collection, params);
@@ -105,6 +103,27 @@ export function registerJobRoutes(handlers: OperationHandlers, deps: JobRouteDep
       res.json(toCurve(job, training, evaluation, maxPoints));
     });
   }
+}
+
+/** Why a cancel was refused: only QUEUED and RUNNING jobs can be cancelled (the interface document). */
+function cancelRefusal(state: JobRecord["state"]): string {
+  const rule = "only QUEUED and RUNNING jobs can be cancelled";
+  return state === "JOB_STATE_CHECKPOINTING"
+    ? `The job is saving a checkpoint (JOB_STATE_CHECKPOINTING) and cannot be cancelled now; ${rule}. It is RUNNING again in a moment: cancel then.`
+    : `A job in ${state} cannot be cancelled; ${rule}.`;
+}
+
+/**
+ * Bills a job just cancelled for the tokens it trained before the cancel: its progress as
+ * the cancel found it (the runner writes no more progress once the job is CANCELLED). The
+ * bill is written on the job, from CANCELLED only, before the balance is charged.
+ */
+async function billCancelled(store: Store, job: JobRecord): Promise<JobRecord> {
+  const execution = billedExecution(job, job.progress.processedTokens);
+  const billed = await store.fineTuning.updateJob(job.accountId, job.jobId, { execution }, ["JOB_STATE_CANCELLED"]);
+  if (billed === undefined) return job;
+  await chargeBill(store, billed);
+  return billed;
 }
 
 async function createJob(

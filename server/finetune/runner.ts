@@ -11,6 +11,7 @@
  * never stuck RUNNING and never trained by two runners at once.
  */
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { resourceName } from "../../client/resource-names.ts";
@@ -21,10 +22,8 @@ import {
   type DatasetVersionRef,
 } from "../datasets/training-data.ts";
 import { log } from "../log.ts";
-import { findPlatformModel } from "../inference/catalog.ts";
 import { loadAdapter } from "../inference/local/index.ts";
 import { isStoreError } from "../store/errors.ts";
-import { costMicros } from "../store/money.ts";
 import {
   ACTIVE_STATES,
   jobName,
@@ -34,6 +33,7 @@ import {
   type JobRecord,
 } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
+import { billedExecution, chargeBill } from "./billing.ts";
 import type { Deployments } from "./deployments.ts";
 import { writeFileDurably } from "./files.ts";
 import { TrainerFailure } from "./upstream/failure.ts";
@@ -63,6 +63,8 @@ export interface RunnerOptions {
   pollMs: number;
   /** A job QUEUED longer than this EXPIRES. */
   queueTtlMs: number;
+  /** The least time a job stays in CHECKPOINTING at an epoch end (index.ts, FineTuningOptions). */
+  checkpointHoldMs?: number;
   /** Told when this runner takes a job and when it lets it go (the worker logs these). */
   onEvent?: (event: RunnerEvent) => void;
 }
@@ -393,12 +395,15 @@ class Training {
   async #onEpochEnd(end: EpochEnd): Promise<void> {
     await this.#flush();
     await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
+    const checkpointing = Date.now();
     await writeFileDurably(this.#checkpointFile(), serializeCheckpoint(end.checkpoint));
     const step = this.#step;
     if (end.evaluationLoss !== undefined) {
       const point = { step, epoch: end.epoch, loss: end.evaluationLoss, learningRate: 0, time: new Date() };
       await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "evaluation", [point]);
     }
+    const hold = (this.#options.checkpointHoldMs ?? 0) - (Date.now() - checkpointing);
+    if (hold > 0) await delay(hold, undefined, { signal: this.#signal });
     await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, [
       "JOB_STATE_CHECKPOINTING",
     ]);
@@ -423,12 +428,19 @@ class Training {
       adapterPath,
       createTime: new Date(),
     };
-    const execution = {
-      ...job.execution,
-      examplesTrained: result.examplesTrained,
-      examplesSkipped: result.examplesSkipped,
-      evalExamples: result.evalExamples,
-    };
+    // Billed for the tokens it trained (finetune/billing.ts); the charge follows the record.
+    const execution = billedExecution(
+      {
+        ...job,
+        execution: {
+          ...job.execution,
+          examplesTrained: result.examplesTrained,
+          examplesSkipped: result.examplesSkipped,
+          evalExamples: result.evalExamples,
+        },
+      },
+      job.progress.processedTokens,
+    );
     const progress = { ...job.progress, percent: 100 };
     const stateDetail = result.stoppedEarly ? "Stopped early: the evaluation loss stopped improving." : undefined;
     this.#job = await this.#store.completeJob(
@@ -444,7 +456,7 @@ class Training {
       },
       this.#owner,
     );
-    await this.#charge();
+    await chargeBill(this.#options.store, this.#job);
   }
 
   async #writeOutput(adapter: ReturnType<typeof loadAdapter>, evaluation: ParsedRow[]): Promise<void> {
@@ -457,22 +469,6 @@ class Training {
       rows: tunedAnswers(job.baseModel, adapter, evaluation, this.#signal),
     }).catch((error: unknown) => {
       if (!isStoreError(error, "already-exists")) throw error;
-    });
-  }
-
-  /** Training is billed for the tokens processed, once, when the job succeeds. */
-  async #charge(): Promise<void> {
-    const job = this.#job;
-    const rate = findPlatformModel(job.baseModel)?.training?.ratePerMillion ?? "0";
-    const amountMicros = costMicros(rate, job.progress.processedTokens);
-    if (amountMicros === 0) return;
-    const keyId = job.createdBy.startsWith("keys/") ? job.createdBy.slice("keys/".length) : null;
-    await this.#options.store.usage.charge({
-      accountId: job.accountId,
-      keyId,
-      kind: "fine_tuning",
-      amountMicros,
-      at: new Date(),
     });
   }
 

@@ -26,6 +26,8 @@ export function toTrainingJob(job: JobRecord): Schemas["TrainingJob"] {
       examplesSkipped: String(job.execution.examplesSkipped),
       examplesTrained: String(job.execution.examplesTrained),
       evalExamples: String(job.execution.evalExamples),
+      billedTokens: String(job.execution.billedTokens ?? 0),
+      billedCost: { amount: formatMoney(job.execution.billedMicros ?? 0), currency: CURRENCY },
     },
     createdBy: job.createdBy,
     createTime: job.createTime.toISOString(),

@@ -36,7 +36,11 @@ const MAX_OTHERS = 8;
 
 /** Why a rule is so, by operation and param: said after the problem. */
 const HINTS: Record<string, Record<string, string>> = {
-  createResponse: { store: 'this service keeps no state: send "store": false' },
+  // Client libraries omit `store` by default; the hint names each one's option (README, "With other clients").
+  createResponse: {
+    store:
+      'this service keeps no state: send "store": false; in the Vercel AI SDK providerOptions: { openai: { store: false } }, in LangChain\'s ChatOpenAI zdrEnabled: true, in the OpenAI Agents SDK modelSettings: { store: false } (README, "With other clients")',
+  },
 };
 
 /** Error middleware, right after the validator: rewrites its 400 to name every problem. */

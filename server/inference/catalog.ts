@@ -26,7 +26,12 @@ export interface PlatformModel {
   id: string;
   /** Unix seconds, as `created` in GET /models. */
   created: number;
-  /** Input plus output tokens the model can attend to; more is CONTEXT_LENGTH_EXCEEDED. */
+  /**
+   * Input plus output tokens as the API counts them; more is CONTEXT_LENGTH_EXCEEDED. The
+   * embedded models declare 16 384 (the decisions), though the model itself reads only the
+   * last 256 tokens of a prompt, so that the messages clients' default `max_tokens` (4 096
+   * to 8 192) is accepted.
+   */
   contextWindow: number;
   /** Default output ceiling when the request sets none. */
   defaultMaxOutputTokens: number;

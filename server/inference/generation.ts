@@ -9,6 +9,7 @@ import type { PlatformModel } from "./catalog.ts";
 import type { FunctionTool, GenerationEvent, GenerationRequest, Provider, ToolChoice, Usage } from "./engine.ts";
 import { checkMedia, type MediaSettings } from "./media.ts";
 import { modelNotFoundText } from "./models.ts";
+import { OutputCeiling } from "./output-ceiling.ts";
 import { ProviderFailure } from "./providers/failure.ts";
 import type { ContentPolicy, RoutingConfig } from "./routing.ts";
 import { countInputTokens, turnText } from "./tokenizer.ts";
@@ -52,8 +53,15 @@ export interface EngineSettings extends MediaSettings {
   stallTimeoutMs: number;
 }
 
+/** The request field a format calls the output ceiling, named by CONTEXT_LENGTH_EXCEEDED. */
+export type CeilingField = "max_output_tokens" | "max_tokens" | "max_completion_tokens";
+
 /** A generation request before routing: what a format produces. */
-export type GenerationInput = Omit<GenerationRequest, "model" | "signal"> & { model: string };
+export type GenerationInput = Omit<GenerationRequest, "model" | "signal"> & {
+  model: string;
+  /** What the format calls `maxOutputTokens`; `max_output_tokens` when not said. */
+  ceilingField?: CeilingField;
+};
 
 export interface GenerationCall {
   tenant: Tenant;
@@ -114,11 +122,12 @@ export class InferenceEngine {
     await checkMedia(model.spec, input.turns, this.#settings);
     checkInputPolicy(this.#routing.contentPolicy, input);
     const inputTokens = countInputTokens(input);
-    const maxOutputTokens = outputCeiling(model.spec, inputTokens, input.maxOutputTokens);
+    const maxOutputTokens = outputCeiling(model.spec, inputTokens, input);
 
     const watch = new RunWatch(call.signal, deadlineAt, this.#settings.stallTimeoutMs);
+    const { ceilingField: _field, ...generation } = input;
     const request: GenerationRequest = {
-      ...input,
+      ...generation,
       model: model.spec.id,
       maxOutputTokens,
       reasoning: model.spec.reasoning ? (input.reasoning ?? { effort: "medium" }) : undefined,
@@ -131,7 +140,13 @@ export class InferenceEngine {
       providerClass,
       configVersion: this.#routing.version,
       inputTokens,
-      events: guarded(first, iterator, watch, { policy: this.#routing.contentPolicy, tenant, model }),
+      events: guarded(first, iterator, watch, {
+        policy: this.#routing.contentPolicy,
+        tenant,
+        model,
+        ceiling: new OutputCeiling(maxOutputTokens),
+        inputTokens,
+      }),
     };
   }
 
@@ -204,14 +219,26 @@ function checkInputPolicy(policy: ContentPolicy, input: GenerationInput): void {
   }
 }
 
-/** The output token ceiling: the request's, or what the context window leaves up to the model's default. */
-function outputCeiling(spec: PlatformModel, inputTokens: number, requested: number | undefined): number {
+/**
+ * The output token ceiling: the request's, or what the context window leaves up to the
+ * model's default. CONTEXT_LENGTH_EXCEEDED names the field as the request's format calls it.
+ */
+function outputCeiling(spec: PlatformModel, inputTokens: number, input: GenerationInput): number {
+  const requested = input.maxOutputTokens;
+  const field = input.ceilingField ?? "max_output_tokens";
   const room = spec.contextWindow - inputTokens;
-  if (requested !== undefined ? requested > room : room < 1) {
+  if (requested !== undefined && requested > room) {
     throw new ApiError(
       "CONTEXT_LENGTH_EXCEEDED",
-      `The input (${inputTokens} tokens) plus the output ceiling exceed the model's context window of ${spec.contextWindow} tokens.`,
-      { param: requested !== undefined ? "max_output_tokens" : "input" },
+      `The input (${inputTokens} tokens) plus ${field} (${requested}) exceed the model's context window of ${spec.contextWindow} tokens; lower ${field} to at most ${Math.max(0, room)} or shorten the input.`,
+      { param: field },
+    );
+  }
+  if (room < 1) {
+    throw new ApiError(
+      "CONTEXT_LENGTH_EXCEEDED",
+      `The input (${inputTokens} tokens) fills the model's context window of ${spec.contextWindow} tokens; shorten the input.`,
+      { param: "input" },
     );
   }
   return requested ?? Math.min(spec.defaultMaxOutputTokens, room);
@@ -302,6 +329,10 @@ interface RunGuards {
   policy: ContentPolicy;
   tenant: Tenant;
   model: ResolvedModel;
+  /** The output ceiling, enforced here whoever generates. */
+  ceiling: OutputCeiling;
+  /** Input tokens as counted before generation, for an answer the ceiling ends. */
+  inputTokens: number;
 }
 
 /**
@@ -325,17 +356,27 @@ async function* guarded(
   let text = "";
   try {
     while (!result.done) {
-      const event = result.value;
-      if (event.type === "text") text += event.delta;
-      if (containsTerm(checkedText(event, text), guards.policy.blockedOutputTerms)) {
-        throw new ApiError("CONTENT_BLOCKED_OUTPUT", "The output was blocked by the content policy.");
-      }
-      if (event.type === "done") {
-        await guards.tenant.charge(guards.model, event.usage);
+      // Cut to the output ceiling first: what the ceiling keeps is what the policy reads and the caller gets.
+      const event = guards.ceiling.admit(result.value);
+      if (event !== undefined) {
+        if (event.type === "text") text += event.delta;
+        if (containsTerm(checkedText(event, text), guards.policy.blockedOutputTerms)) {
+          throw new ApiError("CONTENT_BLOCKED_OUTPUT", "The output was blocked by the content policy.");
+        }
+        if (event.type === "done") {
+          await guards.tenant.charge(guards.model, event.usage);
+          yield event;
+          return;
+        }
         yield event;
+      }
+      if (guards.ceiling.reached) {
+        // The provider is stopped (finally, below); the answer ends here, incomplete.
+        const done = guards.ceiling.done(guards.inputTokens);
+        await guards.tenant.charge(guards.model, done.usage);
+        yield done;
         return;
       }
-      yield event;
       result = await watch.next(iterator, "more").catch((error: unknown) => {
         throw asApiError(error);
       });

@@ -85,19 +85,31 @@ export interface ModelRouteDeps {
   isListed(res: Response, model: ResolvedModel): boolean;
   /** Throws when the caller may not read the model it named (a licence not accepted yet). */
   requireReadable(res: Response, model: ResolvedModel): void;
+  /** The routing configuration's version, for `x-config-version`. */
+  configVersion(): string;
+}
+
+/**
+ * Model listing is one of the document's inference endpoints, so its answers carry the
+ * inference headers; the catalogue itself is served by the primary (no standby is asked).
+ */
+function inferenceHeaders(deps: ModelRouteDeps): Record<string, string> {
+  return { "x-provider-class": "primary", "x-config-version": deps.configVersion() };
 }
 
 export function registerModelRoutes(handlers: OperationHandlers, deps: ModelRouteDeps): void {
   handlers.on("listModels", async (_req, res) => {
     const all = await deps.models.list(deps.tenantFor(res).accountId);
     const listed = all.filter((m) => deps.isListed(res, m));
-    res.json({ object: "list", data: listed.map((m) => ({ ...m.listing, object: "model" })) });
+    res
+      .set(inferenceHeaders(deps))
+      .json({ object: "list", data: listed.map((m) => ({ ...m.listing, object: "model" })) });
   });
   handlers.on("getModel", async (_req, res, params) => {
     const name = params.model;
     const model = await deps.models.resolve(name, deps.tenantFor(res).accountId);
     if (model === undefined) throw new ApiError("MODEL_NOT_FOUND", modelNotFoundText(name), { param: "model" });
     deps.requireReadable(res, model);
-    res.json({ ...model.listing, object: "model" });
+    res.set(inferenceHeaders(deps)).json({ ...model.listing, object: "model" });
   });
 }

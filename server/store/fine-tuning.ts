@@ -17,12 +17,11 @@ export const TERMINAL_STATES: ReadonlySet<JobState> = new Set([
   "JOB_STATE_CANCELLED",
   "JOB_STATE_EXPIRED",
 ]);
-/** The states a job may be cancelled from (the decisions). */
-export const CANCELLABLE_STATES: readonly JobState[] = [
-  "JOB_STATE_QUEUED",
-  "JOB_STATE_RUNNING",
-  "JOB_STATE_CHECKPOINTING",
-];
+/**
+ * The states a job may be cancelled from: the interface document says, three times, that
+ * only queued or running jobs can be cancelled; CHECKPOINTING is not one of them.
+ */
+export const CANCELLABLE_STATES: readonly JobState[] = ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING"];
 /** The states in which a runner holds the job under a lease. */
 export const ACTIVE_STATES: readonly JobState[] = [
   "JOB_STATE_RUNNING",
@@ -42,6 +41,10 @@ export interface JobExecution {
   examplesSkipped: number;
   examplesTrained: number;
   evalExamples: number;
+  /** The tokens the job was billed for (finetune/billing.ts); absent until it is billed. */
+  billedTokens?: number;
+  /** What the account was charged for them, in micro-units; absent until billed. */
+  billedMicros?: number;
 }
 
 export interface JobRecord {

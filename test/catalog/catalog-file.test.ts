@@ -32,9 +32,9 @@ describe("the committed default", () => {
     assert.deepEqual(
       models.map((m) => [m.id, m.contextWindow, m.defaultMaxOutputTokens, m.reasoning, m.tools, m.media]),
       [
-        ["tiny-chat", 2048, 256, false, true, false],
-        ["tiny-reasoner", 2048, 256, true, true, false],
-        ["tiny-chat-community", 2048, 256, false, true, false],
+        ["tiny-chat", 16384, 256, false, true, false],
+        ["tiny-reasoner", 16384, 256, true, true, false],
+        ["tiny-chat-community", 16384, 256, false, true, false],
       ],
     );
     assert.deepEqual(
@@ -100,8 +100,8 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
     ],
     [
       "a default ceiling beyond the window",
-      (c) => (c.models[1].defaultMaxOutputTokens = 4096),
-      /model "tiny-reasoner" \(models\[1\]\): defaultMaxOutputTokens \(4096\) is larger than contextWindow \(2048\)/,
+      (c) => (c.models[1].defaultMaxOutputTokens = 20000),
+      /model "tiny-reasoner" \(models\[1\]\): defaultMaxOutputTokens \(20000\) is larger than contextWindow \(16384\)/,
     ],
   ];
   for (const [what, edit, message] of cases) {

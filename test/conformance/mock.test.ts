@@ -7,11 +7,13 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { loadProfile, runConformance, startMockServer, textReport, type MockServer } from "../../conformance/index.ts";
-import { REFERENCE_PROFILE, upstreamFaultProfile } from "./reference.ts";
+import { CHECKPOINT_HOLD_MS, REFERENCE_PROFILE, upstreamFaultProfile } from "./reference.ts";
 
 describe("the mock server", () => {
   let mock: MockServer;
   const profile = upstreamFaultProfile("http://127.0.0.1:9/v1");
+  // The goldens were recorded on a server whose jobs stay in CHECKPOINTING (conformance record).
+  profile.settings = { ...profile.settings, checkpointingMs: CHECKPOINT_HOLD_MS };
   beforeAll(async () => {
     mock = await startMockServer({ profile });
   });

@@ -19,6 +19,11 @@ import { startTriggeredUpstream, type TriggeredUpstream } from "./upstream-fault
 export const REFERENCE_PROFILE = fileURLToPath(new URL("../../conformance/profiles/reference.json", import.meta.url));
 
 const MAX_BODY_BYTES = 256 * 1024;
+/**
+ * Jobs stay in CHECKPOINTING at least this long, as a hosted trainer's would, so that the
+ * transcript that cancels a job there (409 JOB_STATE_INVALID) hits the state every time.
+ */
+export const CHECKPOINT_HOLD_MS = 500;
 const MEDIA_MAX_BYTES = 16 * 1024;
 
 export interface Reference {
@@ -29,13 +34,18 @@ export interface Reference {
 
 export async function startReferenceServer(): Promise<Reference> {
   const server = await startTestServer({
-    fineTuning: { pollMs: 20 },
+    fineTuning: { pollMs: 20, checkpointHoldMs: CHECKPOINT_HOLD_MS },
     maxBodyBytes: MAX_BODY_BYTES,
     engine: { mediaMaxBytes: MEDIA_MAX_BYTES },
   });
   for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
   const profile = loadProfile(REFERENCE_PROFILE, { baseUrl: server.baseUrl });
-  profile.settings = { ...profile.settings, mediaMaxBytes: MEDIA_MAX_BYTES, maxRequestBytes: MAX_BODY_BYTES };
+  profile.settings = {
+    ...profile.settings,
+    mediaMaxBytes: MEDIA_MAX_BYTES,
+    maxRequestBytes: MAX_BODY_BYTES,
+    checkpointingMs: CHECKPOINT_HOLD_MS,
+  };
   return { server, profile, close: () => server.close() };
 }
 

@@ -115,12 +115,12 @@ test("preference rows are recognised as PREFERENCE", async () => {
   assert.deepEqual(dataset.versions[0].topLevelKeys, ["input", "non_preferred_output", "preferred_output"]);
 });
 
-test("an empty file fails as a whole", async () => {
+test("an empty file fails as a whole, with a reason and no invented line number", async () => {
   await createDataset(acme, "empty");
   const dataset = await uploadAndValidate(acme, "empty", "\n\n");
   assert.equal(dataset.state, "DATASET_STATE_FAILED");
-  assert.equal(dataset.versions[0].validation.firstInvalidLine.lineNumber, "0");
-  assert.match(dataset.versions[0].validation.firstInvalidLine.reason, /no rows/);
+  assert.equal(dataset.versions[0].validation.firstInvalidLine, undefined);
+  assert.match(dataset.versions[0].validation.failureReason, /no rows/);
 });
 
 test("a form upload takes the file from its part named file", async () => {

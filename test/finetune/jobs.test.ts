@@ -61,7 +61,8 @@ describe("estimate", () => {
     assert.equal(estimate.exampleCount, "200");
     assert.equal(estimate.examplesSkipped, "0");
     assert.equal(estimate.epochs, 3);
-    assert.equal(estimate.avgTokensPerExample, String(Math.round(tokens / 200)));
+    assert.equal(estimate.avgTokensPerExample, (tokens / 200).toFixed(2));
+    assert.equal(estimate.tokensPerEpoch, String(tokens));
     assert.equal(estimate.tokensProcessed, String(tokens * 3));
     assert.deepEqual(estimate.ratePerMillion, { amount: "0.50", currency: "USD" });
     assert.deepEqual(estimate.estimatedCost, { amount: formatMoney(costMicros("0.50", tokens * 3)), currency: "USD" });

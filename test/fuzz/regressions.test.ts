@@ -191,7 +191,14 @@ describe("one long run of a character", () => {
   // Was minutes of a blocked event loop (BPE merges are quadratic in a piece's length:
   // 256 KiB of "x" took 18 s), and a RangeError inside the tokenizer library (a 500) at 1 MiB.
   test("a megabyte of one letter in the input is answered within seconds", async () => {
-    for (const text of ["x".repeat(1 << 20), "é".repeat(1 << 19), "🦀".repeat(1 << 18), " ".repeat(1 << 20)]) {
+    // A megabyte of spaces counts 8 195 tokens, within the embedded models' 16 384-token window: it is answered.
+    const cases: [string, number][] = [
+      ["x".repeat(1 << 20), 400],
+      ["é".repeat(1 << 19), 400],
+      ["🦀".repeat(1 << 18), 400],
+      [" ".repeat(1 << 20), 200],
+    ];
+    for (const [text, status] of cases) {
       const started = performance.now();
       const result = await json("POST", "/v1/responses", {
         model: "tiny-chat",
@@ -199,8 +206,8 @@ describe("one long run of a character", () => {
         store: false,
         max_output_tokens: 4,
       });
-      assert.equal(result.status, 400, result.text.slice(0, 300));
-      assert.equal(result.body.error.code, "CONTEXT_LENGTH_EXCEEDED");
+      assert.equal(result.status, status, result.text.slice(0, 300));
+      if (status === 400) assert.equal(result.body.error.code, "CONTEXT_LENGTH_EXCEEDED");
       assert.ok(performance.now() - started < 5_000, `${Math.round(performance.now() - started)} ms`);
     }
   });

@@ -315,9 +315,9 @@ describe("rules checked before generation", () => {
   });
 
   test("input plus max_output_tokens beyond the context window is 400 CONTEXT_LENGTH_EXCEEDED", async () => {
-    await rejectsWith(start({ maxOutputTokens: 2048 }), "CONTEXT_LENGTH_EXCEEDED", "max_output_tokens");
+    await rejectsWith(start({ maxOutputTokens: 16_384 }), "CONTEXT_LENGTH_EXCEEDED", "max_output_tokens");
     await rejectsWith(
-      start({ turns: [{ kind: "message", role: "user", text: "word ".repeat(3000), media: [] }] }),
+      start({ turns: [{ kind: "message", role: "user", text: "word ".repeat(17_000), media: [] }] }),
       "CONTEXT_LENGTH_EXCEEDED",
       "input",
     );

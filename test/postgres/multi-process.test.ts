@@ -148,6 +148,13 @@ describe("two servers and two workers on one PostgreSQL", { skip: skipping(POSTG
     const cancelled = await call(caller(1), "POST", `/supervisedFineTuningJobs/${created.body.jobId}:cancel`);
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.equal(cancelled.body.state, "JOB_STATE_CANCELLED");
+    // Billed for what it trained before the cancel, once (the decisions, Billing).
+    assert.equal(cancelled.body.execution.billedTokens, cancelled.body.progress.processedTokens);
+    const [charged] = await sql(
+      db.url,
+      "SELECT COUNT(*)::int AS n FROM usage_records WHERE account_id = 'multi' AND kind = 'fine_tuning'",
+    );
+    assert.equal(charged?.n, 51, "the cancelled job charged once");
     const released = await waitFor(
       async () => events().find((e) => e.type === "released" && e.job === name),
       10_000,
@@ -212,7 +219,7 @@ describe("two servers and two workers on one PostgreSQL", { skip: skipping(POSTG
       db.url,
       "SELECT COUNT(*)::int AS n FROM usage_records WHERE account_id = 'multi' AND kind = 'fine_tuning'",
     );
-    assert.equal(charges?.n, 51, "charged once more: once for this job");
+    assert.equal(charges?.n, 52, "charged once more: once for this job");
     // Back to two workers for anything after.
     workers = [other, await startWorker(workerEnv())];
   });

@@ -19,7 +19,9 @@ export type Behaviour =
   /** Answers with this status and body at once. */
   | { kind: "status"; status: number; body?: string; retryAfter?: string }
   /** Never sends headers. */
-  | { kind: "hang" };
+  | { kind: "hang" }
+  /** Streams one function call (its arguments in two chunks), then usage and [DONE]; ignores max_tokens. */
+  | { kind: "tool_call"; name: string; arguments: string };
 
 export interface FakeUpstream {
   /** `http://127.0.0.1:port/v1`, for a routing file's baseUrl. */
@@ -73,6 +75,16 @@ async function answer(behaviour: Behaviour, res: http.ServerResponse): Promise<v
     return;
   }
   res.writeHead(200, { "content-type": "text/event-stream" });
+  if (behaviour.kind === "tool_call") {
+    const half = Math.floor(behaviour.arguments.length / 2);
+    const call = (fn: Record<string, string>, id?: string) =>
+      chunk({ tool_calls: [{ index: 0, ...(id ? { id, type: "function" } : {}), function: fn }] });
+    res.write(call({ name: behaviour.name, arguments: behaviour.arguments.slice(0, half) }, "call_up_1"));
+    res.write(call({ arguments: behaviour.arguments.slice(half) }));
+    res.write(chunk({}, "tool_calls"));
+    res.end("data: [DONE]\n\n");
+    return;
+  }
   if (behaviour.kind === "endless") {
     while (!res.destroyed) {
       res.write(chunk({ content: behaviour.chunk }));

@@ -10,6 +10,27 @@ import { resend, isInt64String } from "./support.ts";
 
 export const finetuneEstimateFaults: Fault[] = [
   {
+    id: "estimate.working-from-rounded-average",
+    areas: ["finetune"],
+    transcripts: ["finetune/estimate"],
+    rule: "finetune.estimate",
+    description:
+      "The working is shown from the average rounded to a whole token: tokensPerEpoch is that average × the examples, so tokensPerEpoch × epochs no longer makes tokensProcessed (the audit's 1 152 against 1 158).",
+    match: (request) => isOperation(request, ...JOB_OPERATIONS.estimate),
+    onResponse(response) {
+      const estimate = objectAt(response.json, "estimate");
+      if (response.status !== 200 || !estimate || !isInt64String(estimate.tokensPerEpoch)) return;
+      const trained = Number(estimate.exampleCount) - Number(estimate.examplesSkipped);
+      if (!(trained > 0)) return;
+      const average = Math.round(Number(estimate.tokensPerEpoch) / trained);
+      const shown = String(average * trained);
+      if (shown === estimate.tokensPerEpoch) return;
+      estimate.tokensPerEpoch = shown;
+      estimate.avgTokensPerExample = `${average}.00`;
+      return response;
+    },
+  },
+  {
     id: "estimate.cost-arithmetic",
     areas: ["finetune"],
     rule: "finetune.estimate",

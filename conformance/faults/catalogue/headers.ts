@@ -3,9 +3,25 @@
  * x-request-id, x-provider-class, x-config-version, Retry-After.
  */
 import type { Fault } from "../proxy.ts";
+import { isOperation } from "../operations.ts";
 import { inferenceSuccess, isStream } from "./support.ts";
 
 export const headerFaults: Fault[] = [
+  {
+    id: "headers.inference-headers-missing-on-models",
+    areas: ["inference"],
+    transcripts: ["inference/models-headers"],
+    rule: "headers.x-provider-class",
+    description:
+      "Model listing (GET /models, GET /models/{model}) answers without x-provider-class and x-config-version, as if it were not an inference endpoint.",
+    match: (request) => isOperation(request, "listModels", "getModel"),
+    onResponse(response) {
+      if (response.status !== 200 || response.headers["x-provider-class"] === undefined) return;
+      delete response.headers["x-provider-class"];
+      delete response.headers["x-config-version"];
+      return response;
+    },
+  },
   {
     id: "headers.request-id-missing-on-errors",
     areas: ["errors", "auth"],

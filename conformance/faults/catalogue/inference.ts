@@ -8,7 +8,27 @@ import { isOperation, isAtPathOf, pathParams } from "../operations.ts";
 import type { Fault, SseEvent } from "../proxy.ts";
 import { postResponses, inferenceSuccess, errorCode, errorWithCode, replace, withKey, resend } from "./support.ts";
 
+/** The output ceiling a request sets, by the name its endpoint gives it. */
+const CEILING_FIELDS = ["max_output_tokens", "max_tokens", "max_completion_tokens"];
+
 export const inferenceFaults: Fault[] = [
+  {
+    id: "inference.ceiling-ignored-on-calls",
+    areas: ["responses", "inference"],
+    transcripts: ["responses/incomplete-function-call", "inference/output-ceiling"],
+    rule: "inference.output-ceiling",
+    description:
+      "The output ceiling is applied to text only: a request with function tools is generated as if its ceiling were 256 tokens, so a call under a ceiling of 1 comes back whole and complete.",
+    match: (request) => isOperation(request, "createResponse", "createChatCompletion", "createMessage"),
+    onRequest(request) {
+      const json = objectAt(request.json);
+      if (!json || listAt(json, "tools")?.length === undefined || listAt(json, "tools")?.length === 0) return;
+      const fields = CEILING_FIELDS.filter((field) => typeof json[field] === "number" && (json[field] as number) < 256);
+      if (fields.length === 0) return;
+      for (const field of fields) json[field] = 256;
+      return request;
+    },
+  },
   {
     id: "responses.blocked-input-served",
     areas: ["responses"],

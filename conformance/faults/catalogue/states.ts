@@ -85,6 +85,30 @@ export const stateFaults: Fault[] = [
     },
   },
   {
+    id: "jobs.cancel-in-checkpointing-accepted",
+    areas: ["finetune"],
+    transcripts: ["finetune/cancel-checkpointing"],
+    rule: "states.job.cancel-other",
+    description:
+      "A cancel that finds the job in CHECKPOINTING is accepted: it waits for the checkpoint to be saved, then cancels and answers 200 CANCELLED (the document allows a cancel from QUEUED or RUNNING only).",
+    match: (request) => isOperation(request, ...JOB_OPERATIONS.cancel),
+    async respond(request, ctx) {
+      const jobPath = request.path.replace(/:cancel$/, "");
+      const read = () => resend(ctx, request, { method: "GET", path: jobPath, body: Buffer.alloc(0), json: undefined });
+      if (objectAt((await read()).json)?.state !== "JOB_STATE_CHECKPOINTING") return;
+      ctx.hit();
+      // Retried until the checkpoint is saved and the job is RUNNING again, which a cancel takes.
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
+        const answer = await resend(ctx, request);
+        if (errorCode(answer) !== "JOB_STATE_INVALID") return answer;
+        const state = objectAt((await read()).json)?.state;
+        if (state !== "JOB_STATE_CHECKPOINTING" && state !== "JOB_STATE_RUNNING") return answer;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      return undefined;
+    },
+  },
+  {
     id: "jobs.stale-after-cancel",
     areas: ["finetune"],
     transcripts: ["finetune/cancel-running"],

@@ -22,6 +22,7 @@ export function completionsInput(body: Request): GenerationInput {
     tools: [],
     toolChoice: { mode: "none" },
     maxOutputTokens: body.max_tokens ?? DEFAULT_MAX_TOKENS,
+    ceilingField: "max_tokens",
     temperature: body.temperature,
     topP: body.top_p,
     stop: typeof body.stop === "string" ? [body.stop] : body.stop,

@@ -422,7 +422,7 @@ class CreateJob implements Command {
       type,
       outputModelId: this.outputModelId,
       seen: ["JOB_STATE_QUEUED"],
-      mustHaveEnded: false,
+      cancelRefused: false,
       processedTokens: 0,
     };
     m.jobs.set(jobId, job);
@@ -477,6 +477,11 @@ export function observeJob(r: Real, job: JobModel, answer: Answer): void {
   )
     fail(r, "a SUCCEEDED job names its output model", answer);
   if (TERMINAL.has(state) && !answer.body.completeTime) fail(r, `a ${state} job has its completeTime`, answer);
+  // Billing: SUCCEEDED and CANCELLED jobs for the tokens they trained (CANCELLED: before the cancel), FAILED and EXPIRED none.
+  const billed = String(answer.body.execution?.billedTokens ?? "");
+  if (state === "JOB_STATE_SUCCEEDED" || state === "JOB_STATE_CANCELLED") {
+    if (billed !== String(job.processedTokens)) fail(r, `a ${state} job is billed for its processed tokens`, answer);
+  } else if (billed !== "0") fail(r, `a ${state} job is not billed (yet)`, answer);
 }
 
 class GetJob extends JobCommand implements Command {
@@ -504,10 +509,11 @@ class CancelJob extends JobCommand implements Command {
     if (refusedAtGate(m, r, answer, false)) return;
     if (job === undefined) return expectStatus(r, answer, 404, "NOT_FOUND");
     const last = job.seen.at(-1) as string;
-    if (TERMINAL.has(last) || job.mustHaveEnded) return expectStatus(r, answer, 409, "JOB_STATE_INVALID");
+    if (TERMINAL.has(last)) return expectStatus(r, answer, 409, "JOB_STATE_INVALID");
     if (answer.status === 409 && answer.code === "JOB_STATE_INVALID") {
-      // It ended between the last look and the cancel (trained to the end): the next look must show that.
-      job.mustHaveEnded = true;
+      // Saving a checkpoint, finalizing, or ended between the last look and the cancel: only
+      // QUEUED and RUNNING jobs can be cancelled. It is not QUEUED again.
+      job.cancelRefused = true;
       return;
     }
     expectStatus(r, answer, 200);

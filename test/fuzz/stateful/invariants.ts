@@ -6,7 +6,8 @@
  *   each SUCCEEDED job only;
  * - money is conserved: the balance is the last balance set minus the charges since; the
  *   inference charges are what the answers' usage says; each SUCCEEDED job is charged once
- *   for the tokens it processed, and CANCELLED or FAILED jobs are not charged.
+ *   for the tokens it processed, each CANCELLED job once for the tokens it processed before
+ *   the cancel, and FAILED or EXPIRED jobs are not charged.
  */
 import { costMicros } from "../../../server/store/money.ts";
 import { checkDatasetAnswer, ModelMismatch, observeJob } from "./commands.ts";
@@ -180,14 +181,15 @@ async function moneyProblem(m: Model, r: Real): Promise<string | undefined> {
   const sum = (kind: string) => charges.filter((c) => c.kind === kind).reduce((s, c) => s + c.amount, 0);
   if (sum("inference") !== m.inferenceMicros)
     return `inference charges ${sum("inference")} µ, but the answers' usage costs ${m.inferenceMicros} µ`;
-  const succeeded = [...m.jobs.values()].filter((j) => j.seen.at(-1) === "JOB_STATE_SUCCEEDED");
+  const billable = ["JOB_STATE_SUCCEEDED", "JOB_STATE_CANCELLED"];
+  const billed = [...m.jobs.values()].filter((j) => billable.includes(j.seen.at(-1) ?? ""));
   const training = charges.filter((c) => c.kind === "fine_tuning");
-  const owed = succeeded.map((j) => costMicros(TRAINING_RATE, j.processedTokens)).filter((a) => a > 0);
+  const owed = billed.map((j) => costMicros(TRAINING_RATE, j.processedTokens)).filter((a) => a > 0);
   if (training.length !== owed.length)
-    return `${training.length} fine-tuning charges for ${owed.length} SUCCEEDED jobs that processed tokens (CANCELLED and FAILED jobs are not charged)`;
+    return `${training.length} fine-tuning charges for ${owed.length} SUCCEEDED or CANCELLED jobs that processed tokens (FAILED and EXPIRED jobs are not charged)`;
   const owedSum = owed.reduce((s, a) => s + a, 0);
   if (sum("fine_tuning") !== owedSum)
-    return `fine-tuning charges ${sum("fine_tuning")} µ, but the SUCCEEDED jobs processed tokens worth ${owedSum} µ`;
+    return `fine-tuning charges ${sum("fine_tuning")} µ, but the SUCCEEDED and CANCELLED jobs processed tokens worth ${owedSum} µ`;
   const unknown = charges.filter((c) => c.kind !== "inference" && c.kind !== "fine_tuning");
   if (unknown.length > 0) return `charges of an unknown kind: ${unknown.map((c) => c.kind).join(", ")}`;
   const [account] = await q("SELECT balance_micros FROM accounts WHERE id = ?", [r.account]);

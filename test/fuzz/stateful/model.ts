@@ -51,8 +51,12 @@ export interface JobModel {
   outputModelId: string;
   /** Every distinct state seen, in order. */
   seen: string[];
-  /** A cancel was refused as JOB_STATE_INVALID: the job had ended by then. */
-  mustHaveEnded: boolean;
+  /**
+   * A cancel was refused as JOB_STATE_INVALID: the job was no longer QUEUED or RUNNING then
+   * (CHECKPOINTING, FINALIZING or ended; only QUEUED and RUNNING jobs can be cancelled), so
+   * it is never QUEUED again.
+   */
+  cancelRefused: boolean;
   processedTokens: number;
 }
 
@@ -222,13 +226,11 @@ export function rank(state: string): number {
 export function transitionProblem(job: JobModel, state: string): string | undefined {
   const last = job.seen.at(-1);
   if (rank(state) < 0) return `unknown state ${state}`;
-  if (last === undefined || last === state)
-    return job.mustHaveEnded && !TERMINAL.has(state)
-      ? `${state} after a cancel was refused because the job had ended`
-      : undefined;
+  if (job.cancelRefused && state === "JOB_STATE_QUEUED")
+    return `${state} after a cancel was refused (a queued job can be cancelled)`;
+  if (last === undefined || last === state) return undefined;
   if (TERMINAL.has(last)) return `${last} → ${state}: a finished job changed state`;
   if (rank(state) < rank(last)) return `${last} → ${state}: backwards`;
-  if (job.mustHaveEnded && !TERMINAL.has(state)) return `${state} after a cancel was refused because the job had ended`;
   return undefined;
 }
 
