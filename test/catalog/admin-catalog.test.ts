@@ -37,7 +37,7 @@ describe("catalog list", () => {
     assert.equal(lines.length, 3);
     assert.match(
       lines[0] as string,
-      /^tiny-chat {2}window=2048 {2}maxOutput=256 {2}tools {2}price=0\.10\/M {2}trainable: trainer=local-lora rate=0\.50\/M$/,
+      /^tiny-chat {2}window=16384 {2}maxOutput=256 {2}tools {2}price=0\.10\/M {2}trainable: trainer=local-lora rate=0\.50\/M$/,
     );
     assert.match(lines[2] as string, /^tiny-chat-community .* agreement=community-license-2026-01$/);
   });
