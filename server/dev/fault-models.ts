@@ -44,7 +44,6 @@ export const DEV_FAULT_MODELS: readonly PlatformModel[] = ["dev-upstream-faults"
 /** A provider that crashes in a way no one planned for, with internals in the message. */
 export const crashingProvider: Provider = {
   name: "dev-crash",
-  // eslint-disable-next-line require-yield
   async *generate(): AsyncIterable<GenerationEvent> {
     throw new Error("dev-crash: secret internal detail /etc/passwd at engine.ts:12");
   },
