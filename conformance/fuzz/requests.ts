@@ -7,19 +7,30 @@
  */
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
-import type { Contract, FuzzOperation, ParamSpec, Schema } from "./contract.ts";
+import type { FuzzContract as Contract, FuzzOperation, ParamSpec, Schema } from "./operations.ts";
 import { anyJson, describeJson, nestedJson, schemaArbitrary, toJsonText } from "./schema.ts";
 import { chunkEncode, type Delivery, type WireRequest } from "./wire.ts";
 
 /** Resources that exist on the server under test, made before fuzzing starts. */
 export interface FuzzFixtures {
+  /** The account fuzzed (the profile's primary). */
   account: string;
-  /** Demo key by account id (the dev seed's). */
+  /** Another account (the profile's secondary): its key and id only probe isolation, never write. */
+  otherAccount: string;
+  /** Key by account id: the two accounts'. */
   keys: Record<string, string>;
+  /** The path of `{base_url}` (`/v1`), which every operation's path follows. */
+  basePath: string;
+  /** The Host header of an ordinary request (`127.0.0.1:8080`). */
+  host: string;
+  /** What the fuzzer's own ids start with (datasets, output models, idempotency keys): it cleans up only those. */
+  idPrefix: string;
+  /** A trainable base model's full name (`accounts/maas/models/…`), when the profile names one. */
+  baseModel: string;
   /** Datasets the fuzzer reads but must not delete (a DELETE picks among `scratchDatasets`). */
   datasets: string[];
   scratchDatasets: string[];
-  /** Full version names: `accounts/acme/datasets/x/versions/1`. */
+  /** Full version names: `accounts/{account}/datasets/x/versions/1`. */
   versions: string[];
   sftJobs: string[];
   dpoJobs: string[];
@@ -107,40 +118,42 @@ function operationCase(
       method: methodArbitrary(op.method),
       target: targetArbitrary(contract, op, fixtures, options),
       auth: authArbitrary(op, fixtures),
-      params: headerParamsArbitrary(contract, op),
+      params: headerParamsArbitrary(contract, op, fixtures),
       body: bodyArbitrary(contract, op, fixtures, options),
       extras: extraHeadersArbitrary(options),
       framing: framingArbitrary(),
       delivery: deliveryArbitrary(),
-      host: hostArbitrary(),
+      host: hostArbitrary(fixtures),
     })
     .map((parts) => assemble(op.operationId, parts));
 }
 
 function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<FuzzCase> {
+  const base = fixtures.basePath;
+  const account = fixtures.account;
   const targets = fc.oneof(
     fc.constantFrom(
       "/",
-      "/v1",
-      "/v1/",
+      base,
+      `${base}/`,
       "/v2/models",
-      "/v1/nope",
-      "/v1/responses/resp_123",
-      "/v1/responses/",
-      "/v1/models/",
-      "//v1/models",
-      "/v1//models",
-      "/V1/models",
-      "/v1/MODELS",
-      "/v1/accounts",
-      "/v1/accounts/acme",
-      "/v1/accounts/acme/datasets/",
-      "/v1/accounts/acme/datasets:upload",
-      "/v1/accounts/acme/datasets/fz-sft:frobnicate",
-      "/v1/accounts/acme/supervisedFineTuningJobs:cancel",
-      "/v1/%2e%2e/v1/models",
-      "/v1/models/%",
-      "/v1/models?%zz=%zz",
+      `${base}/nope`,
+      `${base}/responses/resp_123`,
+      `${base}/responses/`,
+      `${base}/models/`,
+      `/${base}/models`,
+      `${base}//models`,
+      `${base.toUpperCase()}/models`,
+      `${base}/MODELS`,
+      `${base}/accounts`,
+      `${base}/accounts/${account}`,
+      `${base}/accounts/${account}/datasets/`,
+      `${base}/accounts/${account}/datasets:upload`,
+      `${base}/accounts/${account}/datasets/${fixtures.datasets[0] ?? "x"}:frobnicate`,
+      `${base}/accounts/${account}/supervisedFineTuningJobs:cancel`,
+      `${base}/%2e%2e${base}/models`,
+      `${base}/models/%`,
+      `${base}/models?%zz=%zz`,
       "/docs",
       "/docs/",
       "/docs/openapi.yaml",
@@ -151,19 +164,21 @@ function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrar
       "/docs/assets/%00",
       "/docs/assets/swagger-ui.css",
       "*",
-      "http://127.0.0.1/v1/models",
-      "http://evil.example/v1/models",
-      "v1/models",
+      `http://${fixtures.host}${base}/models`,
+      `http://evil.example${base}/models`,
+      `${base.slice(1)}/models`,
     ),
     fc.webPath().map((p) => p || "/"),
-    fc.webPath().map((p) => `/v1${p}`),
+    fc.webPath().map((p) => `${base}${p}`),
   );
   return fc
     .record({
       method: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE", "PROPFIND"),
       target: targets,
       auth: authArbitrary(undefined, fixtures),
-      body: fc.option(jsonBodyOf(fc.constant({ model: "tiny-chat" }), "application/json", "arbitrary"), { freq: 3 }),
+      body: fc.option(jsonBodyOf(fc.constant({ model: fixtures.models[0] }), "application/json", "arbitrary"), {
+        freq: 3,
+      }),
       extras: extraHeadersArbitrary(options),
       delivery: deliveryArbitrary(),
     })
@@ -177,7 +192,7 @@ function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrar
         extras,
         framing: "length",
         delivery,
-        host: "127.0.0.1",
+        host: fixtures.host,
       }),
     );
 }
@@ -343,9 +358,6 @@ const HOSTILE_SEGMENTS = [
   "x".repeat(64),
   "x".repeat(65),
   "x".repeat(4096),
-  "ACME",
-  "acme%00",
-  "acme%2F..%2Fglobex",
   "%E2%80%AE",
   "%F0%9F%A6%80",
   "__proto__",
@@ -389,8 +401,10 @@ function pathValueArbitrary(
   const valid = schemaArbitrary(param.schema, { resolve: contract.resolve, mutationRate: 0 }).map((v) => ({
     text: encodeURIComponent(String(v)),
   }));
+  const own = fixtures.account;
+  const ofAccount = [own.toUpperCase(), `${own}%00`, `${own}%2F..%2F${fixtures.otherAccount}`];
   const hostile = fc
-    .constantFrom(...HOSTILE_SEGMENTS, ...(options.huge ? ["x".repeat(20_000), "%41".repeat(5000)] : []))
+    .constantFrom(...HOSTILE_SEGMENTS, ...ofAccount, ...(options.huge ? ["x".repeat(20_000), "%41".repeat(5000)] : []))
     .map((s) => ({ text: s, note: `${param.name}=${JSON.stringify(s.slice(0, 40))}` }));
   const raw = fc
     .oneof(fc.constantFrom(...RAW_SEGMENTS), fc.string({ minLength: 1, maxLength: 8, unit: "binary" }))
@@ -404,7 +418,13 @@ function pathValueArbitrary(
       { weight: 17, arbitrary: fc.constant({ text: fixtures.account }) },
       {
         weight: 3,
-        arbitrary: fc.oneof(fc.constant({ text: "globex", note: "account=globex" }), valid, hostile, encodedOdd, raw),
+        arbitrary: fc.oneof(
+          fc.constant({ text: fixtures.otherAccount, note: "account=the other account" }),
+          valid,
+          hostile,
+          encodedOdd,
+          raw,
+        ),
       },
     );
   }
@@ -428,7 +448,11 @@ function knownValues(op: FuzzOperation, param: ParamSpec, fixtures: FuzzFixtures
     case "version":
       return ["1", "1", "2"];
     case "model":
-      return [...fixtures.models, `accounts%2F${fixtures.account}%2Fmodels%2Fnope`, "accounts/acme/models/nope"];
+      return [
+        ...fixtures.models,
+        `accounts%2F${fixtures.account}%2Fmodels%2Fnope`,
+        `accounts/${fixtures.account}/models/nope`,
+      ];
     default:
       return [];
   }
@@ -464,7 +488,7 @@ function targetArbitrary(
           "pageSize",
           "filter=%00",
           "stream=true",
-          "key=" + fixtures.keys.acme,
+          "key=" + fixtures.keys[fixtures.account],
           "%FF=%FE",
         ),
         { minLength: 1, maxLength: 2 },
@@ -481,11 +505,20 @@ function targetArbitrary(
     },
   );
   const prefix = fc.oneof(
-    { weight: 40, arbitrary: fc.constant<{ text: string; note?: string }>({ text: "/v1" }) },
+    { weight: 40, arbitrary: fc.constant<{ text: string; note?: string }>({ text: fixtures.basePath }) },
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom("/V1", "/v2", "", "/v1/v1", "//v1", "/v1/.", "http://127.0.0.1/v1", "/v1%2F")
+        .constantFrom(
+          fixtures.basePath.toUpperCase(),
+          "/v2",
+          "",
+          `${fixtures.basePath}${fixtures.basePath}`,
+          `/${fixtures.basePath}`,
+          `${fixtures.basePath}/.`,
+          `http://${fixtures.host}${fixtures.basePath}`,
+          `${fixtures.basePath}%2F`,
+        )
         .map((s) => ({ text: s, note: `prefix ${JSON.stringify(s)}` })),
     },
   );
@@ -597,11 +630,15 @@ function filterArbitrary(): fc.Arbitrary<string> {
   );
 }
 
-function headerParamsArbitrary(contract: Contract, op: FuzzOperation): fc.Arbitrary<Parts["params"]> {
+function headerParamsArbitrary(
+  contract: Contract,
+  op: FuzzOperation,
+  fixtures: FuzzFixtures,
+): fc.Arbitrary<Parts["params"]> {
   const params = op.params.filter((p) => p.in === "header");
   if (params.length === 0) return fc.constant({ headers: [], notes: [], deadline: false });
   return fc
-    .tuple(...params.map((p) => fc.option(headerValueArbitrary(contract, p), { freq: 2, nil: undefined })))
+    .tuple(...params.map((p) => fc.option(headerValueArbitrary(contract, p, fixtures), { freq: 2, nil: undefined })))
     .map((values) => {
       const headers: [string, string][] = [];
       const notes: string[] = [];
@@ -617,14 +654,21 @@ function headerParamsArbitrary(contract: Contract, op: FuzzOperation): fc.Arbitr
     });
 }
 
-function headerValueArbitrary(contract: Contract, param: ParamSpec): fc.Arbitrary<{ text: string; note?: string }> {
+function headerValueArbitrary(
+  contract: Contract,
+  param: ParamSpec,
+  fixtures: FuzzFixtures,
+): fc.Arbitrary<{ text: string; note?: string }> {
   const schema = contract.resolve(param.schema);
   const name = param.name.toLowerCase();
   const valid: fc.Arbitrary<string> =
     name === "x-request-timeout-ms"
       ? fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 5_000, max: 2 ** 31 - 1 })).map(String)
       : name === "idempotency-key"
-        ? fc.oneof(fc.constantFrom("fz-key-1", "fz-key-2"), fc.stringMatching(/^[A-Za-z0-9-]{1,64}$/))
+        ? fc.oneof(
+            fc.constantFrom(`${fixtures.idPrefix}-key-1`, `${fixtures.idPrefix}-key-2`),
+            fc.stringMatching(/^[A-Za-z0-9-]{1,32}$/).map((k) => `${fixtures.idPrefix}-${k}`),
+          )
         : fc.constantFrom("2023-06-01", "2024-01-01", "bogus");
   const edges = [
     "",
@@ -693,14 +737,14 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
             "two Authorization headers",
             [
               ["Authorization", `Bearer ${key}`],
-              ["Authorization", `Bearer ${fixtures.keys.globex}`],
+              ["Authorization", `Bearer ${fixtures.keys[fixtures.otherAccount]}`],
             ],
           ],
           [
             "Authorization and another account's x-api-key",
             [
               ["Authorization", `Bearer ${key}`],
-              ["x-api-key", fixtures.keys.globex as string],
+              ["x-api-key", fixtures.keys[fixtures.otherAccount] as string],
             ],
           ],
           ["latin1 bytes in the key", [["Authorization", "Bearer sk-\u00e9\u00ff"]]],
@@ -711,9 +755,9 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
   );
 }
 
-function hostArbitrary(): fc.Arbitrary<string | undefined> {
+function hostArbitrary(fixtures: FuzzFixtures): fc.Arbitrary<string | undefined> {
   return fc.oneof(
-    { weight: 60, arbitrary: fc.constant("127.0.0.1") },
+    { weight: 60, arbitrary: fc.constant(fixtures.host) },
     {
       weight: 1,
       arbitrary: fc.constantFrom<string | undefined>(
@@ -847,7 +891,7 @@ function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
     {
       weight: 1,
       arbitrary: fc.constantFrom(
-        `accounts/globex/datasets/x/versions/1`,
+        `accounts/${fixtures.otherAccount}/datasets/x/versions/1`,
         `accounts/${fixtures.account}/datasets/nope/versions/1`,
         `accounts/${fixtures.account}/datasets/${fixtures.datasets[0]}/versions/99`,
         "x",
@@ -864,16 +908,20 @@ function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
     "not a url",
   );
   const small = fc.integer({ min: 1, max: 8 });
+  // Ids the fuzzer makes start with its prefix, so its cleanup finds them and leaves everyone else's alone.
+  const ownId = fc.stringMatching(/^[a-z0-9-]{1,20}$/).map((id) => `${fixtures.idPrefix}-${id}`);
   return {
+    datasetId: ownId,
+    outputModelId: ownId,
     model: fc.oneof(
       { weight: 8, arbitrary: fc.constantFrom(...fixtures.models) },
       {
         weight: 1,
         arbitrary: fc.constantFrom(
           "gpt-4o",
-          "TINY-CHAT",
+          (fixtures.models[0] ?? "m").toUpperCase(),
           `accounts/${fixtures.account}/models/nope`,
-          `accounts/globex/models/x`,
+          `accounts/${fixtures.otherAccount}/models/x`,
         ),
       },
     ),
@@ -881,7 +929,7 @@ function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
     max_tokens: small,
     max_completion_tokens: small,
     baseModel: fc.oneof(
-      { weight: 6, arbitrary: fc.constant("accounts/maas/models/tiny-chat") },
+      { weight: 6, arbitrary: fc.constant(fixtures.baseModel) },
       {
         weight: 1,
         arbitrary: fc.constantFrom(
@@ -1058,7 +1106,7 @@ function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) =
     choice("BOM first", (t) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(t)])),
     choice("UTF-16LE", (t) => Buffer.from(t, "utf16le")),
     choice("a duplicated key", (t) =>
-      t.startsWith("{") && t.length > 2 ? `{"model":"tiny-chat","model":42,${t.slice(1)}` : t,
+      t.startsWith("{") && t.length > 2 ? `{"model":"a-model","model":42,${t.slice(1)}` : t,
     ),
     choice("a trailing comma", (t) => t.replace(/}$/, ",}")),
     choice("comments", (t) => `/* hi */ ${t}`),
