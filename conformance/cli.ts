@@ -5,6 +5,8 @@
  *   conformance [run] --base-url <url> --profile <file> [--area a]… [--transcript t]…
  *               [--junit file] [--json-report file] [--concurrency n] [--verbose] [--bail]
  *   conformance init [--base-url <url>] [--account id] [--out file]  write a starter profile
+ *   conformance fuzz --base-url <url> --profile <file> [--seed n] [--requests n] [--sequences n] [--minutes t]
+ *                                                              fuzz the implementation with the contract as the oracle
  *   conformance record [--base-url <url>] [--profile <file>]   rewrite the goldens from the reference server
  *   conformance mock [--profile <file>] [--port n]             serve the transcripts to a client under test
  *   conformance coverage                                       which transcripts cover what (static)
@@ -20,6 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { CapabilityError } from "./capabilities.ts";
+import { FUZZ_USAGE, fuzzCommand, FuzzUsageError } from "./fuzz/command.ts";
 import { Contract } from "./contract.ts";
 import { EXIT } from "./exit.ts";
 import { initProfile, InitError } from "./init.ts";
@@ -34,6 +37,7 @@ import { kitRoot, loadTranscripts, TranscriptError } from "./transcript.ts";
 const USAGE = `Usage:
   conformance [run] --base-url <url> --profile <file> [options]
   conformance init [--base-url <url>] [--account <id>] [--out <file>] [--force]
+  conformance fuzz --base-url <url> --profile <file> [options of fuzz]
   conformance record [--base-url <url>] [--profile <file>]
   conformance mock [--profile <file>] [--port <n>] [--host <h>]
   conformance coverage
@@ -51,6 +55,8 @@ Options of run:
   --bail                stop after the first failing transcript
   --verbose             list passing transcripts too
   --no-color            plain text
+
+${FUZZ_USAGE}
 
 record re-runs every transcript against the reference server (started in-process from
 this repository when --base-url is not given) and rewrites goldens/ for each transcript
@@ -87,6 +93,14 @@ async function main(argv: string[]): Promise<number> {
       port: { type: "string" },
       host: { type: "string" },
       help: { type: "boolean", short: "h" },
+      // fuzz
+      seed: { type: "string" },
+      requests: { type: "string" },
+      sequences: { type: "string" },
+      minutes: { type: "string" },
+      engine: { type: "string", multiple: true },
+      "keep-going": { type: "boolean" },
+      huge: { type: "boolean" },
     },
   });
   if (values.help) {
@@ -138,6 +152,27 @@ async function main(argv: string[]): Promise<number> {
         `\nWrote ${result.file}. Fill in the secondary account, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  npm run conformance -- --profile ${result.file}`,
       );
       return EXIT.OK;
+    }
+    case "fuzz": {
+      const interrupt = interruptOnCtrlC();
+      try {
+        return await fuzzCommand({
+          profile: loadProfile(profileFile, overrides),
+          seed: values.seed,
+          requests: values.requests,
+          sequences: values.sequences,
+          minutes: values.minutes,
+          engine: values.engine,
+          keepGoing: values["keep-going"] === true,
+          huge: values.huge === true,
+          junit: values.junit,
+          json: values["json-report"] ?? values.json,
+          color,
+          signal: interrupt.signal,
+        });
+      } finally {
+        interrupt.dispose();
+      }
     }
     case "record":
       return record(profileFile, overrides, color);
@@ -281,7 +316,7 @@ function coverage(): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError].some(
+    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError, FuzzUsageError].some(
       (kind) => error instanceof kind,
     );
     if (usage) console.error(`conformance: ${(error as Error).message}`);

@@ -7,6 +7,7 @@
  * delete a model). Calls honour Retry-After of a rate limit, within a budget.
  */
 import type { Profile } from "../profile.ts";
+import { parseJson, type Json } from "./json.ts";
 import type { FuzzFixtures } from "./requests.ts";
 
 /** A client of one account that waits out the service's rate limit (within `budget`). */
@@ -30,7 +31,7 @@ export class AccountClient {
     path: string,
     body?: unknown,
     raw?: { contentType: string; data: string },
-  ): Promise<{ status: number; body: any; text: string }> {
+  ): Promise<{ status: number; body: Json; text: string }> {
     for (let attempt = 0; ; attempt++) {
       const response = await fetch(`${this.profile.baseUrl}${path}`, {
         method,
@@ -43,12 +44,7 @@ export class AccountClient {
         signal: AbortSignal.timeout(this.profile.timeouts.requestMs),
       });
       const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
+      const parsed = parseJson(text);
       const wait = retryAfterMs(response.status, response.headers.get("retry-after"));
       if (wait !== undefined && attempt < 3 && wait <= this.budget.ms) {
         this.budget.ms -= wait;

@@ -214,7 +214,8 @@ export class ResponseChecker {
   /** A success as a conformance run checks it: status, body or events against the contract, headers, stream protocol. */
   #checkSuccess(c: FuzzCase, status: number, headers: Record<string, string>, text: string): Problem | undefined {
     if (!this.#kit) return undefined;
-    const apiPath = c.target.slice(this.#basePath.length);
+    // The path relative to `{base_url}`, without its query or fragment (the kit's own lookup strips only the query).
+    const apiPath = c.target.slice(this.#basePath.length).split(/[?#]/)[0] as string;
     const type = headers["content-type"] ?? "";
     const isStream = type.startsWith("text/event-stream");
     const json = isStream ? undefined : parseJson(text);

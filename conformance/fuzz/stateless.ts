@@ -11,6 +11,7 @@
  * and shrinks it to the smallest request that still fails (within `shrinkMs`; every try is
  * a real request); `keepGoing` records every finding instead (a survey, no shrinking).
  */
+import { randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { implementedOperations } from "../capabilities.ts";
 import { Contract as KitContract } from "../contract.ts";
@@ -19,6 +20,7 @@ import { AccountClient, cleanUp, makeFixtures, retryAfterMs, type Made } from ".
 import { ResponseChecker, type Problem } from "./check.ts";
 import { curlCommand } from "./curl.ts";
 import type { EngineTally, Finding } from "./findings.ts";
+import { parseJson } from "./json.ts";
 import { loadContract, type FuzzContract } from "./operations.ts";
 import { caseArbitrary, describeCase, describeDelivery, toWire, type FuzzCase, type FuzzFixtures } from "./requests.ts";
 import { sendRaw, type WireRequest, type WireResult, type WireTarget } from "./wire.ts";
@@ -52,6 +54,8 @@ export interface StatelessOptions {
   signal?: AbortSignal;
   onProgress?: (report: StatelessReport) => void;
   progressEvery?: number;
+  /** Each answer's operation, status and parsed body (for coverage). */
+  onAnswer?: (operationId: string, status: number, json: unknown) => void;
   /** A reference hook: what the server under test logged during each request, for the findings. */
   serverLog?: { clear(): void; lines(): string[] };
 }
@@ -92,7 +96,8 @@ export async function fuzzStateless(options: StatelessOptions): Promise<Stateles
   };
   const budget = options.retryAfterBudget ?? { ms: options.profile.timeouts.rateLimitWaitMs };
   const client = new AccountClient(options.profile, budget);
-  const idPrefix = options.idPrefix ?? `fz-${options.seed.toString(36)}`;
+  // Unique per run, not per seed: a deleted dataset's id stays taken.
+  const idPrefix = options.idPrefix ?? `fz-${options.seed.toString(36)}-${randomBytes(2).toString("hex")}`;
   const made: Made = { datasets: new Set(), jobs: new Set() };
   const has = (id: string) => operations.some((op) => op.operationId === id);
   const needs = {
@@ -128,6 +133,8 @@ export async function fuzzStateless(options: StatelessOptions): Promise<Stateles
         options.serverLog?.clear();
         const result = await sendRaw(target, toWire(c), timeoutMs);
         record(report, c, result);
+        if (result.response && options.onAnswer)
+          options.onAnswer(c.operationId, result.response.status, parseJson(result.response.body.toString("utf8")));
         remember(made, c, result, fixtures);
         await honourRetryAfter(result, budget);
         const problem =
