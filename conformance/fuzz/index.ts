@@ -39,6 +39,8 @@ export interface FuzzOptions {
   timeLimitMs?: number;
   /** Record every stateless finding instead of stopping at the first and shrinking it. */
   keepGoing?: boolean;
+  /** Only well-formed HTTP sent whole (a server behind a proxy that answers malformed requests itself). */
+  wellFormed?: boolean;
   /** Megabyte values and 100k-level nesting too. */
   huge?: boolean;
   /** Plugins for what a black-box client cannot do (the reference server's tests supply them). */
@@ -85,6 +87,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
       ...(options.timeLimitMs ? { timeLimitMs: options.timeLimitMs } : {}),
       ...(options.keepGoing ? { keepGoing: true } : {}),
       ...(options.huge ? { huge: true } : {}),
+      ...(options.wellFormed ? { wellFormed: true } : {}),
       ...(options.shrinkMs ? { shrinkMs: options.shrinkMs } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       progressEvery: 100,

@@ -5,9 +5,11 @@
  * delivered. Most cases are ordinary requests with one or two hostile parts, so that
  * checks deep inside the handlers are reached as well as the parsers in front of them.
  */
+import { METHODS } from "node:http";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import type { FuzzContract as Contract, FuzzOperation, ParamSpec, Schema } from "./operations.ts";
+import { httpProblems } from "./check.ts";
 import { anyJson, describeJson, nestedJson, schemaArbitrary, toJsonText } from "./schema.ts";
 import { chunkEncode, type Delivery, type WireRequest } from "./wire.ts";
 
@@ -64,6 +66,11 @@ export interface CaseOptions {
   /** The largest JSON body the server accepts, for bodies just over it. */
   maxBodyBytes: number;
   maxUploadBytes: number;
+  /**
+   * Only well-formed HTTP sent whole (no broken framing, no bytes HTTP forbids, no slow or
+   * vanishing client): for a server behind a proxy that would answer those itself.
+   */
+  wellFormed?: boolean;
 }
 
 /** One arbitrary over every operation of the contract (equal weights) and unrouted paths. */
@@ -72,11 +79,27 @@ export function caseArbitrary(
   fixtures: FuzzFixtures,
   options: CaseOptions,
 ): fc.Arbitrary<FuzzCase> {
+  // One case in four is an ordinary, valid request: the answers the contract describes in full
+  // (successes, streams, lists) are checked too, not only the refusals of hostile ones.
   const perOperation = contract.operations.map((op) => ({
     weight: 1,
-    arbitrary: operationCase(contract, op, fixtures, options),
+    arbitrary: fc.oneof(
+      { weight: 3, arbitrary: operationCase(contract, op, fixtures, options) },
+      { weight: 1, arbitrary: plainCase(contract, op, fixtures) },
+    ),
   }));
-  return fc.oneof(...perOperation, { weight: 1, arbitrary: unroutedCase(fixtures, options) });
+  const all = fc.oneof(...perOperation, { weight: 1, arbitrary: unroutedCase(fixtures, options) });
+  // Methods too: a proxy's parser (node:http's among them) refuses one it does not know, before any handler.
+  return options.wellFormed
+    ? all.filter(
+        (c) =>
+          c.delivery.kind === "whole" &&
+          httpProblems(c).length === 0 &&
+          METHODS.includes(c.method) &&
+          // An unknown Expect (417) and a protocol switch are a proxy's to answer too.
+          !c.headers.some(([n, v]) => /^upgrade$/i.test(n) || (/^expect$/i.test(n) && v !== "100-continue")),
+      )
+    : all;
 }
 
 /** Per operation, for counts that list every operation even when it was not drawn. */
@@ -126,6 +149,63 @@ function operationCase(
       host: hostArbitrary(fixtures),
     })
     .map((parts) => assemble(op.operationId, parts));
+}
+
+/** A well-formed request with valid values: the fixtures' ids, the key of the account, a body valid against its schema. */
+function plainCase(contract: Contract, op: FuzzOperation, fixtures: FuzzFixtures): fc.Arbitrary<FuzzCase> {
+  const pathParams = op.params.filter((p) => p.in === "path");
+  const values = fc.tuple(
+    ...pathParams.map((p) => {
+      if (p.name === "account") return fc.constant(fixtures.account);
+      const known = knownValues(op, p, fixtures).filter((v) => !v.includes("/") && !v.includes("%"));
+      return known.length > 0
+        ? fc.constantFrom(...known)
+        : schemaArbitrary(p.schema, { resolve: contract.resolve, mutationRate: 0 }).map((v) =>
+            encodeURIComponent(String(v)),
+          );
+    }),
+  );
+  const json = op.bodies.get("application/json");
+  const body: fc.Arbitrary<BodyChoice | undefined> = json
+    ? schemaArbitrary(minimal(contract, json), {
+        resolve: contract.resolve,
+        mutationRate: 0,
+        hints: hints(fixtures),
+        alwaysInclude: ALWAYS,
+      }).map((v) => jsonChoice(v, { value: "application/json" }, ["plain valid body"]))
+    : op.bodies.size > 0
+      ? uploadBody({ huge: false, maxBodyBytes: 0, maxUploadBytes: 1 << 20 }).filter(
+          (b) => b.contentType === "application/jsonl",
+        )
+      : fc.constant(undefined);
+  return fc.tuple(values, body).map(([vals, b]) => {
+    let i = 0;
+    const path = op.template.replace(/\{[^}]+\}/g, () => vals[i++] as string);
+    return assemble(op.operationId, {
+      method: { value: op.method },
+      target: { value: `${fixtures.basePath}${path}`, notes: ["plain"] },
+      auth: { headers: [["Authorization", `Bearer ${fixtures.keys[fixtures.account]}`]] },
+      params: { headers: [], notes: [], deadline: false },
+      body: b,
+      extras: { headers: [], notes: [] },
+      framing: "length",
+      delivery: { kind: "whole" },
+      host: fixtures.host,
+    });
+  });
+}
+
+/**
+ * The schema with only its required properties, the short-generation ones and `stream`: what
+ * a plain client sends (the optional ones, drawn at random, are mostly refused for what they
+ * mean: a reasoning setting for a model that does not reason, a previous response id).
+ */
+function minimal(contract: Contract, schema: Schema): Schema {
+  const resolved = contract.resolve(schema);
+  const properties = resolved.properties as Record<string, Schema> | undefined;
+  if (!properties) return resolved;
+  const keep = new Set([...((resolved.required as string[]) ?? []), ...ALWAYS, "stream"]);
+  return { ...resolved, properties: Object.fromEntries(Object.entries(properties).filter(([k]) => keep.has(k))) };
 }
 
 function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<FuzzCase> {
@@ -882,18 +962,24 @@ function bodyArbitrary(
 
 /** Valid values by property name: short generations, real models and datasets, media that needs no network. */
 function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
+  // Without datasets (a profile that does not implement them) the names still have their shape.
+  const datasets = fixtures.datasets.length > 0 ? fixtures.datasets : [`${fixtures.idPrefix}-none`];
+  const versions =
+    fixtures.versions.length > 0
+      ? fixtures.versions
+      : [`accounts/${fixtures.account}/datasets/${datasets[0]}/versions/1`];
   const version = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...fixtures.versions) },
+    { weight: 6, arbitrary: fc.constantFrom(...versions) },
     {
       weight: 2,
-      arbitrary: fc.constantFrom(...fixtures.datasets.map((d) => `accounts/${fixtures.account}/datasets/${d}`)),
+      arbitrary: fc.constantFrom(...datasets.map((d) => `accounts/${fixtures.account}/datasets/${d}`)),
     },
     {
       weight: 1,
       arbitrary: fc.constantFrom(
         `accounts/${fixtures.otherAccount}/datasets/x/versions/1`,
         `accounts/${fixtures.account}/datasets/nope/versions/1`,
-        `accounts/${fixtures.account}/datasets/${fixtures.datasets[0]}/versions/99`,
+        `accounts/${fixtures.account}/datasets/${datasets[0]}/versions/99`,
         "x",
       ),
     },

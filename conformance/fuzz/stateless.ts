@@ -40,6 +40,8 @@ export interface StatelessOptions {
   timeoutMs?: number;
   /** Longest an answer to a request sent at full speed may take, in ms (default 10 000). */
   slowMs?: number;
+  /** Only well-formed HTTP sent whole: for a server behind a proxy that answers malformed requests itself. */
+  wellFormed?: boolean;
   /** Record every finding and go on, instead of stopping at the first and shrinking it. */
   keepGoing?: boolean;
   /** How long shrinking may go on after the first finding (default 60 s). */
@@ -125,6 +127,7 @@ export async function fuzzStateless(options: StatelessOptions): Promise<Stateles
         huge: options.huge === true,
         maxBodyBytes,
         maxUploadBytes: options.maxUploadBytes ?? 1024 * 1024,
+        wellFormed: options.wellFormed === true,
       }),
       async (c: FuzzCase) => {
         // Past the shrinking budget every further try is skipped, which ends shrinking at the smallest failure so far.
