@@ -37,6 +37,8 @@ const SLOW = [
   "test/client/package.test.ts",
   "test/conformance/faults.test.ts",
   "test/conformance/kit.test.ts",
+  "test/conformance/fuzz.test.ts",
+  "test/conformance/dev-fault-models.test.ts",
   "test/fuzz/**/*.test.ts",
   "test/finetune/jobs.test.ts",
   "test/finetune/restart.test.ts",

@@ -17,6 +17,9 @@ export interface Finding {
   message: string;
   /** The request, described (method, target, headers, body preview, delivery). */
   request: string;
+  /** Its method and URL (for the reports' "sent" line). */
+  method: string;
+  url: string;
   /** A copy-paste reproduction of the request that showed it. */
   curl: string;
   /** Status, headers and the start of the body, when an answer came. */
@@ -106,7 +109,6 @@ export function toRunReport(options: {
 }
 
 function toFailure(transcript: string, f: Finding): StepFailure {
-  const [method = "", url = ""] = f.request.split(" ");
   return {
     transcript,
     step: f.sequence?.length ? `sequence of ${f.sequence.length}` : "request",
@@ -119,7 +121,7 @@ function toFailure(transcript: string, f: Finding): StepFailure {
     ],
     ...(f.requestId ? { requestId: f.requestId } : {}),
     exchange: {
-      request: { method, url, headers: {}, body: f.request.slice(0, 2000) },
+      request: { method: f.method, url: f.url, headers: {}, body: f.request.slice(0, 2000) },
       response: f.response
         ? { status: f.response.status, headers: f.response.headers, body: f.response.body }
         : { status: 0, headers: {}, body: "" },

@@ -279,6 +279,8 @@ function toFinding(
     rule: problem.rule,
     operationId: c.operationId,
     message: `${problem.message}${serverLog.length ? `\nserver log:\n${serverLog.slice(0, 10).join("\n")}` : ""}`,
+    method: c.method,
+    url: c.target.startsWith("/") ? `${origin}${c.target}` : c.target,
     request: `${describeCase(c)} (outcome ${result.outcome} after ${Math.round(result.elapsedMs)} ms${result.socketError ? `, ${result.socketError}` : ""})`,
     curl: curlCommand({
       method: c.method,

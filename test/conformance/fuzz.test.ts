@@ -53,7 +53,6 @@ const HANDFUL = [
   "errors.no-envelope",
   "headers.provider-class-missing",
   "datasets.int64-as-number",
-  "jobs.create-not-queued",
   "jobs.undeclared-field",
 ];
 

@@ -243,6 +243,8 @@ function toFinding(error: Error, failing: Real | undefined, traces: string[], pr
     rule,
     operationId: last ? `${last.method} ${last.spec.label}` : "(before any request)",
     message: error.message,
+    method: last?.method ?? "",
+    url: last?.url ?? "",
     request: last ? `${last.method} ${last.url}${body ? ` ${body.slice(0, 500)}` : ""}` : "(none)",
     curl: last
       ? curlCommand({
