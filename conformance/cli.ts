@@ -101,6 +101,7 @@ async function main(argv: string[]): Promise<number> {
       engine: { type: "string", multiple: true },
       "keep-going": { type: "boolean" },
       huge: { type: "boolean" },
+      html: { type: "string" },
     },
   });
   if (values.help) {
@@ -167,6 +168,7 @@ async function main(argv: string[]): Promise<number> {
           huge: values.huge === true,
           junit: values.junit,
           json: values["json-report"] ?? values.json,
+          ...(values.html ? { html: values.html } : {}),
           color,
           signal: interrupt.signal,
         });

@@ -82,13 +82,19 @@ export async function send(
   let response: Response;
   let text: string;
   try {
-    response = await fetch(spec.url, {
-      method: spec.method,
-      headers,
-      body,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    text = await response.text();
+    for (let attempt = 0; ; attempt++) {
+      response = await fetch(spec.url, {
+        method: spec.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      text = await response.text();
+      // The service's own rate limit is not a verdict on the sequence: wait as it asks, a few times.
+      const wait = rateLimitWaitMs(response, text);
+      if (wait === undefined || attempt >= 3) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   } catch (error) {
     const reason =
       (error as Error).name === "TimeoutError"
@@ -150,4 +156,11 @@ function contractCheck(
     false,
     problem.rule ?? `contract:${op?.id ?? "?"}`,
   );
+}
+
+/** How long a 429 TENANT_RATE_LIMITED asks to wait (at most a minute); undefined for any other answer. */
+function rateLimitWaitMs(response: Response, text: string): number | undefined {
+  if (response.status !== 429 || !text.includes('"TENANT_RATE_LIMITED"')) return undefined;
+  const seconds = Number(response.headers.get("retry-after") ?? "1");
+  return Math.min(60, Number.isFinite(seconds) && seconds >= 1 ? seconds : 1) * 1000;
 }
