@@ -6,13 +6,20 @@
  * catalogue).
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { FAULTS } from "../../conformance/faults/catalogue.ts";
 import { findingText } from "../../conformance/fuzz/findings.ts";
 import { fuzz } from "../../conformance/fuzz/index.ts";
-import { textReport } from "../../conformance/index.ts";
+import { loadRules, textReport } from "../../conformance/index.ts";
 import { fuzzThroughProxy } from "../fuzz/fault-matrix.ts";
-import { startReferenceServer, type Reference } from "./reference.ts";
+import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "./reference.ts";
+
+const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
 
 let ref: Reference;
 beforeAll(async () => {
@@ -77,6 +84,58 @@ describe("through the fault proxy, with no golden transcript", () => {
       });
       assert.ok(hits > 0, "the fault never fired");
       assert.ok(result.findings.length > 0, `not caught (fired ${hits}×)`);
+      // Each finding names a rule of rules.yaml (or the operation's schema) and carries a curl to reproduce it.
+      const rules = new Set(loadRules().map((r) => r.id));
+      for (const finding of result.findings) {
+        assert.ok(rules.has(finding.rule) || finding.rule.startsWith("contract:"), finding.rule);
+        assert.match(finding.curl, /curl -sS -i/);
+      }
     });
   }
 });
+
+test(
+  "the command: conformance fuzz --base-url --profile, exit 0, and the JSON report of a run",
+  { timeout: 240_000 },
+  async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "conformance-fuzz-"));
+    try {
+      const profile = path.join(dir, "profile.json");
+      writeFileSync(
+        profile,
+        JSON.stringify({ ...JSON.parse(readFileSync(REFERENCE_PROFILE, "utf8")), baseUrl: ref.server.baseUrl }),
+      );
+      const json = path.join(dir, "fuzz.json");
+      const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(
+          process.execPath,
+          [
+            CLI,
+            "fuzz",
+            "--profile",
+            profile,
+            "--engine",
+            "stateless",
+            "--requests",
+            "60",
+            "--seed",
+            "5",
+            "--json-report",
+            json,
+          ],
+          { stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+        child.on("exit", (exitCode) => resolve({ code: exitCode, stdout: out }));
+      });
+      assert.equal(code, 0, stdout);
+      assert.match(stdout, /conformance fuzz, seed 5/);
+      const report = JSON.parse(readFileSync(json, "utf8")) as { failed: number; requests: number };
+      assert.equal(report.failed, 0);
+      assert.equal(report.requests, 60);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
