@@ -35,7 +35,15 @@ try {
   const started = Date.now();
   const { clean, results } = await fuzzFaultMatrix({
     main: { origin: main.server.origin, profile: main.profile },
-    upstream: { origin: upstream.server.origin, profile: upstream.profile },
+    // On that server tiny-chat is routed to a provider that crashes (the internalError recipe): the fuzzer's chat
+    // model is the one whose primary refuses and whose standby serves, so the clean run there finds nothing.
+    upstream: {
+      origin: upstream.server.origin,
+      profile: {
+        ...upstream.profile,
+        models: { ...upstream.profile.models, chat: "tiny-chat-community", agreementRequired: "tiny-chat-community" },
+      },
+    },
     faults,
     budget,
     onResult: (r) =>

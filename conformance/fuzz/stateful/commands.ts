@@ -564,7 +564,7 @@ class Infer implements Command {
     const foreign = model.startsWith("foreign:");
     const name =
       model === "base"
-        ? "tiny-chat"
+        ? r.chatModel
         : foreign
           ? `accounts/${r.others[0]}/models/${model.slice(8)}`
           : `accounts/${r.account}/models/${wireId(r, model)}`;

@@ -118,8 +118,9 @@ export interface Real {
   contract?: Contract;
   /** What this sequence's ids start with (empty on a fresh account of its own). */
   prefix: string;
-  /** A trainable base model's full name. */
+  /** A trainable base model's full name, and the chat model inference calls. */
   baseModel: string;
+  chatModel: string;
   /** Longest wait for a job to end, and for a validation. */
   jobMs: number;
   pollMs: number;

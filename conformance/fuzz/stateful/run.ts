@@ -149,6 +149,7 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
       ...(options.contract ? { contract: options.contract } : {}),
       prefix,
       baseModel: `accounts/maas/models/${profile.models.trainableBase ?? profile.models.chat}`,
+      chatModel: profile.models.chat,
       jobMs: profile.timeouts.jobMs,
       pollMs: profile.timeouts.pollMs,
       rule: "finetune.create",
