@@ -20,6 +20,7 @@ beforeAll(async () => {
     "ajv",
     "yaml",
     "eventsource-parser",
+    "fast-check",
   ]));
   ref = await startReferenceServer();
 });
