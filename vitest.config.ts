@@ -39,6 +39,8 @@ const SLOW = [
   "test/conformance/kit.test.ts",
   "test/conformance/shared-account.test.ts",
   "test/conformance/cleanup.test.ts",
+  "test/conformance/fuzz.test.ts",
+  "test/conformance/dev-fault-models.test.ts",
   "test/fuzz/**/*.test.ts",
   "test/finetune/jobs.test.ts",
   "test/finetune/cancel-and-billing.test.ts",

@@ -7,6 +7,8 @@
  *               [--timeout-minutes n]
  *   conformance init [--base-url <url>] [--account id] [--secondary-account id] [--out file]
  *                                                              write a starter profile (reports/)
+ *   conformance fuzz --base-url <url> --profile <file> [--seed n] [--requests n] [--sequences n] [--minutes t]
+ *                                                              fuzz the implementation with the contract as the oracle
  *   conformance record [--base-url <url>] [--profile <file>]   rewrite the goldens from the reference server
  *   conformance mock [--profile <file>] [--port n]             serve the transcripts to a client under test
  *   conformance coverage                                       which transcripts cover what (static)
@@ -22,6 +24,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { CapabilityError } from "./capabilities.ts";
+import { FUZZ_USAGE, fuzzCommand, FuzzUsageError } from "./fuzz/command.ts";
 import { Contract } from "./contract.ts";
 import { EXIT } from "./exit.ts";
 import { initProfile, InitError } from "./init.ts";
@@ -41,6 +44,7 @@ const REPORTS = "reports";
 const USAGE = `Usage:
   conformance [run] --base-url <url> --profile <file> [options]
   conformance init [--base-url <url>] [--account <id>] [--secondary-account <id>] [--trainable-base <model>] [--out <file>] [--force]
+  conformance fuzz --base-url <url> --profile <file> [options of fuzz]
   conformance record [--base-url <url>] [--profile <file>]
   conformance mock [--profile <file>] [--port <n>] [--host <h>]
   conformance coverage
@@ -61,6 +65,8 @@ Options of run:
   --bail                stop after the first failing transcript
   --verbose             list passing transcripts too
   --no-color            plain text
+
+${FUZZ_USAGE}
 
 record re-runs every transcript against the reference server (started in-process from
 this repository when --base-url is not given) and rewrites goldens/ for each transcript
@@ -103,6 +109,15 @@ async function main(argv: string[]): Promise<number> {
       port: { type: "string" },
       host: { type: "string" },
       help: { type: "boolean", short: "h" },
+      // fuzz
+      seed: { type: "string" },
+      requests: { type: "string" },
+      sequences: { type: "string" },
+      minutes: { type: "string" },
+      engine: { type: "string", multiple: true },
+      "keep-going": { type: "boolean" },
+      huge: { type: "boolean" },
+      html: { type: "string" },
     },
   });
   if (values.help) {
@@ -168,6 +183,28 @@ async function main(argv: string[]): Promise<number> {
         `\nWrote ${result.file}. Check it, export CONFORMANCE_PRIMARY_KEY and CONFORMANCE_SECONDARY_KEY, then run:\n  conformance run --profile ${result.file}\n(npx conformance … where the kit is installed; npm run conformance -- … in its repository)`,
       );
       return EXIT.OK;
+    }
+    case "fuzz": {
+      const interrupt = interruptOnCtrlC();
+      try {
+        return await fuzzCommand({
+          profile: loadProfile(profileFile, overrides),
+          seed: values.seed,
+          requests: values.requests,
+          sequences: values.sequences,
+          minutes: values.minutes,
+          engine: values.engine,
+          keepGoing: values["keep-going"] === true,
+          huge: values.huge === true,
+          junit: values.junit,
+          json: values["json-report"] ?? values.json,
+          ...(values.html ? { html: values.html } : {}),
+          color,
+          signal: interrupt.signal,
+        });
+      } finally {
+        interrupt.dispose();
+      }
     }
     case "record":
       return record(profileFile, overrides, color);
@@ -334,7 +371,7 @@ function coverage(): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError].some(
+    const usage = [ProfileError, TranscriptError, SelectionError, CapabilityError, InitError, FuzzUsageError].some(
       (kind) => error instanceof kind,
     );
     if (usage) console.error(`conformance: ${(error as Error).message}`);

@@ -82,3 +82,13 @@ export {
 } from "./report.ts";
 export { GoldenWriter, loadGolden, type Golden } from "./golden.ts";
 export { startMockServer, type MockServer } from "./mock-server.ts";
+export {
+  fuzz,
+  fuzzStateless,
+  fuzzStateful,
+  findingText,
+  type FuzzOptions,
+  type FuzzResult,
+  type Finding,
+  type ReferenceHooks,
+} from "./fuzz/index.ts";

@@ -60,10 +60,11 @@ export function checkHeaders(status: number, headers: Headers): ProtocolProblem[
         message: `Retry-After is missing on a ${status}`,
         at: "headers.retry-after",
       });
-    else if (!/^\d+$/.test(retryAfter.trim()))
+    // At least 1: `Retry-After: 0` on a 429 or 503 tells a client to hammer the service at once (docs/decisions.md).
+    else if (!/^[1-9]\d*$/.test(retryAfter.trim()))
       problems.push({
         rule: "headers.retry-after",
-        message: `Retry-After must be an integer >= 0 (seconds), got ${JSON.stringify(retryAfter)}`,
+        message: `Retry-After must be a positive integer (seconds), got ${JSON.stringify(retryAfter)}`,
         at: "headers.retry-after",
         received: retryAfter,
       });

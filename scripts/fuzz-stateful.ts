@@ -1,5 +1,7 @@
 /**
- * Model-based fuzzing of whole lifecycles (test/fuzz/stateful/run.ts), at full length:
+ * Model-based fuzzing of whole lifecycles: the kit's stateful engine (conformance/fuzz/stateful)
+ * pointed at the reference server's processes with the reference hooks
+ * (test/fuzz/stateful/reference.ts), at full length:
  *
  *   npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]
  *
@@ -11,7 +13,9 @@
  * (the summary says how many ran). Prints a summary per store; exits 1 on a finding.
  */
 import { parseArgs } from "node:util";
-import { formatReport, fuzzStateful, replayCommand } from "../test/fuzz/stateful/run.ts";
+import { findingText } from "../conformance/fuzz/findings.ts";
+import { formatStateful } from "../conformance/fuzz/stateful/run.ts";
+import { fuzzReferenceStateful, replayCommand } from "../test/fuzz/stateful/reference.ts";
 import { STATEFUL_CI } from "../test/fuzz/stateful/settings.ts";
 
 const { values } = parseArgs({
@@ -50,8 +54,7 @@ for (const store of stores as readonly ("sqlite" | "postgres")[]) {
   console.log(
     `stateful fuzzing on ${store}: seed ${seed}, ${runs} runs of ${clients} sequences of up to ${maxCommands} commands${values["no-crashes"] ? "" : ", kill -9 at random steps"} (CI uses seed ${STATEFUL_CI.seed})`,
   );
-  const report = await fuzzStateful({
-    store,
+  const report = await fuzzReferenceStateful(store, {
     runs,
     seed,
     path: values.path,
@@ -60,17 +63,20 @@ for (const store of stores as readonly ("sqlite" | "postgres")[]) {
     maxCommands,
     crashes: !values["no-crashes"],
     ...(values.minutes === undefined ? {} : { timeLimitMs: Number(values.minutes) * 60_000 }),
-    onProgress: (r) => {
+    onProgress: (r: { runs: number; sequences: number; commands: number; tally: { total: number } }) => {
       if (r.runs % 10 === 0)
         console.log(
           `  … ${r.runs} runs, ${r.sequences} sequences, ${r.commands} commands, ${r.tally.total} requests, ${Math.round((performance.now() - started) / 1000)} s`,
         );
     },
   });
-  console.log(formatReport(report));
+  console.log(formatStateful(report));
+  if (report.processLog.length) console.log(`  processes logged:\n    ${report.processLog.join("\n    ")}`);
   if (report.failure) {
     failed = true;
-    console.log(`\nFINDING (replay: ${replayCommand(report)}):\n${report.failure}`);
+    console.log(
+      `\nFINDING (replay: ${replayCommand(report)}):\n${report.finding ? findingText(report.finding) : report.failure}`,
+    );
   } else console.log("no finding");
 }
 process.exit(failed ? 1 : 0);

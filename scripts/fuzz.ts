@@ -1,17 +1,19 @@
 /**
- * Hostile-input fuzzing of the reference server at full length: the same generators and
- * properties as test/fuzz/server.test.ts (see test/fuzz/run.ts), ten times the runs by
- * default, with megabyte values, 100k-level nesting and 1 MB headers as well.
+ * Hostile-input fuzzing of the reference server at full length: the kit's stateless engine
+ * (`conformance fuzz --engine stateless`) pointed at a reference server this script starts
+ * (test/fuzz/reference.ts), ten times the CI test's runs by default, with megabyte values,
+ * 100k-level nesting and 1 MB headers as well.
  *
- *   node scripts/fuzz.ts [--runs N] [--seed S] [--path P] [--quick] [--keep-going]
+ *   npm run fuzz -- [--runs N] [--seed S] [--path P] [--quick] [--keep-going] [--minutes T]
  *
- * --path replays one failure: the same request (with the --seed it printed), against a fresh
- * server; a finding that needs the requests before it shows with the whole run instead.
- * --quick leaves the huge values out (what the CI test generates). --keep-going records every finding instead of stopping
- * at the first. Prints counts per operation; exits 1 on a finding.
+ * --path replays one failure (with the --seed it printed) against a fresh server. --quick
+ * leaves the huge values out (what the CI test generates). --keep-going records every
+ * finding instead of stopping at the first and shrinking it. Exits 1 on a finding.
  */
 import { parseArgs } from "node:util";
-import { formatReport, fuzzServer } from "../test/fuzz/run.ts";
+import { findingText } from "../conformance/fuzz/findings.ts";
+import { formatStateless, fuzzStateless } from "../conformance/fuzz/stateless.ts";
+import { startFuzzReference } from "../test/fuzz/reference.ts";
 import { CI_RUNS, CI_SEED } from "../test/fuzz/settings.ts";
 
 const { values } = parseArgs({
@@ -21,10 +23,10 @@ const { values } = parseArgs({
     path: { type: "string" },
     quick: { type: "boolean", default: false },
     "keep-going": { type: "boolean", default: false },
+    minutes: { type: "string" },
   },
 });
 
-// A replay (--path) is the one request at that path, unless --runs asks for more after it.
 const runs = values.runs !== undefined ? Number(values.runs) : values.path !== undefined ? 1 : CI_RUNS * 10;
 const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.seed);
 if (
@@ -33,32 +35,30 @@ if (
   !Number.isInteger(seed) ||
   (values.path !== undefined && values.seed === undefined)
 ) {
-  console.error("usage: node scripts/fuzz.ts [--runs N] [--seed S] [--path P] [--quick] [--keep-going]");
+  console.error("usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--quick] [--keep-going] [--minutes T]");
   process.exit(2);
 }
 console.log(
   `fuzzing with seed ${seed}, ${runs} runs${values.path ? `, replaying path ${values.path}` : ""}${values.quick ? "" : ", huge values included"} (CI uses seed ${CI_SEED})`,
 );
-const report = await fuzzServer({
-  runs,
-  seed,
-  path: values.path,
-  huge: !values.quick,
-  keepGoing: values["keep-going"],
-  progressEvery: 1000,
-  onProgress: (done, r) => console.log(`  … ${done} requests, ${r.healthChecks} health checks`),
-});
-console.log(formatReport(report));
-if (report.findings.length > 0) {
-  console.log(`\n${report.findings.length} FINDINGS:`);
-  for (const finding of report.findings) console.log(`\n${finding}`);
-  process.exit(1);
+const ref = await startFuzzReference();
+try {
+  const report = await fuzzStateless({
+    profile: ref.profile,
+    runs,
+    seed,
+    path: values.path,
+    huge: !values.quick,
+    keepGoing: values["keep-going"],
+    serverLog: ref.serverLog,
+    ...(values.minutes ? { timeLimitMs: Number(values.minutes) * 60_000 } : {}),
+    progressEvery: 1000,
+    onProgress: (r) => console.log(`  … ${r.tally.requests} requests, ${r.healthChecks} health checks`),
+  });
+  console.log(formatStateless(report));
+  for (const finding of report.findings)
+    console.log(`\nFINDING${values.quick ? " (replay with --quick)" : ""}:\n${findingText(finding)}`);
+  process.exitCode = report.findings.length > 0 || report.error ? 1 : 0;
+} finally {
+  await ref.close();
 }
-if (report.failure) {
-  const path = /path: "([^"]*)"/.exec(report.failure)?.[1] ?? "<path above>";
-  console.log(
-    `\nFINDING (replay: node scripts/fuzz.ts --seed ${seed}${values.quick ? " --quick" : ""} --path ${path}):\n${report.failure}`,
-  );
-  process.exit(1);
-}
-console.log("no finding");

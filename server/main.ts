@@ -7,7 +7,8 @@
  *   DATABASE_URL  postgres://…: keep records in PostgreSQL, shared by many processes (see store/open.ts
  *             for PG_POOL_SIZE, PG_CONNECT_TIMEOUT_MS, PG_STATEMENT_TIMEOUT_MS, MIGRATE_ON_START)
  *   NODE_ENV  `production` turns off response validation and does not load the development seed
- *   DEV_SEED  `1` loads server/dev-seed.json into an empty store, `0` does not (default: 1
+ *   DEV_SEED  `1` loads server/dev-seed.json into an empty store and offers the fault models of
+ *             server/dev/fault-models.ts (a built-in misbehaving upstream), `0` does not (default: 1
  *             unless production; NODE_ENV=production with DEV_SEED=1 refuses to start)
  *   ROUTING_FILE  the routing file (default server/routing.json)
  *   CATALOG_FILE  the model catalogue (default server/catalog.json; its schema: server/catalog.schema.json)
@@ -63,6 +64,7 @@ try {
   checkLogLevel();
   const storeConfig = storeConfigFromEnv(env);
   const graceMs = shutdownGraceFromEnv();
+  const devSeed = env.DEV_SEED ? env.DEV_SEED !== "0" : !production;
   const server = await startServer({
     ...storeConfig,
     port: portFromEnv("PORT", 8080),
@@ -70,7 +72,9 @@ try {
     metricsHost: env.METRICS_HOST || undefined,
     host: env.HOST || "127.0.0.1",
     validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES !== "0" : !production,
-    devSeed: env.DEV_SEED ? env.DEV_SEED !== "0" : !production,
+    devSeed,
+    // With the development seed only: the fault models the conformance kit's upstream transcripts call.
+    devFaultModels: devSeed,
     routingFile: env.ROUTING_FILE || undefined,
     catalogFile: env.CATALOG_FILE || undefined,
     maxUploadBytes: positiveInteger(env, "MAX_UPLOAD_BYTES"),

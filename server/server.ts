@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
 import { startDatasets } from "./datasets/index.ts";
+import { startDevFaultModels } from "./dev/fault-models.ts";
 import { docsRouter } from "./docs/docs-page.ts";
 import type { UpstreamModelProvider } from "./finetune/deployments.ts";
 import { startFineTuning, type FineTuningOptions } from "./finetune/index.ts";
@@ -54,6 +55,11 @@ export interface ServerOptions {
   validateResponses: boolean;
   /** Load server/dev-seed.json into an empty store; refused when NODE_ENV=production. */
   devSeed: boolean;
+  /**
+   * Development only, with the seed: offer the fault models (dev/fault-models.ts) that the
+   * conformance kit's upstream transcripts call, routed to a built-in misbehaving upstream.
+   */
+  devFaultModels?: boolean;
   routingFile?: string;
   /** The catalogue file: every platform model (default server/catalog.json). */
   catalogFile?: string;
@@ -105,29 +111,36 @@ export const ENGINE_DEFAULTS: EngineSettings = {
 };
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  if (options.devSeed) assertDevSeedAllowed();
+  if (options.devSeed || options.devFaultModels) assertDevSeedAllowed();
   const catalog = loadCatalogFile(options.catalogFile);
-  const routingFile = options.routingFile ?? DEFAULT_ROUTING_FILE;
-  const routing = loadRoutingConfig(routingFile);
+  const routingFileName = options.routingFile ?? DEFAULT_ROUTING_FILE;
+  const routingFile = loadRoutingConfig(routingFileName);
   checkRoutedModels(
-    routing,
+    routingFile,
     catalog.map((m) => m.id),
-    `routing file ${routingFile}`,
+    `routing file ${routingFileName}`,
   );
   installCatalog(catalog);
+  // The development server's fault models are routed after the check: they are not the catalogue's.
+  const devFaults = options.devFaultModels ? await startDevFaultModels(routingFile) : undefined;
+  const routing = devFaults?.routing ?? routingFile;
   const settings = { ...ENGINE_DEFAULTS, ...options.engine };
-  const providers = buildProviders(routing, settings, options.providers ?? {});
+  const providers = buildProviders(routing, settings, { ...devFaults?.providers, ...options.providers });
   const metricsOn = options.metricsPort !== undefined;
   const opened = await openStore({
     dataDir: options.dataDir,
     databaseUrl: options.databaseUrl,
     postgres: options.postgres,
+  }).catch(async (error: unknown) => {
+    await devFaults?.close();
+    throw error;
   });
   // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts), over
   // the database's own calls timed, and job and dataset events logged, unless nobody would see either.
   const store = withCaches(metricsOn || logs("info") ? instrumentStore(opened, { timed: metricsOn }) : opened);
   const probe = openStoreProbe(options);
   const background: { close(): Promise<void> }[] = [{ close: () => probe.close() }];
+  if (devFaults) background.push(devFaults);
   let metricsOrigin: string | undefined;
   try {
     if (options.devSeed) await loadDevSeed(store);
@@ -146,7 +159,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       upstreamModelProvider: upstreamModelProviders(settings),
     });
     background.push(fineTuning);
-    const models = new CatalogResolver(fineTuning.models);
+    const models = new CatalogResolver(fineTuning.models, devFaults?.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
     const tenantFor = storeTenant.bind(null, store);
     const streams = new OpenStreams();

@@ -42,7 +42,7 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
   res.status(apiError.status);
   if (!req.complete) closeWhenAnswered(res);
   if (apiError.status === 429 || apiError.status === 503) {
-    res.setHeader("retry-after", String(Math.max(0, Math.ceil(apiError.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS))));
+    res.setHeader("retry-after", String(Math.max(1, Math.ceil(apiError.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS))));
   }
   if (apiError.code === "METHOD_NOT_ALLOWED")
     res.setHeader("allow", (res.locals.pathMatch?.allowedMethods ?? []).join(", "));

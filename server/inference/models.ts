@@ -33,13 +33,16 @@ export function platformModel(name: string, spec: PlatformModel): ResolvedModel 
 
 export class CatalogResolver implements ModelResolver {
   readonly #accountModels: AccountModels;
+  /** Callable by bare id but not listed: the development server's fault models (server/dev/fault-models.ts). */
+  readonly #unlisted: readonly PlatformModel[];
 
-  constructor(accountModels: AccountModels = NO_ACCOUNT_MODELS) {
+  constructor(accountModels: AccountModels = NO_ACCOUNT_MODELS, unlisted: readonly PlatformModel[] = []) {
     this.#accountModels = accountModels;
+    this.#unlisted = unlisted;
   }
 
   async resolve(name: string, accountId: string): Promise<ResolvedModel | undefined> {
-    const spec = findPlatformModel(name);
+    const spec = findPlatformModel(name) ?? this.#unlisted.find((m) => m.id === name);
     if (spec !== undefined) return platformModel(name, spec);
     for (const kind of ACCOUNT_MODEL_KINDS) {
       const own = parseResourceName(name, kind);

@@ -14,6 +14,8 @@ describe("the mock server", () => {
   const profile = upstreamFaultProfile("http://127.0.0.1:9/v1");
   // The goldens were recorded on a server whose jobs stay in CHECKPOINTING (conformance record).
   profile.settings = { ...profile.settings, checkpointingMs: CHECKPOINT_HOLD_MS };
+  // No golden was recorded for the request size limit's transcript: the mock has nothing to serve it.
+  delete profile.settings.maxRequestBytes;
   beforeAll(async () => {
     mock = await startMockServer({ profile });
   });
@@ -32,6 +34,7 @@ describe("the mock server", () => {
 
   test("without the recipes, the upstream transcripts are skipped, not passed", async () => {
     const plain = loadProfile(REFERENCE_PROFILE, { baseUrl: "http://127.0.0.1:9/v1" });
+    plain.faults = {};
     const report = await runConformance({
       profile: plain,
       targetFor: mock.targetFor,

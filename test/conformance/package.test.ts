@@ -22,6 +22,7 @@ beforeAll(async () => {
     "ajv",
     "yaml",
     "eventsource-parser",
+    "fast-check",
   ]));
   ref = await startReferenceServer();
 });

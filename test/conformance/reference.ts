@@ -1,7 +1,8 @@
 /**
  * The reference server as the conformance tests run it, and the profile that describes it.
  *
- * - `startReferenceServer()`: the whole server (test harness, development seed) with jobs
+ * - `startReferenceServer()`: the whole server (test harness, development seed and its fault
+ *   models, as `npm start` runs it) with jobs
  *   polled quickly, small request and media limits (so MEDIA_TOO_LARGE is cheap to
  *   provoke), and the request limits of the two ordinary accounts lifted (a test runs the
  *   kit several times a minute; the rate-limited demo account keeps its limit, which the
@@ -34,6 +35,8 @@ export interface Reference {
 
 export async function startReferenceServer(): Promise<Reference> {
   const server = await startTestServer({
+    // What `npm start` offers on the development seed: the fault models the upstream transcripts call.
+    devFaultModels: true,
     fineTuning: { pollMs: 20, checkpointHoldMs: CHECKPOINT_HOLD_MS },
     maxBodyBytes: MAX_BODY_BYTES,
     engine: { mediaMaxBytes: MEDIA_MAX_BYTES },

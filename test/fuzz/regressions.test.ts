@@ -10,7 +10,7 @@ import { decode, encode } from "../../server/inference/tokenizer.ts";
 import { ahoyRows, readyDataset } from "../finetune/fixtures.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { REQUEST_ID } from "../support/http.ts";
-import { sendRaw, type WireResult } from "./wire.ts";
+import { sendRaw, type WireResult } from "../../conformance/fuzz/wire.ts";
 
 let server: TestServer;
 let key: string;

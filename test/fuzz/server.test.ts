@@ -1,29 +1,38 @@
 /**
- * Hostile-input fuzzing of the whole reference server, bounded for CI: a fixed seed and
- * CI_RUNS requests drawn over every operation of the generated OpenAPI (test/fuzz/run.ts
- * says what is generated and checked). It stops at the first finding and prints the seed,
- * the replay path and the request; `node scripts/fuzz.ts --seed S --quick --path P` replays
- * it, and `node scripts/fuzz.ts` runs ten times as long with huge values too.
+ * Hostile-input fuzzing of the reference server, bounded for CI: the kit's stateless engine
+ * (`conformance fuzz`, conformance/fuzz/stateless.ts) pointed at a reference server this test
+ * starts (reference.ts), a fixed seed and CI_RUNS requests over every operation. A finding
+ * prints its rule, the request, a curl reproduction and the replay
+ * (`npm run fuzz -- --seed S --quick --path P`); `npm run fuzz` runs ten times as long.
  */
 import assert from "node:assert/strict";
-import { test } from "vitest";
-import { formatReport, fuzzServer } from "./run.ts";
+import { afterAll, beforeAll, test } from "vitest";
+import { findingText } from "../../conformance/fuzz/findings.ts";
+import { formatStateless, fuzzStateless } from "../../conformance/fuzz/stateless.ts";
+import { startFuzzReference, type FuzzReference } from "./reference.ts";
 import { CI_RUNS, CI_SEED } from "./settings.ts";
+
+let ref: FuzzReference;
+beforeAll(async () => {
+  ref = await startFuzzReference();
+});
+afterAll(() => ref.close());
 
 test(
   `hostile input: ${CI_RUNS} fuzzed requests over every operation never get a 5xx, a hang or a bare error (seed ${CI_SEED})`,
   { timeout: 300_000 },
   async () => {
-    const report = await fuzzServer({ runs: CI_RUNS, seed: CI_SEED });
-    console.log(formatReport(report));
-    const path = report.failure === undefined ? "" : (/path: "([^"]*)"/.exec(report.failure)?.[1] ?? "");
-    assert.equal(
-      report.failure,
-      undefined,
-      `${report.failure}\n\nreplay: node scripts/fuzz.ts --seed ${CI_SEED} --quick --path ${path}`,
-    );
-    assert.equal(report.requests, CI_RUNS);
-    for (const [operationId, count] of report.perOperation)
-      assert.ok(count.tried > 0, `${operationId} was never tried`);
+    const report = await fuzzStateless({
+      profile: ref.profile,
+      runs: CI_RUNS,
+      seed: CI_SEED,
+      serverLog: ref.serverLog,
+    });
+    console.log(formatStateless(report));
+    assert.deepEqual(report.findings.map(findingText), []);
+    assert.equal(report.error, undefined);
+    assert.equal(report.tally.requests, CI_RUNS);
+    for (const [operationId, tried] of report.tally.tried) assert.ok(tried > 0, `${operationId} was never tried`);
+    assert.deepEqual(report.leftBehind, []);
   },
 );

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { tapLog } from "../../server/log.ts";
 import { startTestServer, type TestServer } from "../server/harness.ts";
 import { REQUEST_ID } from "../support/http.ts";
-import { chunkEncode, sendRaw, type Delivery, type WireResult } from "./wire.ts";
+import { chunkEncode, sendRaw, type Delivery, type WireResult } from "../../conformance/fuzz/wire.ts";
 
 let server: TestServer;
 let key: string;

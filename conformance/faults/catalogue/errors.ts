@@ -86,6 +86,24 @@ export const errorFaults: Fault[] = [
     },
   },
   {
+    id: "sse.error-event-without-code",
+    areas: ["upstream"],
+    transcripts: ["upstream/cut-stream"],
+    target: "upstream",
+    rule: "errors.rule-4",
+    description: "The error event that ends a stream failing part-way carries a message but no code.",
+    match: postResponses,
+    onResponse(response) {
+      const errors = (response.events ?? [])
+        .filter((e) => e.event === "error")
+        .map((e) => objectAt(e.json))
+        .filter((data) => data !== undefined && "code" in data);
+      if (errors.length === 0) return;
+      for (const data of errors) delete data?.code;
+      return response;
+    },
+  },
+  {
     id: "sse.cut-stream-reported-completed",
     areas: ["upstream"],
     transcripts: ["upstream/blocked-output"],

@@ -73,6 +73,18 @@ export const headerFaults: Fault[] = [
     },
   },
   {
+    id: "headers.retry-after-zero",
+    areas: ["tenant", "limits", "errors"],
+    transcripts: ["tenant/budget"],
+    rule: "headers.retry-after",
+    description: "Retry-After on 429/503 is 0 (retry at once), a whole number but not a wait.",
+    onResponse(response) {
+      if (response.status !== 429 && response.status !== 503) return;
+      response.headers["retry-after"] = "0";
+      return response;
+    },
+  },
+  {
     id: "headers.request-id-constant",
     areas: ["responses", "errors", "auth"],
     rule: "headers.x-request-id",

@@ -260,7 +260,8 @@ function connectionFailure(error: unknown, signal: AbortSignal): unknown {
     return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream did not answer in time", { retryable: true });
   }
   if (error instanceof undiciErrors.BodyTimeoutError) {
-    return new ProviderFailure("PARTIAL_RESPONSE_TIMEOUT", "the upstream stream stalled", { retryable: true });
+    // The words of the engine's own stall timer (generation.ts): one failure, one message, whichever timer fires first.
+    return new ProviderFailure("PARTIAL_RESPONSE_TIMEOUT", "The response stream stalled.", { retryable: true });
   }
   return new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream could not be reached", { retryable: true });
 }

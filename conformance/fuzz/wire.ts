@@ -6,6 +6,7 @@
  * Content-Length, chunked encoding, or the end of the connection, within a time limit.
  */
 import net from "node:net";
+import tls from "node:tls";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /** How the request's bytes are sent. Fractions are of the body (of the whole request for `abort`). */
@@ -52,13 +53,18 @@ export interface WireResult {
   socketError?: string;
 }
 
-export async function sendRaw(
-  target: { host: string; port: number },
-  request: WireRequest,
-  timeoutMs: number,
-): Promise<WireResult> {
+/** Where requests go: `tls` for an https base URL. */
+export interface WireTarget {
+  host: string;
+  port: number;
+  tls?: boolean;
+}
+
+export async function sendRaw(target: WireTarget, request: WireRequest, timeoutMs: number): Promise<WireResult> {
   const started = performance.now();
-  const socket = net.connect({ host: target.host, port: target.port, noDelay: true });
+  const socket = target.tls
+    ? tls.connect({ host: target.host, port: target.port, servername: target.host })
+    : net.connect({ host: target.host, port: target.port, noDelay: true });
   const received: Buffer[] = [];
   let size = 0;
   let socketError: string | undefined;
@@ -91,7 +97,7 @@ export async function sendRaw(
     finish(parsed ? "response" : "closed", parsed);
   });
   await new Promise<void>((resolve) => {
-    socket.once("connect", resolve);
+    socket.once(target.tls ? "secureConnect" : "connect", resolve);
     socket.once("close", resolve);
   });
   if (!finished) {

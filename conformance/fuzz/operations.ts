@@ -1,14 +1,11 @@
 /**
- * The operations of the generated OpenAPI document, as the fuzzer needs them: method, path
- * template, parameters by location, request body media types and schemas, which key
- * headers the security accepts, and the declared error responses. Read straight from
- * generated/openapi.3.1.yaml with `yaml`, independently of the server's own reading.
+ * The contract's operations as the fuzzer needs them: method, path template, parameters
+ * with their schemas, request bodies by media type, the security header names, and the
+ * declared response statuses; read from the kit's own copy of the contract (the OpenAPI
+ * document `Contract.load()` reads), with `$ref`s resolved on demand.
  */
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { parse } from "yaml";
-
-export const OPENAPI_PATH = fileURLToPath(new URL("../../generated/openapi.3.1.yaml", import.meta.url));
+import { Contract } from "../contract.ts";
+import type { Json } from "./json.ts";
 
 export type Schema = { [key: string]: unknown };
 
@@ -35,7 +32,7 @@ export interface FuzzOperation {
   statuses: number[];
 }
 
-export interface Contract {
+export interface FuzzContract {
   doc: Schema;
   operations: FuzzOperation[];
   /** Follows `$ref`s to the schema they name. */
@@ -44,11 +41,16 @@ export interface Contract {
 
 const METHODS = ["get", "put", "post", "delete", "patch", "options", "head", "trace"];
 
-let cached: Contract | undefined;
+let cached: FuzzContract | undefined;
 
-export function loadContract(): Contract {
+/** The contract of the kit (the document `Contract.load()` reads), loaded once. */
+export function loadContract(): FuzzContract {
   if (cached) return cached;
-  const doc = parse(readFileSync(OPENAPI_PATH, "utf8")) as Schema;
+  cached = fuzzContract(Contract.load().document as unknown as Schema);
+  return cached;
+}
+
+export function fuzzContract(doc: Schema): FuzzContract {
   const resolve = (schema: Schema): Schema => {
     let current = schema;
     for (let i = 0; i < 32 && typeof current.$ref === "string"; i++) {
@@ -56,7 +58,7 @@ export function loadContract(): Contract {
         .replace(/^#\//, "")
         .split("/")
         .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-      current = pointer.reduce<any>((node, key) => node?.[key], doc) as Schema;
+      current = pointer.reduce<Json>((node, key) => node?.[key], doc) as Schema;
       if (current === undefined) throw new Error(`unresolvable $ref ${String(schema.$ref)}`);
     }
     return current;
@@ -101,12 +103,11 @@ export function loadContract(): Contract {
       });
     }
   }
-  cached = { doc, operations, resolve };
-  return cached;
+  return { doc, operations, resolve };
 }
 
 /** JSON pointer (for Ajv) to the schema of an operation's declared response body, if any. */
-export function responseSchemaPointer(contract: Contract, op: FuzzOperation, status: number): string | undefined {
+export function responseSchemaPointer(contract: FuzzContract, op: FuzzOperation, status: number): string | undefined {
   const responses = ((contract.doc.paths as Schema)[op.template] as Schema)[op.method.toLowerCase()] as Schema;
   const response = (responses.responses as Schema)[String(status)] as Schema | undefined;
   if (!response) return undefined;

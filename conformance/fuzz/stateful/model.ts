@@ -8,7 +8,7 @@
  * the background, a job training, an admin change within the staleness bound that caches of
  * keys and accounts are allowed), the model holds the set of answers still possible.
  */
-import type { Deployment } from "./deployment.ts";
+import type { Contract } from "../../contract.ts";
 import { send, ServerFault, type Answer, type RequestSpec, type Tally } from "./http.ts";
 
 /**
@@ -72,8 +72,8 @@ export interface Model {
   jobs: Map<string, JobModel>;
   /** `${type} ${key}` → the body's fingerprint and the job it created. */
   idempotency: Map<string, { body: string; jobId: string }>;
-  /** What the inference answers' usage says they cost, in micro-units. */
-  inferenceMicros: number;
+  /** The tokens (input plus output) of each inference answer's usage: what a reference hook prices. */
+  inferenceTokens: number[];
   suspended: Setting<boolean>;
   balanceZero: Setting<boolean>;
   budgetZero: Setting<boolean>;
@@ -82,11 +82,56 @@ export interface Model {
   revokedKeys: { key: string; at: number }[];
 }
 
-/** What a command acts through: its account, the processes, and the shared pieces of the run. */
+/**
+ * Optional plugins for what a black-box client cannot do: the reference server's tests and
+ * scripts supply them (test/fuzz/stateful/reference-hooks.ts); the kit runs without any.
+ */
+export interface ReferenceHooks {
+  /** A fresh account of its own for each sequence (else all share the profile's primary account, ids prefixed). */
+  newAccount?(): Promise<{ id: string; key: string }>;
+  /** Operator changes to an account, as the admin command makes them: they enable the admin commands. */
+  admin?: {
+    suspend(account: string, on: boolean): Promise<void>;
+    /** Sets the balance (micro-units). */
+    setBalance(account: string, micros: number): Promise<void>;
+    /** A budget of zero (`true`) or none. */
+    setBudgetZero(account: string, zero: boolean): Promise<void>;
+    /** Revokes every key of the account and makes a new one, returned. */
+    replaceKey(account: string): Promise<string>;
+    /** Unsuspended and without a budget again, before the invariants read the account. */
+    restore(account: string): Promise<void>;
+  };
+  /** kill -9 of a process and its restart (`which` picks among them); resolves once it serves again. */
+  crash?(which: number): Promise<string>;
+  /** Invariants after each run that need the server's internals (its store's tables, its money). */
+  invariants?(m: Model, r: Real): Promise<void>;
+  /** For a request that got no answer: whether the process was alive and whether the request reached it. */
+  diagnose?(baseUrl: string, path: string): Promise<string>;
+  /** Uploads above this are 413 MEDIA_TOO_LARGE (enables the "huge" upload). */
+  maxUploadBytes?: number;
+}
+
+/** What a command acts through: its account, the server(s), and the shared pieces of the run. */
 export interface Real {
   account: string;
   key: string;
-  deployment: Deployment;
+  /** The API base URLs: requests rotate over them (a crash hook may change them). */
+  baseUrls(): string[];
+  hooks: ReferenceHooks;
+  /** The kit's contract: every answer is checked against it. */
+  contract?: Contract;
+  /** What this sequence's ids start with (empty on a fresh account of its own). */
+  prefix: string;
+  /** A trainable base model's full name, and the chat model inference calls. */
+  baseModel: string;
+  chatModel: string;
+  /** Longest wait for a job to end, and for a validation. */
+  jobMs: number;
+  pollMs: number;
+  /** The rule the command under way checks (a finding without a rule of its own is reported under it). */
+  rule: string;
+  /** The last request sent, for a finding's curl reproduction. */
+  last?: { method: string; url: string; key: string; spec: Omit<RequestSpec, "url" | "key"> };
   tally: Tally;
   gate: Gate;
   /** The accounts of the other clients of this run (and a seed account): for isolation probes. */
@@ -105,7 +150,7 @@ export function newModel(now: number): Model {
     datasets: new Map(),
     jobs: new Map(),
     idempotency: new Map(),
-    inferenceMicros: 0,
+    inferenceTokens: [],
     suspended: off(false),
     balanceZero: off(false),
     budgetZero: off(false),
@@ -234,6 +279,11 @@ export function transitionProblem(job: JobModel, state: string): string | undefi
   return undefined;
 }
 
+/** A pool name (`d1`, `m2`, `k1`) as this sequence's id on the wire. */
+export function wireId(r: Real, name: string): string {
+  return `${r.prefix}${name}`;
+}
+
 /** A request from this account's client through the gate, to the next server in turn. */
 export async function request(
   r: Real,
@@ -242,14 +292,17 @@ export async function request(
   await r.gate.enter();
   try {
     // Read after the gate: a crash in between restarts a server on another port.
-    const urls = r.deployment.baseUrls();
+    const urls = r.baseUrls();
     const base = urls[(spec.server ?? r.turn++) % urls.length] as string;
+    const key = spec.key ?? r.key;
+    r.last = { method: spec.method, url: `${base}${spec.path}`, key, spec };
     try {
-      return await send(r.tally, { ...spec, url: `${base}${spec.path}`, key: spec.key ?? r.key });
+      const check = r.contract ? { contract: r.contract, apiPath: spec.path } : undefined;
+      return await send(r.tally, { ...spec, url: `${base}${spec.path}`, key }, check);
     } catch (error) {
       // No answer at all: say whether the process was alive and whether the request reached it.
-      if (error instanceof ServerFault && error.noAnswer)
-        error.message += `\n    ${await r.deployment.diagnose(base, spec.path)}`;
+      if (error instanceof ServerFault && error.noAnswer && r.hooks.diagnose)
+        error.message += `\n    ${await r.hooks.diagnose(base, spec.path)}`;
       throw error;
     }
   } finally {

@@ -5,21 +5,34 @@
  * delivered. Most cases are ordinary requests with one or two hostile parts, so that
  * checks deep inside the handlers are reached as well as the parsers in front of them.
  */
+import { METHODS } from "node:http";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
-import type { Contract, FuzzOperation, ParamSpec, Schema } from "./contract.ts";
+import type { FuzzContract as Contract, FuzzOperation, ParamSpec, Schema } from "./operations.ts";
+import { httpProblems } from "./check.ts";
 import { anyJson, describeJson, nestedJson, schemaArbitrary, toJsonText } from "./schema.ts";
 import { chunkEncode, type Delivery, type WireRequest } from "./wire.ts";
 
 /** Resources that exist on the server under test, made before fuzzing starts. */
 export interface FuzzFixtures {
+  /** The account fuzzed (the profile's primary). */
   account: string;
-  /** Demo key by account id (the dev seed's). */
+  /** Another account (the profile's secondary): its key and id only probe isolation, never write. */
+  otherAccount: string;
+  /** Key by account id: the two accounts'. */
   keys: Record<string, string>;
+  /** The path of `{base_url}` (`/v1`), which every operation's path follows. */
+  basePath: string;
+  /** The Host header of an ordinary request (`127.0.0.1:8080`). */
+  host: string;
+  /** What the fuzzer's own ids start with (datasets, output models, idempotency keys): it cleans up only those. */
+  idPrefix: string;
+  /** A trainable base model's full name (`accounts/maas/models/…`), when the profile names one. */
+  baseModel: string;
   /** Datasets the fuzzer reads but must not delete (a DELETE picks among `scratchDatasets`). */
   datasets: string[];
   scratchDatasets: string[];
-  /** Full version names: `accounts/acme/datasets/x/versions/1`. */
+  /** Full version names: `accounts/{account}/datasets/x/versions/1`. */
   versions: string[];
   sftJobs: string[];
   dpoJobs: string[];
@@ -53,6 +66,11 @@ export interface CaseOptions {
   /** The largest JSON body the server accepts, for bodies just over it. */
   maxBodyBytes: number;
   maxUploadBytes: number;
+  /**
+   * Only well-formed HTTP sent whole (no broken framing, no bytes HTTP forbids, no slow or
+   * vanishing client): for a server behind a proxy that would answer those itself.
+   */
+  wellFormed?: boolean;
 }
 
 /** One arbitrary over every operation of the contract (equal weights) and unrouted paths. */
@@ -61,11 +79,27 @@ export function caseArbitrary(
   fixtures: FuzzFixtures,
   options: CaseOptions,
 ): fc.Arbitrary<FuzzCase> {
+  // One case in four is an ordinary, valid request: the answers the contract describes in full
+  // (successes, streams, lists) are checked too, not only the refusals of hostile ones.
   const perOperation = contract.operations.map((op) => ({
     weight: 1,
-    arbitrary: operationCase(contract, op, fixtures, options),
+    arbitrary: fc.oneof(
+      { weight: 3, arbitrary: operationCase(contract, op, fixtures, options) },
+      { weight: 1, arbitrary: plainCase(contract, op, fixtures) },
+    ),
   }));
-  return fc.oneof(...perOperation, { weight: 1, arbitrary: unroutedCase(fixtures, options) });
+  const all = fc.oneof(...perOperation, { weight: 1, arbitrary: unroutedCase(fixtures, options) });
+  // Methods too: a proxy's parser (node:http's among them) refuses one it does not know, before any handler.
+  return options.wellFormed
+    ? all.filter(
+        (c) =>
+          c.delivery.kind === "whole" &&
+          httpProblems(c).length === 0 &&
+          METHODS.includes(c.method) &&
+          // An unknown Expect (417) and a protocol switch are a proxy's to answer too.
+          !c.headers.some(([n, v]) => /^upgrade$/i.test(n) || (/^expect$/i.test(n) && v !== "100-continue")),
+      )
+    : all;
 }
 
 /** Per operation, for counts that list every operation even when it was not drawn. */
@@ -107,40 +141,99 @@ function operationCase(
       method: methodArbitrary(op.method),
       target: targetArbitrary(contract, op, fixtures, options),
       auth: authArbitrary(op, fixtures),
-      params: headerParamsArbitrary(contract, op),
+      params: headerParamsArbitrary(contract, op, fixtures),
       body: bodyArbitrary(contract, op, fixtures, options),
       extras: extraHeadersArbitrary(options),
       framing: framingArbitrary(),
       delivery: deliveryArbitrary(),
-      host: hostArbitrary(),
+      host: hostArbitrary(fixtures),
     })
     .map((parts) => assemble(op.operationId, parts));
 }
 
+/** A well-formed request with valid values: the fixtures' ids, the key of the account, a body valid against its schema. */
+function plainCase(contract: Contract, op: FuzzOperation, fixtures: FuzzFixtures): fc.Arbitrary<FuzzCase> {
+  const pathParams = op.params.filter((p) => p.in === "path");
+  const values = fc.tuple(
+    ...pathParams.map((p) => {
+      if (p.name === "account") return fc.constant(fixtures.account);
+      const known = knownValues(op, p, fixtures).filter((v) => !v.includes("/") && !v.includes("%"));
+      return known.length > 0
+        ? fc.constantFrom(...known)
+        : schemaArbitrary(p.schema, { resolve: contract.resolve, mutationRate: 0 }).map((v) =>
+            encodeURIComponent(String(v)),
+          );
+    }),
+  );
+  const json = op.bodies.get("application/json");
+  const body: fc.Arbitrary<BodyChoice | undefined> = json
+    ? schemaArbitrary(minimal(contract, json), {
+        resolve: contract.resolve,
+        mutationRate: 0,
+        hints: hints(fixtures),
+        alwaysInclude: ALWAYS,
+      }).map((v) => jsonChoice(v, { value: "application/json" }, ["plain valid body"]))
+    : op.bodies.size > 0
+      ? uploadBody({ huge: false, maxBodyBytes: 0, maxUploadBytes: 1 << 20 }).filter(
+          (b) => b.contentType === "application/jsonl",
+        )
+      : fc.constant(undefined);
+  return fc.tuple(values, body).map(([vals, b]) => {
+    let i = 0;
+    const path = op.template.replace(/\{[^}]+\}/g, () => vals[i++] as string);
+    return assemble(op.operationId, {
+      method: { value: op.method },
+      target: { value: `${fixtures.basePath}${path}`, notes: ["plain"] },
+      auth: { headers: [["Authorization", `Bearer ${fixtures.keys[fixtures.account]}`]] },
+      params: { headers: [], notes: [], deadline: false },
+      body: b,
+      extras: { headers: [], notes: [] },
+      framing: "length",
+      delivery: { kind: "whole" },
+      host: fixtures.host,
+    });
+  });
+}
+
+/**
+ * The schema with only its required properties, the short-generation ones and `stream`: what
+ * a plain client sends (the optional ones, drawn at random, are mostly refused for what they
+ * mean: a reasoning setting for a model that does not reason, a previous response id).
+ */
+function minimal(contract: Contract, schema: Schema): Schema {
+  const resolved = contract.resolve(schema);
+  const properties = resolved.properties as Record<string, Schema> | undefined;
+  if (!properties) return resolved;
+  const keep = new Set([...((resolved.required as string[]) ?? []), ...ALWAYS, "stream"]);
+  return { ...resolved, properties: Object.fromEntries(Object.entries(properties).filter(([k]) => keep.has(k))) };
+}
+
 function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrary<FuzzCase> {
+  const base = fixtures.basePath;
+  const account = fixtures.account;
   const targets = fc.oneof(
     fc.constantFrom(
       "/",
-      "/v1",
-      "/v1/",
+      base,
+      `${base}/`,
       "/v2/models",
-      "/v1/nope",
-      "/v1/responses/resp_123",
-      "/v1/responses/",
-      "/v1/models/",
-      "//v1/models",
-      "/v1//models",
-      "/V1/models",
-      "/v1/MODELS",
-      "/v1/accounts",
-      "/v1/accounts/acme",
-      "/v1/accounts/acme/datasets/",
-      "/v1/accounts/acme/datasets:upload",
-      "/v1/accounts/acme/datasets/fz-sft:frobnicate",
-      "/v1/accounts/acme/supervisedFineTuningJobs:cancel",
-      "/v1/%2e%2e/v1/models",
-      "/v1/models/%",
-      "/v1/models?%zz=%zz",
+      `${base}/nope`,
+      `${base}/responses/resp_123`,
+      `${base}/responses/`,
+      `${base}/models/`,
+      `/${base}/models`,
+      `${base}//models`,
+      `${base.toUpperCase()}/models`,
+      `${base}/MODELS`,
+      `${base}/accounts`,
+      `${base}/accounts/${account}`,
+      `${base}/accounts/${account}/datasets/`,
+      `${base}/accounts/${account}/datasets:upload`,
+      `${base}/accounts/${account}/datasets/${fixtures.datasets[0] ?? "x"}:frobnicate`,
+      `${base}/accounts/${account}/supervisedFineTuningJobs:cancel`,
+      `${base}/%2e%2e${base}/models`,
+      `${base}/models/%`,
+      `${base}/models?%zz=%zz`,
       "/docs",
       "/docs/",
       "/docs/openapi.yaml",
@@ -151,19 +244,21 @@ function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrar
       "/docs/assets/%00",
       "/docs/assets/swagger-ui.css",
       "*",
-      "http://127.0.0.1/v1/models",
-      "http://evil.example/v1/models",
-      "v1/models",
+      `http://${fixtures.host}${base}/models`,
+      `http://evil.example${base}/models`,
+      `${base.slice(1)}/models`,
     ),
     fc.webPath().map((p) => p || "/"),
-    fc.webPath().map((p) => `/v1${p}`),
+    fc.webPath().map((p) => `${base}${p}`),
   );
   return fc
     .record({
       method: fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD", "TRACE", "PROPFIND"),
       target: targets,
       auth: authArbitrary(undefined, fixtures),
-      body: fc.option(jsonBodyOf(fc.constant({ model: "tiny-chat" }), "application/json", "arbitrary"), { freq: 3 }),
+      body: fc.option(jsonBodyOf(fc.constant({ model: fixtures.models[0] }), "application/json", "arbitrary"), {
+        freq: 3,
+      }),
       extras: extraHeadersArbitrary(options),
       delivery: deliveryArbitrary(),
     })
@@ -177,7 +272,7 @@ function unroutedCase(fixtures: FuzzFixtures, options: CaseOptions): fc.Arbitrar
         extras,
         framing: "length",
         delivery,
-        host: "127.0.0.1",
+        host: fixtures.host,
       }),
     );
 }
@@ -343,9 +438,6 @@ const HOSTILE_SEGMENTS = [
   "x".repeat(64),
   "x".repeat(65),
   "x".repeat(4096),
-  "ACME",
-  "acme%00",
-  "acme%2F..%2Fglobex",
   "%E2%80%AE",
   "%F0%9F%A6%80",
   "__proto__",
@@ -389,8 +481,10 @@ function pathValueArbitrary(
   const valid = schemaArbitrary(param.schema, { resolve: contract.resolve, mutationRate: 0 }).map((v) => ({
     text: encodeURIComponent(String(v)),
   }));
+  const own = fixtures.account;
+  const ofAccount = [own.toUpperCase(), `${own}%00`, `${own}%2F..%2F${fixtures.otherAccount}`];
   const hostile = fc
-    .constantFrom(...HOSTILE_SEGMENTS, ...(options.huge ? ["x".repeat(20_000), "%41".repeat(5000)] : []))
+    .constantFrom(...HOSTILE_SEGMENTS, ...ofAccount, ...(options.huge ? ["x".repeat(20_000), "%41".repeat(5000)] : []))
     .map((s) => ({ text: s, note: `${param.name}=${JSON.stringify(s.slice(0, 40))}` }));
   const raw = fc
     .oneof(fc.constantFrom(...RAW_SEGMENTS), fc.string({ minLength: 1, maxLength: 8, unit: "binary" }))
@@ -404,7 +498,13 @@ function pathValueArbitrary(
       { weight: 17, arbitrary: fc.constant({ text: fixtures.account }) },
       {
         weight: 3,
-        arbitrary: fc.oneof(fc.constant({ text: "globex", note: "account=globex" }), valid, hostile, encodedOdd, raw),
+        arbitrary: fc.oneof(
+          fc.constant({ text: fixtures.otherAccount, note: "account=the other account" }),
+          valid,
+          hostile,
+          encodedOdd,
+          raw,
+        ),
       },
     );
   }
@@ -428,7 +528,11 @@ function knownValues(op: FuzzOperation, param: ParamSpec, fixtures: FuzzFixtures
     case "version":
       return ["1", "1", "2"];
     case "model":
-      return [...fixtures.models, `accounts%2F${fixtures.account}%2Fmodels%2Fnope`, "accounts/acme/models/nope"];
+      return [
+        ...fixtures.models,
+        `accounts%2F${fixtures.account}%2Fmodels%2Fnope`,
+        `accounts/${fixtures.account}/models/nope`,
+      ];
     default:
       return [];
   }
@@ -464,7 +568,7 @@ function targetArbitrary(
           "pageSize",
           "filter=%00",
           "stream=true",
-          "key=" + fixtures.keys.acme,
+          "key=" + fixtures.keys[fixtures.account],
           "%FF=%FE",
         ),
         { minLength: 1, maxLength: 2 },
@@ -481,11 +585,20 @@ function targetArbitrary(
     },
   );
   const prefix = fc.oneof(
-    { weight: 40, arbitrary: fc.constant<{ text: string; note?: string }>({ text: "/v1" }) },
+    { weight: 40, arbitrary: fc.constant<{ text: string; note?: string }>({ text: fixtures.basePath }) },
     {
       weight: 1,
       arbitrary: fc
-        .constantFrom("/V1", "/v2", "", "/v1/v1", "//v1", "/v1/.", "http://127.0.0.1/v1", "/v1%2F")
+        .constantFrom(
+          fixtures.basePath.toUpperCase(),
+          "/v2",
+          "",
+          `${fixtures.basePath}${fixtures.basePath}`,
+          `/${fixtures.basePath}`,
+          `${fixtures.basePath}/.`,
+          `http://${fixtures.host}${fixtures.basePath}`,
+          `${fixtures.basePath}%2F`,
+        )
         .map((s) => ({ text: s, note: `prefix ${JSON.stringify(s)}` })),
     },
   );
@@ -597,11 +710,15 @@ function filterArbitrary(): fc.Arbitrary<string> {
   );
 }
 
-function headerParamsArbitrary(contract: Contract, op: FuzzOperation): fc.Arbitrary<Parts["params"]> {
+function headerParamsArbitrary(
+  contract: Contract,
+  op: FuzzOperation,
+  fixtures: FuzzFixtures,
+): fc.Arbitrary<Parts["params"]> {
   const params = op.params.filter((p) => p.in === "header");
   if (params.length === 0) return fc.constant({ headers: [], notes: [], deadline: false });
   return fc
-    .tuple(...params.map((p) => fc.option(headerValueArbitrary(contract, p), { freq: 2, nil: undefined })))
+    .tuple(...params.map((p) => fc.option(headerValueArbitrary(contract, p, fixtures), { freq: 2, nil: undefined })))
     .map((values) => {
       const headers: [string, string][] = [];
       const notes: string[] = [];
@@ -617,14 +734,21 @@ function headerParamsArbitrary(contract: Contract, op: FuzzOperation): fc.Arbitr
     });
 }
 
-function headerValueArbitrary(contract: Contract, param: ParamSpec): fc.Arbitrary<{ text: string; note?: string }> {
+function headerValueArbitrary(
+  contract: Contract,
+  param: ParamSpec,
+  fixtures: FuzzFixtures,
+): fc.Arbitrary<{ text: string; note?: string }> {
   const schema = contract.resolve(param.schema);
   const name = param.name.toLowerCase();
   const valid: fc.Arbitrary<string> =
     name === "x-request-timeout-ms"
       ? fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 5_000, max: 2 ** 31 - 1 })).map(String)
       : name === "idempotency-key"
-        ? fc.oneof(fc.constantFrom("fz-key-1", "fz-key-2"), fc.stringMatching(/^[A-Za-z0-9-]{1,64}$/))
+        ? fc.oneof(
+            fc.constantFrom(`${fixtures.idPrefix}-key-1`, `${fixtures.idPrefix}-key-2`),
+            fc.stringMatching(/^[A-Za-z0-9-]{1,32}$/).map((k) => `${fixtures.idPrefix}-${k}`),
+          )
         : fc.constantFrom("2023-06-01", "2024-01-01", "bogus");
   const edges = [
     "",
@@ -693,14 +817,14 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
             "two Authorization headers",
             [
               ["Authorization", `Bearer ${key}`],
-              ["Authorization", `Bearer ${fixtures.keys.globex}`],
+              ["Authorization", `Bearer ${fixtures.keys[fixtures.otherAccount]}`],
             ],
           ],
           [
             "Authorization and another account's x-api-key",
             [
               ["Authorization", `Bearer ${key}`],
-              ["x-api-key", fixtures.keys.globex as string],
+              ["x-api-key", fixtures.keys[fixtures.otherAccount] as string],
             ],
           ],
           ["latin1 bytes in the key", [["Authorization", "Bearer sk-\u00e9\u00ff"]]],
@@ -711,9 +835,9 @@ function authArbitrary(op: FuzzOperation | undefined, fixtures: FuzzFixtures): f
   );
 }
 
-function hostArbitrary(): fc.Arbitrary<string | undefined> {
+function hostArbitrary(fixtures: FuzzFixtures): fc.Arbitrary<string | undefined> {
   return fc.oneof(
-    { weight: 60, arbitrary: fc.constant("127.0.0.1") },
+    { weight: 60, arbitrary: fc.constant(fixtures.host) },
     {
       weight: 1,
       arbitrary: fc.constantFrom<string | undefined>(
@@ -838,18 +962,24 @@ function bodyArbitrary(
 
 /** Valid values by property name: short generations, real models and datasets, media that needs no network. */
 function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
+  // Without datasets (a profile that does not implement them) the names still have their shape.
+  const datasets = fixtures.datasets.length > 0 ? fixtures.datasets : [`${fixtures.idPrefix}-none`];
+  const versions =
+    fixtures.versions.length > 0
+      ? fixtures.versions
+      : [`accounts/${fixtures.account}/datasets/${datasets[0]}/versions/1`];
   const version = fc.oneof(
-    { weight: 6, arbitrary: fc.constantFrom(...fixtures.versions) },
+    { weight: 6, arbitrary: fc.constantFrom(...versions) },
     {
       weight: 2,
-      arbitrary: fc.constantFrom(...fixtures.datasets.map((d) => `accounts/${fixtures.account}/datasets/${d}`)),
+      arbitrary: fc.constantFrom(...datasets.map((d) => `accounts/${fixtures.account}/datasets/${d}`)),
     },
     {
       weight: 1,
       arbitrary: fc.constantFrom(
-        `accounts/globex/datasets/x/versions/1`,
+        `accounts/${fixtures.otherAccount}/datasets/x/versions/1`,
         `accounts/${fixtures.account}/datasets/nope/versions/1`,
-        `accounts/${fixtures.account}/datasets/${fixtures.datasets[0]}/versions/99`,
+        `accounts/${fixtures.account}/datasets/${datasets[0]}/versions/99`,
         "x",
       ),
     },
@@ -864,16 +994,20 @@ function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
     "not a url",
   );
   const small = fc.integer({ min: 1, max: 8 });
+  // Ids the fuzzer makes start with its prefix, so its cleanup finds them and leaves everyone else's alone.
+  const ownId = fc.stringMatching(/^[a-z0-9-]{1,20}$/).map((id) => `${fixtures.idPrefix}-${id}`);
   return {
+    datasetId: ownId,
+    outputModelId: ownId,
     model: fc.oneof(
       { weight: 8, arbitrary: fc.constantFrom(...fixtures.models) },
       {
         weight: 1,
         arbitrary: fc.constantFrom(
           "gpt-4o",
-          "TINY-CHAT",
+          (fixtures.models[0] ?? "m").toUpperCase(),
           `accounts/${fixtures.account}/models/nope`,
-          `accounts/globex/models/x`,
+          `accounts/${fixtures.otherAccount}/models/x`,
         ),
       },
     ),
@@ -881,7 +1015,7 @@ function hints(fixtures: FuzzFixtures): Record<string, fc.Arbitrary<unknown>> {
     max_tokens: small,
     max_completion_tokens: small,
     baseModel: fc.oneof(
-      { weight: 6, arbitrary: fc.constant("accounts/maas/models/tiny-chat") },
+      { weight: 6, arbitrary: fc.constant(fixtures.baseModel) },
       {
         weight: 1,
         arbitrary: fc.constantFrom(
@@ -1058,7 +1192,7 @@ function structuralMutation(options: CaseOptions): fc.Arbitrary<(text: string) =
     choice("BOM first", (t) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(t)])),
     choice("UTF-16LE", (t) => Buffer.from(t, "utf16le")),
     choice("a duplicated key", (t) =>
-      t.startsWith("{") && t.length > 2 ? `{"model":"tiny-chat","model":42,${t.slice(1)}` : t,
+      t.startsWith("{") && t.length > 2 ? `{"model":"a-model","model":42,${t.slice(1)}` : t,
     ),
     choice("a trailing comma", (t) => t.replace(/}$/, ",}")),
     choice("comments", (t) => `/* hi */ ${t}`),

@@ -18,7 +18,7 @@
  * serialiser's own stack) are `RawJson` text, written verbatim by `toJsonText`.
  */
 import fc from "fast-check";
-import type { Schema } from "./contract.ts";
+import type { Schema } from "./operations.ts";
 
 /** JSON text inserted verbatim by `toJsonText`. */
 export class RawJson {

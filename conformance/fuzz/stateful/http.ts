@@ -1,8 +1,14 @@
 /**
  * The stateful fuzzer's HTTP calls: every answer is checked for what must hold whatever
  * the model says (no 5xx, an answer within the timeout, x-request-id on every answer, the
- * error envelope on every error) and counted per operation for the summary.
+ * error envelope on every error, and, given the kit's contract, everything a conformance
+ * run checks of an answer: declared status, body and SSE events against the schemas,
+ * Retry-After, inference headers) and counted per operation for the summary.
  */
+import { checkExchange } from "../../checks.ts";
+import type { Contract } from "../../contract.ts";
+import { parseSse } from "../../sse.ts";
+import { parseJson, type Json } from "../json.ts";
 
 /** Longest wait for any answer; longer is a hang. */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -10,7 +16,7 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export interface Answer {
   status: number;
   requestId: string;
-  body: any;
+  body: Json;
   text: string;
   /** Error code of an error answer. */
   code?: string;
@@ -21,9 +27,12 @@ export class ServerFault extends Error {
   override name = "ServerFault";
   /** No answer came (a refused or reset connection, or a hang), as opposed to a wrong one. */
   readonly noAnswer: boolean;
-  constructor(message: string, noAnswer = false) {
+  /** The rule it breaks (rules.yaml, or `contract:<operation>`). */
+  readonly rule: string;
+  constructor(message: string, noAnswer = false, rule = "errors.codes-by-status") {
     super(message);
     this.noAnswer = noAnswer;
+    this.rule = rule;
   }
 }
 
@@ -54,7 +63,12 @@ export interface RequestSpec {
   headers?: Record<string, string>;
 }
 
-export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
+/** `check`: the kit's contract, and the request's path relative to `{base_url}`. */
+export async function send(
+  tally: Tally,
+  spec: RequestSpec,
+  check?: { contract: Contract; apiPath: string },
+): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${spec.key}`, ...spec.headers };
   let body: string | undefined;
   if (spec.json !== undefined) {
@@ -68,13 +82,19 @@ export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
   let response: Response;
   let text: string;
   try {
-    response = await fetch(spec.url, {
-      method: spec.method,
-      headers,
-      body,
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    text = await response.text();
+    for (let attempt = 0; ; attempt++) {
+      response = await fetch(spec.url, {
+        method: spec.method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      text = await response.text();
+      // The service's own rate limit is not a verdict on the sequence: wait as it asks, a few times.
+      const wait = rateLimitWaitMs(response, text);
+      if (wait === undefined || attempt >= 3) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   } catch (error) {
     const reason =
       (error as Error).name === "TimeoutError"
@@ -83,28 +103,64 @@ export async function send(tally: Tally, spec: RequestSpec): Promise<Answer> {
     throw new ServerFault(
       `${spec.method} ${spec.url}: ${reason} after ${Math.round(performance.now() - started)} ms`,
       true,
+      "errors.malformed-request",
     );
   }
   tally.count(`${spec.method} ${spec.label}`, response.status);
   const requestId = response.headers.get("x-request-id") ?? "";
-  let parsed: any;
-  try {
-    parsed = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
+  const parsed = text === "" ? undefined : parseJson(text);
   const where = `${spec.method} ${spec.url} → ${response.status} (x-request-id ${requestId || "missing"}): ${text.slice(0, 500)}`;
   // The one 5xx the contract lets a healthy service send: a fine-tuned model's deployment still loading, to retry (Retry-After).
   const loading =
     response.status === 503 && parsed?.error?.code === "DEPLOYMENT_SCALING_UP" && response.headers.has("retry-after");
   if (response.status >= 500 && !loading) throw new ServerFault(`a ${response.status}: ${where}`);
-  if (requestId === "") throw new ServerFault(`no x-request-id: ${where}`);
+  if (requestId === "") throw new ServerFault(`no x-request-id: ${where}`, false, "headers.x-request-id");
   const code = parsed?.error?.code as string | undefined;
   if (
     response.status >= 400 &&
     (typeof code !== "string" || typeof parsed?.error?.message !== "string" || typeof parsed?.error?.type !== "string")
   ) {
-    throw new ServerFault(`an error without the envelope: ${where}`);
+    throw new ServerFault(`an error without the envelope: ${where}`, false, "errors.envelope");
   }
+  if (check) contractCheck(check.contract, check.apiPath, spec, response, text, parsed, where);
   return { status: response.status, requestId, body: parsed, text, ...(response.status >= 400 ? { code } : {}) };
+}
+
+/** What a conformance run checks of every answer (checks.ts); the first problem is a fault. */
+function contractCheck(
+  contract: Contract,
+  pathAndQuery: string,
+  spec: RequestSpec,
+  response: Response,
+  text: string,
+  json: Json,
+  where: string,
+) {
+  const apiPath = pathAndQuery.split("?")[0] as string;
+  const isStream = (response.headers.get("content-type") ?? "").startsWith("text/event-stream");
+  const exchange = {
+    request: { method: spec.method, url: spec.url, relativePath: apiPath, apiPath, headers: {} },
+    status: response.status,
+    headers: response.headers,
+    text,
+    json,
+    isJson: json !== undefined,
+    ...(isStream ? { events: parseSse(text) } : {}),
+    durationMs: 0,
+  };
+  const problem = checkExchange(contract, exchange).problems[0];
+  if (!problem) return;
+  const op = contract.findOperation(spec.method, apiPath);
+  throw new ServerFault(
+    `${problem.message}${problem.at ? ` at ${problem.at}` : ""}${problem.received !== undefined ? ` (received ${JSON.stringify(problem.received)?.slice(0, 200)})` : ""}: ${where}`,
+    false,
+    problem.rule ?? `contract:${op?.id ?? "?"}`,
+  );
+}
+
+/** How long a 429 TENANT_RATE_LIMITED asks to wait (at most a minute); undefined for any other answer. */
+function rateLimitWaitMs(response: Response, text: string): number | undefined {
+  if (response.status !== 429 || !text.includes('"TENANT_RATE_LIMITED"')) return undefined;
+  const seconds = Number(response.headers.get("retry-after") ?? "1");
+  return Math.min(60, Number.isFinite(seconds) && seconds >= 1 ? seconds : 1) * 1000;
 }

@@ -8,9 +8,6 @@
  * output model, a retried create, a cancel of a finished job.
  */
 import fc from "fast-check";
-import { COMMANDS } from "../../../server/admin/commands.ts";
-import { costMicros, formatMoney } from "../../../server/store/money.ts";
-import { MAX_UPLOAD_BYTES } from "./deployment.ts";
 import type { Answer, RequestSpec } from "./http.ts";
 import {
   COLLECTION,
@@ -29,6 +26,7 @@ import {
   trainable,
   transitionProblem,
   versionStates,
+  wireId,
   type Content,
   type JobModel,
   type JobType,
@@ -39,21 +37,26 @@ import {
 /** The answer disagrees with the model. */
 export class ModelMismatch extends Error {
   override name = "ModelMismatch";
+  /** The rule of the command that saw it (rules.yaml). */
+  readonly rule: string;
+  constructor(message: string, rule: string) {
+    super(message);
+    this.rule = rule;
+  }
 }
 
 const DATASET_IDS = ["d1", "d2"];
+/** Whether Upload may draw the over-the-limit upload (set with the arbitraries: the reference hook knows the limit). */
+let hugeUploads = false;
 const OUTPUT_MODELS = ["m1", "m2", "m3"];
 const IDEMPOTENCY_KEYS = [undefined, "k1", "k2"];
-const BASE = "accounts/maas/models/tiny-chat";
-const BASE_PRICE = "0.10";
-/** Longest wait for a job to end (then it is a hang). */
-export const JOB_WAIT_MS = 120_000;
 
 type Command = fc.AsyncCommand<Model, Real>;
 
 function fail(r: Real, what: string, answer?: Answer): never {
   throw new ModelMismatch(
     `${r.account}: ${what}${answer ? `\n  answer: ${answer.status} ${answer.code ?? ""} (x-request-id ${answer.requestId}) ${answer.text.slice(0, 400)}` : ""}`,
+    r.rule,
   );
 }
 
@@ -96,7 +99,7 @@ abstract class DatasetCommand {
   protected async send(r: Real, method: string, suffix: string, body: Pick<RequestSpec, "json" | "raw"> = {}) {
     const answer = await request(r, {
       method,
-      path: `/accounts/${r.account}/datasets/${this.id}${suffix}`,
+      path: `/accounts/${r.account}/datasets/${wireId(r, this.id)}${suffix}`,
       label: `datasets/{d}${suffix.replace(/\?.*/, "")}`,
       ...body,
     });
@@ -107,11 +110,12 @@ abstract class DatasetCommand {
 
 class CreateDataset extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
+    r.rule = "datasets.create";
     const answer = await request(r, {
       method: "POST",
       path: `/accounts/${r.account}/datasets`,
       label: "datasets",
-      json: { datasetId: this.id, dataset: { displayName: this.id } },
+      json: { datasetId: wireId(r, this.id), dataset: { displayName: this.id } },
     });
     note(r, this, answer);
     if (refusedAtGate(m, r, answer, false)) return;
@@ -123,7 +127,7 @@ class CreateDataset extends DatasetCommand implements Command {
   override toString = () => `createDataset(${this.id})`;
 }
 
-function uploadText(content: Content | "huge"): string {
+function uploadText(content: Content | "huge", maxUploadBytes: number): string {
   const sft = (i: number) => ({
     messages: [
       { role: "user", content: `Hello ${i}. Tell me about the sea.` },
@@ -147,7 +151,7 @@ function uploadText(content: Content | "huge"): string {
         ],
       }),
     );
-  if (content === "huge") return `${JSON.stringify(sft(0))}\n`.repeat(Math.ceil((MAX_UPLOAD_BYTES * 1.2) / 100));
+  if (content === "huge") return `${JSON.stringify(sft(0))}\n`.repeat(Math.ceil((maxUploadBytes * 1.2) / 100));
   return `${rows.join("\n")}\n`;
 }
 
@@ -157,9 +161,12 @@ class Upload extends DatasetCommand implements Command {
     super(id);
     this.content = content;
   }
+  // A huge upload needs to know the limit: only with the reference hook that says it.
+  override check = () => this.content !== "huge" || hugeUploads;
   async run(m: Model, r: Real) {
+    r.rule = "datasets.upload";
     const answer = await this.send(r, "POST", ":upload", {
-      raw: { contentType: "application/jsonl", data: uploadText(this.content) },
+      raw: { contentType: "application/jsonl", data: uploadText(this.content, r.hooks.maxUploadBytes ?? 0) },
     });
     // The declared size is refused before anything else in the handler, and before the body is read.
     if (this.content === "huge" && answer.code === "MEDIA_TOO_LARGE") return expectStatus(r, answer, 413);
@@ -180,6 +187,7 @@ class Upload extends DatasetCommand implements Command {
 
 class Validate extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
+    r.rule = "datasets.validate-upload";
     const answer = await this.send(r, "POST", ":validateUpload", { json: {} });
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
@@ -198,6 +206,7 @@ class Validate extends DatasetCommand implements Command {
 
 class GetDataset extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
+    r.rule = "datasets.get";
     const answer = await this.send(r, "GET", "?view=DATASET_VIEW_FULL");
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
@@ -238,6 +247,7 @@ export function checkDatasetAnswer(
 
 class DeleteDataset extends DatasetCommand implements Command {
   async run(m: Model, r: Real) {
+    r.rule = "datasets.delete";
     const answer = await this.send(r, "DELETE", "");
     if (refusedAtGate(m, r, answer, false)) return;
     const d = m.datasets.get(this.id);
@@ -255,9 +265,9 @@ class DeleteDataset extends DatasetCommand implements Command {
 
 function jobBody(r: Real, datasetId: string, outputModelId: string) {
   return {
-    baseModel: BASE,
-    inputDatasetVersion: `accounts/${r.account}/datasets/${datasetId}`,
-    config: { outputModelId, epochs: 1 },
+    baseModel: r.baseModel,
+    inputDatasetVersion: `accounts/${r.account}/datasets/${wireId(r, datasetId)}`,
+    config: { outputModelId: wireId(r, outputModelId), epochs: 1 },
   };
 }
 
@@ -292,6 +302,7 @@ class Estimate implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
+    r.rule = "finetune.estimate";
     const { type, datasetId } = resolveDataset(m, this.type, this.datasetId);
     const answer = await request(r, {
       method: "POST",
@@ -351,8 +362,11 @@ class CreateJob implements Command {
   check = () => true;
   async run(m: Model, r: Real) {
     const { type, datasetId } = resolveDataset(m, this.type, this.datasetId);
+    r.rule = this.idempotencyKey ? "finetune.idempotency" : "finetune.create";
     const body = jobBody(r, datasetId, this.outputModelId);
-    const headers: Record<string, string> = this.idempotencyKey ? { "idempotency-key": this.idempotencyKey } : {};
+    const headers: Record<string, string> = this.idempotencyKey
+      ? { "idempotency-key": wireId(r, this.idempotencyKey) }
+      : {};
     const send = (server?: number) =>
       request(r, {
         method: "POST",
@@ -363,9 +377,7 @@ class CreateJob implements Command {
         server,
       });
     const answers =
-      this.together && this.idempotencyKey
-        ? await Promise.all(r.deployment.baseUrls().map((_, i) => send(i)))
-        : [await send()];
+      this.together && this.idempotencyKey ? await Promise.all(r.baseUrls().map((_, i) => send(i))) : [await send()];
     // Sent to every server at once, the answer that created a job (if one did) is the one the model follows.
     const answer = answers.find((a) => a.status === 201) ?? (answers[0] as Answer);
     note(r, this, answers.map((a) => `${a.status}${a.code ? ` ${a.code}` : ""}`).join(" | "));
@@ -473,7 +485,7 @@ export function observeJob(r: Real, job: JobModel, answer: Answer): void {
   job.processedTokens = Number(answer.body.progress?.processedTokens ?? 0);
   if (
     state === "JOB_STATE_SUCCEEDED" &&
-    answer.body.outputModel !== `accounts/${r.account}/models/${job.outputModelId}`
+    answer.body.outputModel !== `accounts/${r.account}/models/${wireId(r, job.outputModelId)}`
   )
     fail(r, "a SUCCEEDED job names its output model", answer);
   if (TERMINAL.has(state) && !answer.body.completeTime) fail(r, `a ${state} job has its completeTime`, answer);
@@ -491,6 +503,7 @@ class GetJob extends JobCommand implements Command {
     this.wrongCollection = wrongCollection;
   }
   async run(m: Model, r: Real) {
+    r.rule = this.wrongCollection ? "finetune.collections" : "finetune.get";
     const job = pickJob(m, this.index);
     const type = job === undefined ? "sft" : this.wrongCollection ? (job.type === "sft" ? "dpo" : "sft") : job.type;
     const answer = await this.send(r, job, type, "GET");
@@ -504,6 +517,7 @@ class GetJob extends JobCommand implements Command {
 
 class CancelJob extends JobCommand implements Command {
   async run(m: Model, r: Real) {
+    r.rule = "finetune.cancel";
     const job = pickJob(m, this.index);
     const answer = await this.send(r, job, job?.type ?? "dpo", "POST", ":cancel");
     if (refusedAtGate(m, r, answer, false)) return;
@@ -525,6 +539,7 @@ class CancelJob extends JobCommand implements Command {
 
 class Metrics extends JobCommand implements Command {
   async run(m: Model, r: Real) {
+    r.rule = "finetune.metrics";
     const job = pickJob(m, this.index);
     const answer = await this.send(r, job, job?.type ?? "sft", "GET", "/metrics", "?maxPoints=10000");
     if (refusedAtGate(m, r, answer, false)) return;
@@ -549,15 +564,16 @@ class Infer implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
+    r.rule = "finetune.output-model";
     const trained = [...m.jobs.values()].find((j) => j.seen.at(-1) === "JOB_STATE_SUCCEEDED")?.outputModelId;
     const model = this.model === "*" ? (trained ?? "base") : this.model;
     const foreign = model.startsWith("foreign:");
     const name =
       model === "base"
-        ? "tiny-chat"
+        ? r.chatModel
         : foreign
           ? `accounts/${r.others[0]}/models/${model.slice(8)}`
-          : `accounts/${r.account}/models/${model}`;
+          : `accounts/${r.account}/models/${wireId(r, model)}`;
     const answer = await request(r, {
       method: "POST",
       path: "/responses",
@@ -576,7 +592,7 @@ class Infer implements Command {
     expectStatus(r, answer, 200);
     const usage = answer.body.usage as { input_tokens: number; output_tokens: number } | undefined;
     if (!usage) fail(r, "a response has its usage", answer);
-    m.inferenceMicros += costMicros(BASE_PRICE, usage.input_tokens + usage.output_tokens);
+    m.inferenceTokens.push(usage.input_tokens + usage.output_tokens);
   }
   toString = () => `infer(${this.model})`;
 }
@@ -585,15 +601,11 @@ class Infer implements Command {
 // Admin (server/admin/commands.ts over the shared store, as `npm run admin` runs it) and isolation
 // ---------------------------------------------------------------------------
 
-async function admin(
-  r: Real,
-  command: string,
-  positionals: string[],
-  options: Record<string, string | boolean> = {},
-): Promise<string> {
-  const run = COMMANDS[command];
-  if (!run) throw new Error(`no admin command ${command}`);
-  return run.run(r.deployment.store, { positionals, options });
+/** The reference hook for operator changes; the admin commands are only drawn when it is there. */
+function adminHook(r: Real): NonNullable<Real["hooks"]["admin"]> {
+  const hook = r.hooks.admin;
+  if (!hook) throw new Error("an admin command without the admin hook");
+  return hook;
 }
 
 class Suspend implements Command {
@@ -603,7 +615,7 @@ class Suspend implements Command {
   }
   check = (m: Readonly<Model>) => m.suspended.value !== this.on;
   async run(m: Model, r: Real) {
-    await admin(r, this.on ? "accounts suspend" : "accounts unsuspend", [r.account]);
+    await adminHook(r).suspend(r.account, this.on);
     change(m.suspended, this.on);
     note(r, this, "done");
   }
@@ -619,12 +631,12 @@ class SetBalance implements Command {
   async run(m: Model, r: Real) {
     const micros = this.zero ? 0 : INITIAL_BALANCE_MICROS;
     const before = Date.now();
-    await admin(r, "balance set", [r.account, formatMoney(micros)]);
+    await adminHook(r).setBalance(r.account, micros);
     m.balanceSets.push({ micros, before, after: Date.now() });
     change(m.balanceZero, this.zero);
     note(r, this, "done");
   }
-  toString = () => `admin: balance set ${this.zero ? "0.00" : formatMoney(INITIAL_BALANCE_MICROS)}`;
+  toString = () => `admin: balance set ${this.zero ? "0" : INITIAL_BALANCE_MICROS / 1e6}`;
 }
 
 class SetBudget implements Command {
@@ -634,7 +646,7 @@ class SetBudget implements Command {
   }
   check = (m: Readonly<Model>) => m.budgetZero.value !== this.zero;
   async run(m: Model, r: Real) {
-    await admin(r, "limits set", [r.account], { budget: this.zero ? "0.00" : "none" });
+    await adminHook(r).setBudgetZero(r.account, this.zero);
     change(m.budgetZero, this.zero);
     note(r, this, "done");
   }
@@ -644,11 +656,8 @@ class SetBudget implements Command {
 class RevokeKey implements Command {
   check = () => true;
   async run(m: Model, r: Real) {
-    const live = (await r.deployment.store.apiKeys.list(r.account)).filter((k) => k.revokedAt === null);
-    for (const key of live) await admin(r, "keys revoke", [key.id]);
     m.revokedKeys.push({ key: r.key, at: Date.now() });
-    const printed = await admin(r, "keys create", [], { account: r.account });
-    r.key = printed.trim().split("\n").at(-1) as string;
+    r.key = await adminHook(r).replaceKey(r.account);
     note(r, this, "done");
   }
   toString = () => "admin: keys revoke (and keys create)";
@@ -657,6 +666,7 @@ class RevokeKey implements Command {
 class UseRevokedKey implements Command {
   check = (m: Readonly<Model>) => m.revokedKeys.length > 0;
   async run(m: Model, r: Real) {
+    r.rule = "auth.invalid-key";
     const revoked = m.revokedKeys.at(-1) as { key: string; at: number };
     const answer = await request(r, {
       method: "GET",
@@ -681,6 +691,7 @@ class PeekAtOther implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
+    r.rule = "auth.account-scope";
     const other = r.others[this.index % r.others.length] as string;
     // Another account's path with our key: refused whatever exists there.
     const answer = await request(r, {
@@ -705,14 +716,18 @@ class Crash implements Command {
   }
   check = () => true;
   async run(m: Model, r: Real) {
-    const targets: (number | "worker")[] = r.deployment.kind === "postgres" ? [0, 1, "worker"] : [0];
-    const target = targets[this.which % targets.length] as number | "worker";
-    await r.gate.alone(() => r.deployment.crashAndRestart(target));
-    note(r, this, `killed and restarted ${target === "worker" ? "the worker" : `server ${target}`}`);
+    const crash = r.hooks.crash;
+    if (!crash) throw new Error("a crash command without the crash hook");
+    let what = "";
+    await r.gate.alone(async () => {
+      what = await crash(this.which);
+    });
+    note(r, this, what);
+    r.rule = "states.job.start";
     for (const [id, d] of m.datasets) {
       const answer = await request(r, {
         method: "GET",
-        path: `/accounts/${r.account}/datasets/${id}?view=DATASET_VIEW_FULL`,
+        path: `/accounts/${r.account}/datasets/${wireId(r, id)}?view=DATASET_VIEW_FULL`,
         label: "datasets/{d} (after a crash)",
       });
       if (answer.code !== undefined && gateOutcomes(m, false).has(answer.code)) continue;
@@ -749,9 +764,10 @@ class PrepareDataset extends DatasetCommand implements Command {
     await new Upload(this.id, this.content).run(m, r);
     await new Validate(this.id).run(m, r);
     const look = new GetDataset(this.id);
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + r.pollMs;
     while (m.datasets.get(this.id)?.versions.at(-1)?.validation === "pending" && gateOutcomes(m, false).has("PASS")) {
-      if (Date.now() > deadline) fail(r, `the validation of ${this.id} did not end within 30 s`);
+      r.rule = "states.dataset.ready";
+      if (Date.now() > deadline) fail(r, `the validation of ${this.id} did not end within ${r.pollMs / 1000} s`);
       await look.run(m, r);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -766,10 +782,12 @@ class WaitForJob extends JobCommand implements Command {
     const job = pickJob(m, this.index) as JobModel;
     const look = new GetJob(this.index, false);
     // Generous: one SQLite server trains every client's jobs one at a time, on its event loop, and a kill -9 costs a restart.
-    const deadline = Date.now() + JOB_WAIT_MS;
+    const deadline = Date.now() + r.jobMs;
     while (!TERMINAL.has(job.seen.at(-1) as string) && gateOutcomes(m, false).has("PASS")) {
-      if (Date.now() > deadline)
-        fail(r, `job ${job.jobId} did not end within ${JOB_WAIT_MS / 1000} s (seen ${job.seen.join(" → ")})`);
+      if (Date.now() > deadline) {
+        r.rule = "states.job.succeed";
+        fail(r, `job ${job.jobId} did not end within ${r.jobMs / 1000} s (seen ${job.seen.join(" → ")})`);
+      }
       await look.run(m, r);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -782,7 +800,14 @@ class WaitForJob extends JobCommand implements Command {
  * its model): fc.commands picks evenly among the arbitraries, so a weight is repeats.
  * `crashes` adds kill -9 at random steps.
  */
-export function commandArbitraries(options: { crashes: boolean }): fc.Arbitrary<Command>[] {
+export function commandArbitraries(options: {
+  crashes: boolean;
+  /** The admin hook is there: suspend, balance, budget, revoked keys. */
+  admin: boolean;
+  /** The reference hook says the upload limit: uploads over it. */
+  hugeUploads: boolean;
+}): fc.Arbitrary<Command>[] {
+  hugeUploads = options.hugeUploads;
   const dataset = fc.constantFrom(...DATASET_IDS);
   const output = fc.constantFrom(...OUTPUT_MODELS);
   const type = fc.constantFrom<JobType>("sft", "dpo");
@@ -819,13 +844,16 @@ export function commandArbitraries(options: { crashes: boolean }): fc.Arbitrary<
     [1, dataset.map((id) => new Validate(id))],
     [1, dataset.map((id) => new GetDataset(id))],
     [1, dataset.map((id) => new DeleteDataset(id))],
-    [1, fc.boolean().map((on) => new Suspend(on))],
-    [1, fc.boolean().map((zero) => new SetBalance(zero))],
-    [1, fc.boolean().map((zero) => new SetBudget(zero))],
-    [1, fc.constant(new RevokeKey())],
-    [1, fc.constant(new UseRevokedKey())],
     [1, fc.tuple(dataset, index).map(([d, i]) => new PeekAtOther(d, i))],
   ];
+  if (options.admin)
+    weighted.push(
+      [1, fc.boolean().map((on) => new Suspend(on))],
+      [1, fc.boolean().map((zero) => new SetBalance(zero))],
+      [1, fc.boolean().map((zero) => new SetBudget(zero))],
+      [1, fc.constant(new RevokeKey())],
+      [1, fc.constant(new UseRevokedKey())],
+    );
   if (options.crashes) weighted.push([1, fc.nat({ max: 2 }).map((i) => new Crash(i))]);
   return weighted.flatMap(([weight, arbitrary]) => Array.from({ length: weight }, () => arbitrary));
 }
