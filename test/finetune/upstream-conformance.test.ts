@@ -45,6 +45,8 @@ afterAll(async () => {
 test("the kit's fine-tuning transcripts pass with the upstream trainer", async () => {
   const profile = loadProfile(REFERENCE_PROFILE, { baseUrl: server.baseUrl });
   profile.models = { ...profile.models, trainableBase: "big-base" };
+  // The upstream's checkpoints are its own: nothing here holds one long enough to be hit over HTTP.
+  delete profile.settings.checkpointingMs;
   const report = await runConformance({ profile, areas: ["finetune"] });
   console.log(
     `finetune area on the upstream trainer: ${report.passed} passed, ${report.skipped} skipped, ${report.failed} failed`,

@@ -6,6 +6,10 @@
  * resources/fine-tuning and files types; only the fields this trainer uses are named.
  */
 import type { UpstreamTrainerSettings } from "../../inference/catalog.ts";
+// undici's own fetch, not Node's bundled one: when a cancelled job aborts a call while its
+// answer is still arriving, Node 24's fetch enqueues into the closed body stream and the
+// process sees an unhandled rejection (seen in test/finetune/upstream-conformance.test.ts).
+import { fetch, FormData } from "undici";
 
 /** `fine_tuning.job`, as far as the trainer reads it. */
 export interface UpstreamJob {
@@ -144,7 +148,7 @@ export class OpenAiFineTuningApi {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.#apiKey) headers.authorization = `Bearer ${this.#apiKey}`;
     if (body !== undefined && !(body instanceof FormData)) headers["content-type"] = "application/json";
-    let response: Response;
+    let response: Awaited<ReturnType<typeof fetch>>;
     try {
       response = await fetch(`${this.#base}${path}`, {
         method,
