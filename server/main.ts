@@ -60,9 +60,6 @@ function checkLogLevel(): void {
     throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, not "${value}"`);
 }
 
-/** settings.checkpointingMs of conformance/profiles/reference.json. */
-const DEV_CHECKPOINT_HOLD_MS = 500;
-
 try {
   checkLogLevel();
   const storeConfig = storeConfigFromEnv(env);
@@ -81,13 +78,7 @@ try {
     routingFile: env.ROUTING_FILE || undefined,
     catalogFile: env.CATALOG_FILE || undefined,
     maxUploadBytes: positiveInteger(env, "MAX_UPLOAD_BYTES"),
-    fineTuning: {
-      runJobs: env.RUN_JOBS !== "0",
-      leaseMs: positiveInteger(env, "JOB_LEASE_MS"),
-      // With the development seed only: a job's first checkpoint lasts long enough for the
-      // conformance kit's cancel-in-CHECKPOINTING transcript (profiles/reference.json).
-      checkpointHoldMs: devSeed ? DEV_CHECKPOINT_HOLD_MS : undefined,
-    },
+    fineTuning: { runJobs: env.RUN_JOBS !== "0", leaseMs: positiveInteger(env, "JOB_LEASE_MS") },
   });
   console.log(`Listening on ${server.origin} (API at ${server.baseUrl}, reference at ${server.origin}/docs)`);
   if (server.metricsOrigin) console.log(`Metrics at ${server.metricsOrigin}/metrics`);
