@@ -339,9 +339,11 @@ describe("headers", () => {
     assertRule(checkHeaders(404, new Headers({ "x-request-id": " " })), "headers.x-request-id");
   });
 
-  test("Retry-After, an integer >= 0, on 429 and 503", () => {
-    assert.deepEqual(checkHeaders(429, new Headers({ "x-request-id": "r", "retry-after": "0" })), []);
+  test("Retry-After, a positive integer, on 429 and 503", () => {
+    assert.deepEqual(checkHeaders(429, new Headers({ "x-request-id": "r", "retry-after": "1" })), []);
     assert.deepEqual(checkHeaders(503, new Headers({ "x-request-id": "r", "retry-after": "12" })), []);
+    // 0 would tell a client to retry at once, which a limit that is still in force refuses again.
+    assertRule(checkHeaders(429, new Headers({ "x-request-id": "r", "retry-after": "0" })), "headers.retry-after");
     assertRule(checkHeaders(429, new Headers({ "x-request-id": "r" })), "headers.retry-after");
     assertRule(checkHeaders(503, new Headers({ "x-request-id": "r", "retry-after": "1.5" })), "headers.retry-after");
     assertRule(checkHeaders(429, new Headers({ "x-request-id": "r", "retry-after": "-1" })), "headers.retry-after");
