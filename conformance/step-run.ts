@@ -20,6 +20,8 @@ import type { Expectation, Step, Transcript } from "./transcript.ts";
 export class TranscriptRun implements StepIo {
   readonly #t: Transcript;
   readonly #ctx: RunContext;
+  /** Retry-After this transcript honoured: a failure after such a wait may be the wait's doing. */
+  #rateLimitWaitedMs = 0;
   get ctx(): RunContext {
     return this.#ctx;
   }
@@ -210,6 +212,7 @@ export class TranscriptRun implements StepIo {
         ]);
       }
       noteRateLimitWait(this.#ctx, wait);
+      this.#rateLimitWaitedMs += wait;
       try {
         await sleep(wait, undefined, signal ? { signal } : {});
       } catch {
@@ -261,16 +264,27 @@ export class TranscriptRun implements StepIo {
    * Fails the step: one failure per broken rule, each naming that one rule (see
    * `groupByRule`), with the filled-in request, the answer and its events up to the failure.
    */
+  /**
+   * A job keeps training while the kit waits out the service's rate limit, so a wait for a
+   * state can fail because of the wait, not the service: the failure says so.
+   */
+  #rateLimitWaitNote(): string {
+    if (this.#rateLimitWaitedMs === 0) return "";
+    const seconds = Math.round(this.#rateLimitWaitedMs / 1000);
+    return ` (the kit waited ${seconds} s for the service's rate limit in this transcript, and jobs move on meanwhile: run again once the account's window has passed, or give the test accounts a higher requests-per-minute limit)`;
+  }
+
   fail(step: Step, ex: Exchange | undefined, problems: Problem[]): never {
     const requestId = ex?.headers.get("x-request-id") ?? undefined;
     const fallbackRule = step.rules[0] ?? this.#t.rules[0] ?? "transcript";
     const where = (p: Problem) => `${p.at ? `${p.at}: ` : ""}${p.message}`;
+    const waited = this.#rateLimitWaitNote();
     throw new StepFailed(
       groupByRule(problems, fallbackRule, this.#ctx.ruleIds).map(({ rule, first, rest }) => ({
         transcript: this.#t.id,
         step: step.label,
         rule,
-        message: `${step.title}: ${where(first)}${rest.length ? ` (and ${rest.length} more under this rule)` : ""}${ex ? ` [${ex.request.method} ${ex.request.relativePath} → ${ex.status}]` : ""}`,
+        message: `${step.title}: ${where(first)}${rest.length ? ` (and ${rest.length} more under this rule)` : ""}${ex ? ` [${ex.request.method} ${ex.request.relativePath} → ${ex.status}]` : ""}${waited}`,
         ...(rest.length ? { details: rest.map(where) } : {}),
         ...(first.expected !== undefined ? { expected: first.expected } : {}),
         ...(first.received !== undefined ? { received: first.received } : {}),

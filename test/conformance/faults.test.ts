@@ -250,6 +250,9 @@ describe("the kit catches every fault", () => {
     assert.deepEqual(
       unfired.map((f) => f.id),
       [],
+      unfired
+        .map((f) => `${f.id}: ${f.caughtBy.map((s) => `${s.transcript} step ${s.step}: ${s.message}`).join("; ")}`)
+        .join("\n"),
     );
   });
 
