@@ -106,7 +106,7 @@ function lastEvalLoss(curve: Curve | undefined): string | null {
   return p ? Number(p.loss).toFixed(4) : null;
 }
 
-function statusPayload(job: TrainingJob, curve: Curve | undefined, startedAt: number) {
+export function statusPayload(job: TrainingJob, curve: Curve | undefined, startedAt: number) {
   const evalLoss = lastEvalLoss(curve);
   return {
     state: state(job.state).padEnd(9),
@@ -119,8 +119,17 @@ function statusPayload(job: TrainingJob, curve: Curve | undefined, startedAt: nu
   };
 }
 
-/** The widest the status line gets without its bar. */
-const STATUS_TEXT_WIDTH = 90;
+/** The widest the status line gets without its bar (test/cli/watch-line.test.ts measures the worst case). */
+export const STATUS_TEXT_WIDTH = 97;
+
+/** The live status line, in cli-progress's placeholders. */
+export const STATUS_FORMAT =
+  "{state} epoch {epoch}/{epochs} [{bar}] {percentage}% | {tokens} tokens | loss {loss} | {elapsed}";
+
+/** The bar's width in a terminal of `columns`: what the status text leaves, 10 to 40. */
+export function statusBarSize(columns: number): number {
+  return Math.max(10, Math.min(40, columns - STATUS_TEXT_WIDTH - 1));
+}
 
 /** Follows the job to its end; returns it in its terminal state. */
 export async function watchJob(ctx: Context, initial: TrainingJob, options: WatchOptions): Promise<TrainingJob> {
@@ -148,9 +157,9 @@ export async function watchJob(ctx: Context, initial: TrainingJob, options: Watc
       linewrap: false,
       fps: 8,
       autopadding: true,
-      // The status line without its bar is at most about 90 columns (a long state, epoch 100/100,
-      // millions of tokens, both losses, minutes): the bar takes what the terminal has left.
-      barsize: Math.max(10, Math.min(40, columns - STATUS_TEXT_WIDTH - 1)),
+      // The status line without its bar is at most 97 columns (a long state, epoch 100/100,
+      // a billion tokens, both losses, hours): the bar takes what the terminal has left.
+      barsize: statusBarSize(columns),
       barCompleteChar: "█",
       barIncompleteChar: "░",
       // Leaves the terminal as it was (cursor shown) on Ctrl-C.
@@ -163,7 +172,7 @@ export async function watchJob(ctx: Context, initial: TrainingJob, options: Watc
       chartRows = Array.from({ length: chartHeight + 1 }, () => multibar!.create(1, 0, { line: "" }, line));
     }
     progress = multibar.create(100, 0, statusPayload(initial, undefined, startedAt), {
-      format: "{state} epoch {epoch}/{epochs} [{bar}] {percentage}% | {tokens} tokens | loss {loss} | {elapsed}",
+      format: STATUS_FORMAT,
     });
   } else if (!ctx.json) {
     ctx.note(title);
