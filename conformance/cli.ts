@@ -32,7 +32,8 @@ import { loadRules, staticCoverage } from "./coverage.ts";
 import { GoldenWriter } from "./golden.ts";
 import { startMockServer } from "./mock-server.ts";
 import { loadProfile, ProfileError, type Profile } from "./profile.ts";
-import { jsonReport, junitReport, textReport } from "./report.ts";
+import { cleanupLines, jsonReport, junitReport, textReport, timeLimitLines } from "./report.ts";
+import { htmlReport } from "./report-html.ts";
 import { runConformance, SelectionError, type RunReport } from "./runner.ts";
 import { kitRoot, loadTranscripts, TranscriptError } from "./transcript.ts";
 
@@ -58,6 +59,7 @@ Options of run:
   --transcript <id>     only this transcript, e.g. responses/stream-events (repeatable)
   --junit <file>        the JUnit XML report (default reports/conformance.xml)
   --json-report <file>  the report as JSON (default reports/conformance.json; --json <file> is the same)
+  --html <file>         also the report as one self-contained HTML page
   --timeout-minutes <n> stop the whole run after n minutes (default ${DEFAULT_TIMEOUT_MINUTES}): what was in flight fails
                         under kit.time-limit and is named with its step and request, the rest is skipped,
                         the cleanup runs and the reports are written
@@ -160,11 +162,12 @@ async function main(argv: string[]): Promise<number> {
       console.log(
         textReport(report, { color, verbose: values.verbose === true, baseUrl: profile.baseUrl, rules: loadRules() }),
       );
-      const written = writeOutputs(
-        report,
-        values.junit ?? inReports("conformance.xml"),
-        values["json-report"] ?? values.json ?? inReports("conformance.json"),
-      );
+      const written = writeOutputs(report, {
+        junit: values.junit ?? inReports("conformance.xml"),
+        json: values["json-report"] ?? values.json ?? inReports("conformance.json"),
+        ...(values.html ? { html: values.html } : {}),
+        baseUrl: profile.baseUrl,
+      });
       console.log(`Wrote ${written.join(" and ")}`);
       return report.interrupted && !report.timedOut ? EXIT.INTERRUPTED : report.failed > 0 ? EXIT.FAILED : EXIT.OK;
     }
@@ -259,11 +262,25 @@ function interruptOnCtrlC(): { signal: AbortSignal; dispose: () => void } {
 }
 
 /** Writes the reports; returns the files written. */
-function writeOutputs(report: RunReport, junit: string, json: string): string[] {
-  for (const file of [junit, json]) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  writeFileSync(junit, junitReport(report));
-  writeFileSync(json, jsonReport(report));
-  return [junit, json];
+function writeOutputs(
+  report: RunReport,
+  to: { junit: string; json: string; html?: string; baseUrl: string },
+): string[] {
+  const files = [to.junit, to.json, ...(to.html ? [to.html] : [])];
+  for (const file of files) mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  writeFileSync(to.junit, junitReport(report));
+  writeFileSync(to.json, jsonReport(report));
+  if (to.html)
+    writeFileSync(
+      to.html,
+      htmlReport(report, {
+        baseUrl: to.baseUrl,
+        rules: loadRules(),
+        transcripts: loadTranscripts(),
+        leftLines: [...timeLimitLines(report), ...cleanupLines(report)],
+      }),
+    );
+  return files;
 }
 
 /**

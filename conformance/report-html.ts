@@ -10,13 +10,13 @@
  * setup failed or was skipped, the run stopped early; also a rule no transcript of this
  * run names), not implemented (outside the profile's `implements`). Only passed is a pass.
  */
-import type { Rule } from "../conformance/coverage.ts";
-import type { RunReport, StepFailure, TranscriptResult } from "../conformance/runner.ts";
-import type { Step, Transcript } from "../conformance/transcript.ts";
+import type { Rule } from "./coverage.ts";
+import type { RunReport, StepFailure, TranscriptResult } from "./runner.ts";
+import type { Step, Transcript } from "./transcript.ts";
 
 export type Status = "pass" | "fail" | "skipped" | "not-implemented";
 
-/** The kit's words for its outcomes (OUTCOME_LABEL in conformance/report.ts; a type import only, so the CLI loads no kit code for this page). */
+/** The kit's words for its outcomes, as OUTCOME_LABEL in report.ts words them; the page's own status names are its CSS classes. */
 const LABEL: Record<Status, string> = {
   pass: "passed",
   fail: "failed",

@@ -2,7 +2,7 @@
  * `conformance run|record`: the conformance kit (conformance/) under the same tool.
  *
  * `run` calls the kit's library (loadProfile, runConformance) and prints its terminal
- * report; `--html` also writes the self-contained HTML report (cli/report-html.ts),
+ * report; `--html` also writes the self-contained HTML report (conformance/report-html.ts, the kit's own page),
  * `--junit` and `--json-report` the kit's own files. The flags, the outcomes and the exit
  * codes are the kit's own command's (0 passed, 8 failed, 2 bad profile or selection, 130
  * interrupted), so a script reads either the same way. `record` is the kit's record mode,
@@ -18,7 +18,7 @@ import cliProgress from "cli-progress";
 import { act, integer } from "../command.ts";
 import { ENV, type Context } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
-import { htmlReport } from "../report-html.ts";
+import { htmlReport } from "../../conformance/report-html.ts";
 import type * as KitModule from "../../conformance/index.ts";
 
 const KIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../conformance");

@@ -3,14 +3,12 @@
  * finding (rule, request, answer, curl), then the report as `conformance run` prints it; writes
  * JUnit and JSON like `run`; exit 0 with no finding, 8 with one (exit.ts).
  */
-import { existsSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import type { RunReport } from "../index.ts";
-import { kitRoot } from "../transcript.ts";
+import { writeFileSync } from "node:fs";
 import { EXIT } from "../exit.ts";
 import { loadRules } from "../coverage.ts";
 import type { Profile } from "../profile.ts";
 import { jsonReport, junitReport, textReport } from "../report.ts";
+import { htmlReport } from "../report-html.ts";
 import { findingText } from "./findings.ts";
 import { formatStateful } from "./stateful/run.ts";
 import { formatStateless } from "./stateless.ts";
@@ -84,25 +82,13 @@ export async function fuzzCommand(options: FuzzCommandOptions): Promise<number> 
   for (const finding of result.findings) console.log(`\nFINDING ${findingText(finding)}`);
   if (options.junit) writeFileSync(options.junit, junitReport(result.report));
   if (options.json) writeFileSync(options.json, jsonReport(result.report));
-  if (options.html) await writeHtml(options.html, result.report, options.profile.baseUrl);
+  if (options.html)
+    writeFileSync(
+      options.html,
+      htmlReport(result.report, { baseUrl: options.profile.baseUrl, rules: loadRules(), title: "conformance fuzz" }),
+    );
   console.log(
     `\n${textReport(result.report, { color: options.color, baseUrl: options.profile.baseUrl, rules: loadRules() })}`,
   );
   return result.report.interrupted ? EXIT.INTERRUPTED : result.findings.length > 0 ? EXIT.FAILED : EXIT.OK;
-}
-
-/**
- * The HTML report of `conformance run --html` (the toolkit CLI's page, cli/report-html.ts),
- * loaded from beside the kit in this repository: the kit's package has no renderer of its own.
- */
-async function writeHtml(file: string, report: RunReport, baseUrl: string): Promise<void> {
-  const renderer = path.join(kitRoot(), "../cli/report-html.ts");
-  if (!existsSync(renderer)) {
-    console.error(`--html needs the toolkit CLI beside the kit (${renderer}); the JSON report holds the same`);
-    return;
-  }
-  const { htmlReport } = (await import(renderer)) as {
-    htmlReport: (r: RunReport, o: { baseUrl: string; rules: unknown[]; title: string }) => string;
-  };
-  writeFileSync(file, htmlReport(report, { baseUrl, rules: loadRules(), title: "conformance fuzz" }));
 }

@@ -62,6 +62,7 @@ export function toRunReport(options: {
   coverage: CoverageSummary;
   durationMs: number;
   leftBehind: string[];
+  modelsLeft: string[];
   made: { datasets: number; jobs: number };
   rateLimitWaitedMs: number;
   interrupted: boolean;
@@ -94,11 +95,10 @@ export function toRunReport(options: {
     notImplemented: 0,
     interrupted: options.interrupted,
     leftBehind: options.leftBehind,
-    // A fuzz run's count and minutes are its bounds, not a limit it can fail; models its
-    // jobs trained are not tracked yet (the stateful engine's jobs may succeed).
+    // A fuzz run's count and minutes are its bounds, not a limit it can fail.
     timedOut: false,
     inFlight: [],
-    modelsLeft: [],
+    modelsLeft: options.modelsLeft,
     made: options.made,
     failures: details.flatMap((d) => d.failures),
     results: details.map((d) => ({ transcript: d.transcript, status: d.status, durationMs: d.durationMs })),

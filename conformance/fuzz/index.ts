@@ -158,6 +158,7 @@ export async function fuzz(options: FuzzOptions): Promise<FuzzResult> {
     coverage: tracker.summary(),
     durationMs: performance.now() - started,
     leftBehind: [...(stateless?.leftBehind ?? []), ...(stateful?.leftBehind ?? [])],
+    modelsLeft: stateful?.modelsLeft ?? [],
     made: stateless?.made ?? { datasets: 0, jobs: 0 },
     rateLimitWaitedMs: options.profile.timeouts.rateLimitWaitMs - budget.ms,
     interrupted: options.signal?.aborted === true,

@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { skipping } from "../support/skip.ts";
 import type { Browser, Page } from "playwright-core";
-import { htmlReport } from "../../cli/report-html.ts";
+import { htmlReport } from "../../conformance/report-html.ts";
 import { SERIES_COLORS } from "../../cli/plot.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
 import type { TestServer } from "../server/harness.ts";

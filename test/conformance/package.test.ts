@@ -76,9 +76,12 @@ test("its CLI runs on plain Node against the reference server", async () => {
     "--area",
     "events",
     "--no-color",
+    "--html",
+    path.join(scratch, "kit.html"),
   ]);
   assert.equal(run.code, 0, run.out);
   assert.match(run.out, /\d+ passed, 0 failed/);
+  assert.match(readFileSync(path.join(scratch, "kit.html"), "utf8"), /<h2 id="by-area">/, "the kit's own HTML page");
 });
 
 test("its library is imported by name", async () => {

@@ -83,6 +83,8 @@ export interface StatefulReport {
   replayPaths?: string[];
   /** Datasets and jobs a cleanup could not remove. */
   leftBehind: string[];
+  /** Models the sequences' jobs trained (the interface has no operation that deletes one). */
+  modelsLeft: string[];
 }
 
 export async function fuzzStateful(options: StatefulOptions): Promise<StatefulReport> {
@@ -101,6 +103,7 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
     tally: new Tally(),
     durationMs: 0,
     leftBehind: [],
+    modelsLeft: [],
   };
   const { profile } = options;
   const baseUrls = options.baseUrls ?? (() => [profile.baseUrl]);
@@ -194,7 +197,11 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
       throw failure;
     } finally {
       if (!hooks.newAccount)
-        for (const [i, real] of reals.entries()) report.leftBehind.push(...(await cleanUp(models[i] as Model, real)));
+        for (const [i, real] of reals.entries()) {
+          const left = await cleanUp(models[i] as Model, real);
+          report.leftBehind.push(...left.records);
+          report.modelsLeft.push(...left.models);
+        }
     }
     report.runs++;
     report.sequences += sequences.length;
@@ -265,16 +272,21 @@ function toFinding(error: Error, failing: Real | undefined, traces: string[], pr
   };
 }
 
-/** Cancels the sequence's live jobs and deletes its datasets (a shared account keeps only what others made). */
-async function cleanUp(m: Model, r: Real): Promise<string[]> {
-  const left: string[] = [];
+/**
+ * Cancels the sequence's live jobs and deletes its datasets (a shared account keeps only what
+ * others made); returns what stayed and the models its jobs trained, read from each job after
+ * the cancel, since a job may succeed between the sequence's last look and the cleanup.
+ */
+async function cleanUp(m: Model, r: Real): Promise<{ records: string[]; models: string[] }> {
+  const records: string[] = [];
+  const models: string[] = [];
   for (const job of m.jobs.values()) {
-    if (TERMINAL.has(job.seen.at(-1) ?? "")) continue;
-    await request(r, {
-      method: "POST",
-      path: `/accounts/${r.account}/${COLLECTION[job.type]}/${job.jobId}:cancel`,
-      label: "cleanup",
-    }).catch(() => undefined);
+    const path = `/accounts/${r.account}/${COLLECTION[job.type]}/${job.jobId}`;
+    if (!TERMINAL.has(job.seen.at(-1) ?? ""))
+      await request(r, { method: "POST", path: `${path}:cancel`, label: "cleanup" }).catch(() => undefined);
+    const answer = await request(r, { method: "GET", path, label: "cleanup" }).catch(() => undefined);
+    const outputModel = (answer?.body as { outputModel?: unknown } | undefined)?.outputModel;
+    if (answer?.status === 200 && typeof outputModel === "string") models.push(outputModel);
   }
   for (const [id, d] of m.datasets) {
     if (d.deleted) continue;
@@ -284,9 +296,9 @@ async function cleanUp(m: Model, r: Real): Promise<string[]> {
       label: "cleanup",
     }).catch(() => undefined);
     if (answer && answer.status !== 200 && answer.status !== 404)
-      left.push(`dataset ${wireId(r, id)} (${answer.status})`);
+      records.push(`dataset ${wireId(r, id)} (${answer.status})`);
   }
-  return left;
+  return { records, models };
 }
 
 export function formatStateful(report: StatefulReport): string {
@@ -309,5 +321,9 @@ export function formatStateful(report: StatefulReport): string {
     out.push(`  ${label.padEnd(width)}  ${statuses}`);
   }
   if (report.leftBehind.length) out.push(`  could not remove: ${report.leftBehind.join(", ")}`);
+  if (report.modelsLeft.length)
+    out.push(
+      `  left ${report.modelsLeft.length} trained model(s) (no delete in the interface): ${report.modelsLeft.join(", ")}`,
+    );
   return out.join("\n");
 }
