@@ -35,34 +35,54 @@ function caller(server: ChildServer): Caller {
   return { server: server as unknown as TestServer, account: "acme", key: server.keys.acme as string };
 }
 
-test("killed while the upstream trains, restarted twice: one upstream job, every step once, billed once", async () => {
-  const key = "sk-restart-secret";
-  trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
-  inference = await startFakeUpstream({ kind: "stream", text: "base" });
-  const configDir = mkdtempSync(path.join(os.tmpdir(), "upstream-restart-config-"));
-  const catalogFile = path.join(configDir, "catalog.json");
-  const routingFile = path.join(configDir, "routing.json");
-  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
+const KEY = "sk-restart-secret";
+
+/**
+ * The fake upstream trainer and inference (started once for the file), and a folder with a
+ * catalogue and routing file naming them: the environment a child server needs.
+ */
+async function upstreamConfig(
+  prefix: string,
+  extraEnv: Record<string, string> = {},
+  catalog: Parameters<typeof upstreamCatalog>[1] = {},
+): Promise<{ dir: string; dataDir: string; env: Record<string, string>; trainer: FakeFineTuning }> {
+  trainer ??= await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: KEY, stepMs: 40 });
+  inference ??= await startFakeUpstream({ kind: "stream", text: "base" });
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  const catalogFile = path.join(dir, "catalog.json");
+  const routingFile = path.join(dir, "routing.json");
+  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl, catalog)));
   writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
-  const env = {
-    CATALOG_FILE: catalogFile,
-    ROUTING_FILE: routingFile,
-    [KEY_ENV]: key,
-    JOB_LEASE_MS: "1500",
-  };
+  const env = { CATALOG_FILE: catalogFile, ROUTING_FILE: routingFile, [KEY_ENV]: KEY, ...extraEnv };
+  return { dir, dataDir: path.join(dir, "data"), env, trainer };
+}
+
+/** A supervised job on the upstream base model; its id and the tag the upstream job carries. */
+async function createUpstreamJob(
+  acme: Caller,
+  outputModelId: string,
+  rows: number,
+  epochs = 1,
+): Promise<{ jobId: string; tag: string }> {
+  const data = await readyDataset(acme, "ahoy", ahoyRows(rows));
+  const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
+    baseModel: "accounts/maas/models/big-base",
+    inputDatasetVersion: data,
+    config: { outputModelId, epochs },
+  });
+  assert.equal(created.status, 201, created.text);
+  const jobId = created.body.jobId as string;
+  return { jobId, tag: `accounts/acme/trainingJobs/${jobId}` };
+}
+
+test("killed while the upstream trains, restarted twice: one upstream job, every step once, billed once", async () => {
+  const config = await upstreamConfig("upstream-restart-config-", { JOB_LEASE_MS: "1500" });
+  const { env, trainer } = config;
   try {
     child = await startChildServer(dataDir, env);
     let acme = caller(child);
-    const data = await readyDataset(acme, "ahoy", ahoyRows(40));
-    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/big-base",
-      inputDatasetVersion: data,
-      config: { outputModelId: "survivor", epochs: 2 },
-    });
-    assert.equal(created.status, 201, created.text);
-    const jobId = created.body.jobId as string;
-    const tag = `accounts/acme/trainingJobs/${jobId}`;
-    const upstreamJobs = () => trainer!.jobs().filter((j) => j.metadata?.maas_job === tag);
+    const { jobId, tag } = await createUpstreamJob(acme, "survivor", 40, 2);
+    const upstreamJobs = () => trainer.jobs().filter((j) => j.metadata?.maas_job === tag);
     const curveSteps = async (who: Caller) =>
       (await call(who, "GET", `/supervisedFineTuningJobs/${jobId}/metrics?maxPoints=10000`)).body.points.map((p: any) =>
         Number(p.step),
@@ -118,36 +138,19 @@ test("killed while the upstream trains, restarted twice: one upstream job, every
       await store.close();
     }
   } finally {
-    rmSync(configDir, { recursive: true, force: true });
+    rmSync(config.dir, { recursive: true, force: true });
   }
 });
 
 test("cancelled while no runner holds it (its server killed, the next one runs no jobs): the upstream job is cancelled", async () => {
-  const key = "sk-restart-secret";
-  const dir = mkdtempSync(path.join(os.tmpdir(), "upstream-orphan-"));
-  trainer ??= await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
-  inference ??= await startFakeUpstream({ kind: "stream", text: "base" });
-  const catalogFile = path.join(dir, "catalog.json");
-  const routingFile = path.join(dir, "routing.json");
-  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
-  writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
-  const env = { CATALOG_FILE: catalogFile, ROUTING_FILE: routingFile, [KEY_ENV]: key, JOB_LEASE_MS: "60000" };
-  const dataDir = path.join(dir, "data");
+  const { dir, dataDir, env, trainer } = await upstreamConfig("upstream-orphan-", { JOB_LEASE_MS: "60000" });
   try {
     trainer.hold = true;
     child = await startChildServer(dataDir, env);
     let acme = caller(child);
-    const data = await readyDataset(acme, "ahoy", ahoyRows(12));
-    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/big-base",
-      inputDatasetVersion: data,
-      config: { outputModelId: "orphan", epochs: 1 },
-    });
-    assert.equal(created.status, 201, created.text);
-    const jobId = created.body.jobId as string;
-    const tag = `accounts/acme/trainingJobs/${jobId}`;
+    const { jobId, tag } = await createUpstreamJob(acme, "orphan", 12);
     const upstream = await waitFor(async () => {
-      const found = trainer!.jobs().find((j) => j.metadata?.maas_job === tag);
+      const found = trainer.jobs().find((j) => j.metadata?.maas_job === tag);
       return found?.status === "running" ? found : undefined;
     });
     await child.kill();
@@ -156,7 +159,7 @@ test("cancelled while no runner holds it (its server killed, the next one runs n
     acme = caller(child);
     const cancelled = await call(acme, "POST", `/supervisedFineTuningJobs/${jobId}:cancel`);
     assert.equal(cancelled.status, 200, cancelled.text);
-    await waitFor(async () => (trainer!.cancels.includes(upstream.id) ? true : undefined), 10_000);
+    await waitFor(async () => (trainer.cancels.includes(upstream.id) ? true : undefined), 10_000);
     assert.equal(upstream.status, "cancelled");
     await child.stop();
     child = undefined;
@@ -167,32 +170,15 @@ test("cancelled while no runner holds it (its server killed, the next one runs n
 });
 
 test("a training worker (npm run worker) reads CATALOG_FILE and sends the job upstream", async () => {
-  const key = "sk-restart-secret";
-  const dir = mkdtempSync(path.join(os.tmpdir(), "upstream-worker-"));
-  trainer ??= await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
-  inference ??= await startFakeUpstream({ kind: "stream", text: "base" });
-  const catalogFile = path.join(dir, "catalog.json");
-  const routingFile = path.join(dir, "routing.json");
-  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
-  writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
-  const env = { CATALOG_FILE: catalogFile, ROUTING_FILE: routingFile, [KEY_ENV]: key };
-  const dataDir = path.join(dir, "data");
+  const { dir, dataDir, env, trainer } = await upstreamConfig("upstream-worker-");
   let worker: WorkerProcess | undefined;
   try {
     child = await startChildServer(dataDir, { ...env, RUN_JOBS: "0" });
     const acme = caller(child);
     worker = await startWorker({ ...(await storeEnvFor(dataDir)), ...env, JOB_POLL_MS: "50", LOG_LEVEL: "warn" });
-    const data = await readyDataset(acme, "ahoy", ahoyRows(12));
-    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/big-base",
-      inputDatasetVersion: data,
-      config: { outputModelId: "by-worker", epochs: 1 },
-    });
-    assert.equal(created.status, 201, created.text);
-    const jobId = created.body.jobId as string;
+    const { jobId, tag } = await createUpstreamJob(acme, "by-worker", 12);
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 60_000);
     assert.equal(job.state, "JOB_STATE_SUCCEEDED", `${JSON.stringify(job)}\n${worker.output()}`);
-    const tag = `accounts/acme/trainingJobs/${jobId}`;
     assert.equal(trainer.jobs().filter((j) => j.metadata?.maas_job === tag).length, 1);
     assert.ok(
       worker.events.some((e) => e.type === "claimed" && e.job === tag),
@@ -207,33 +193,20 @@ test("a training worker (npm run worker) reads CATALOG_FILE and sends the job up
 });
 
 test("SIGTERM while the upstream trains: the server stops at once (nothing to checkpoint here), and the next one resumes polling", async () => {
-  const key = "sk-restart-secret";
-  const dir = mkdtempSync(path.join(os.tmpdir(), "upstream-drain-"));
-  trainer ??= await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: key, stepMs: 40 });
-  inference ??= await startFakeUpstream({ kind: "stream", text: "base" });
-  const catalogFile = path.join(dir, "catalog.json");
-  const routingFile = path.join(dir, "routing.json");
-  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl, { pollMs: 2_000, maxPollMs: 2_000 })));
-  writeFileSync(routingFile, JSON.stringify(upstreamRouting(inference.baseUrl)));
-  const env = { CATALOG_FILE: catalogFile, ROUTING_FILE: routingFile, [KEY_ENV]: key, SHUTDOWN_GRACE_MS: "20000" };
-  const dataDir = path.join(dir, "data");
+  const { dir, dataDir, env, trainer } = await upstreamConfig(
+    "upstream-drain-",
+    { SHUTDOWN_GRACE_MS: "20000" },
+    { pollMs: 2_000, maxPollMs: 2_000 },
+  );
   try {
     trainer.hold = true;
     child = await startChildServer(dataDir, env);
     let acme = caller(child);
-    const data = await readyDataset(acme, "ahoy", ahoyRows(12));
-    const created = await call(acme, "POST", "/supervisedFineTuningJobs", {
-      baseModel: "accounts/maas/models/big-base",
-      inputDatasetVersion: data,
-      config: { outputModelId: "drained", epochs: 1 },
-    });
-    assert.equal(created.status, 201, created.text);
-    const jobId = created.body.jobId as string;
-    const tag = `accounts/acme/trainingJobs/${jobId}`;
+    const { jobId, tag } = await createUpstreamJob(acme, "drained", 12);
     await waitFor(async () => {
       const job = (await call(acme, "GET", `/supervisedFineTuningJobs/${jobId}`)).body;
       assert.notEqual(job.state, "JOB_STATE_FAILED", JSON.stringify(job));
-      return trainer!.jobs().find((j) => j.metadata?.maas_job === tag)?.status === "running" ? true : undefined;
+      return trainer.jobs().find((j) => j.metadata?.maas_job === tag)?.status === "running" ? true : undefined;
     }, 20_000);
     const started = Date.now();
     await child.stop();
