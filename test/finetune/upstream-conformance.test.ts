@@ -6,41 +6,23 @@
  * output models) holds for the upstream trainer too.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { loadProfile, runConformance, textReport } from "../../conformance/index.ts";
-import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import type { TestServer } from "../server/harness.ts";
 import { REFERENCE_PROFILE } from "../conformance/reference.ts";
-import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
-import { KEY_ENV, UPSTREAM_BASE, upstreamCatalog, upstreamRouting } from "./upstream-fixtures.ts";
+import type { FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
+import { startUpstreamTestServer, type UpstreamTestServer } from "./upstream-fixtures.ts";
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), "upstream-conformance-"));
+let upstream: UpstreamTestServer;
 let trainer: FakeFineTuning;
-let inference: FakeUpstream;
 let server: TestServer;
 
 beforeAll(async () => {
-  process.env[KEY_ENV] = "sk-conformance-trainer";
-  trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: process.env[KEY_ENV], stepMs: 30 });
-  inference = await startFakeUpstream({ kind: "stream", text: "The base model answers." });
-  const catalogFile = path.join(scratch, "catalog.json");
-  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
-  server = await startTestServer({
-    catalogFile,
-    routing: upstreamRouting(inference.baseUrl),
-    fineTuning: { pollMs: 20 },
-  });
+  upstream = await startUpstreamTestServer("sk-conformance-trainer", 30);
+  ({ trainer, server } = upstream);
   for (const account of ["acme", "globex"]) await server.store.accounts.update(account, { requestsPerMinute: null });
 });
-afterAll(async () => {
-  await server?.close();
-  await trainer?.close();
-  await inference?.close();
-  rmSync(scratch, { recursive: true, force: true });
-});
+afterAll(() => upstream?.close());
 
 test("the kit's fine-tuning transcripts pass with the upstream trainer", async () => {
   const profile = loadProfile(REFERENCE_PROFILE, { baseUrl: server.baseUrl });

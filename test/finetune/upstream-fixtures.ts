@@ -3,8 +3,13 @@
  * catalogue plus `big-base`, whose trainer is the fake OpenAI-format fine-tuning API, and a
  * routing file that serves `big-base` itself from an OpenAI-compatible inference upstream.
  */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { DEFAULT_CATALOG_FILE } from "../../server/inference/catalog-file.ts";
+import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
+import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 
 export const UPSTREAM_BASE = "vendor-base-8b";
 /** The environment variable the catalogue names for the trainer's key. */
@@ -77,5 +82,42 @@ export function upstreamRouting(inferenceBaseUrl: string): unknown {
       "big-base": { primary: "vllm", standby: [] },
     },
     contentPolicy: { blockedInputTerms: [], blockedOutputTerms: [] },
+  };
+}
+
+export interface UpstreamTestServer {
+  trainer: FakeFineTuning;
+  inference: FakeUpstream;
+  server: TestServer;
+  close(): Promise<void>;
+}
+
+/**
+ * A reference server in this process whose catalogue file adds `big-base`, trained by a
+ * fake upstream trainer (`apiKey` in KEY_ENV, one step every `stepMs`) and served by a fake
+ * inference upstream; `close` stops all three and removes the catalogue's folder.
+ */
+export async function startUpstreamTestServer(apiKey: string, stepMs: number): Promise<UpstreamTestServer> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), "upstream-server-"));
+  process.env[KEY_ENV] = apiKey;
+  const trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey, stepMs });
+  const inference = await startFakeUpstream({ kind: "stream", text: "The base model answers." });
+  const catalogFile = path.join(scratch, "catalog.json");
+  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
+  const server = await startTestServer({
+    catalogFile,
+    routing: upstreamRouting(inference.baseUrl),
+    fineTuning: { pollMs: 20 },
+  });
+  return {
+    trainer,
+    inference,
+    server,
+    close: async () => {
+      await server.close();
+      await trainer.close();
+      await inference.close();
+      rmSync(scratch, { recursive: true, force: true });
+    },
   };
 }

@@ -8,30 +8,24 @@
  * job the upstream loses or fails.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { costMicros } from "../../server/store/money.ts";
-import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import type { TestServer } from "../server/harness.ts";
 import { post } from "../server/http.ts";
-import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
+import type { FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { assertError, INVALID_REQUEST, request } from "../support/http.ts";
 import {
-  KEY_ENV,
   PARTNER_AGREEMENT,
   RATE,
   UNREACHABLE_FOR_MS,
   UPSTREAM_BASE,
-  upstreamCatalog,
-  upstreamRouting,
+  startUpstreamTestServer,
+  type UpstreamTestServer,
 } from "./upstream-fixtures.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
 
-const scratch = mkdtempSync(path.join(os.tmpdir(), "upstream-trainer-"));
+let upstream: UpstreamTestServer;
 let trainer: FakeFineTuning;
-let inference: FakeUpstream;
 let server: TestServer;
 let acme: Caller;
 let sft: string;
@@ -39,26 +33,13 @@ let dpo: string;
 const ROWS = ahoyRows(24);
 
 beforeAll(async () => {
-  process.env[KEY_ENV] = "sk-upstream-trainer-secret";
-  trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey: process.env[KEY_ENV], stepMs: 10 });
-  inference = await startFakeUpstream({ kind: "stream", text: "The base model answers." });
-  const catalogFile = path.join(scratch, "catalog.json");
-  writeFileSync(catalogFile, JSON.stringify(upstreamCatalog(trainer.baseUrl)));
-  server = await startTestServer({
-    catalogFile,
-    routing: upstreamRouting(inference.baseUrl),
-    fineTuning: { pollMs: 20 },
-  });
+  upstream = await startUpstreamTestServer("sk-upstream-trainer-secret", 10);
+  ({ trainer, server } = upstream);
   acme = { server, account: "acme", key: server.keys.acme as string };
   sft = await readyDataset(acme, "ahoy", ROWS);
   dpo = await readyDataset(acme, "ahoy-pref", ahoyPreferenceRows(12));
 });
-afterAll(async () => {
-  await server?.close();
-  await trainer?.close();
-  await inference?.close();
-  rmSync(scratch, { recursive: true, force: true });
-});
+afterAll(() => upstream?.close());
 beforeEach(() => {
   trainer.outage = false;
   trainer.hold = false;

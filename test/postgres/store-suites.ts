@@ -7,8 +7,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
 const FOLDERS = ["test/store", "test/datasets", "test/finetune", "test/http", "test/server", "test/catalog"];
-/** A file that reaches a store through one of these runs again on PostgreSQL. */
-const USES_STORE = /startTestServer|openTestStore|startChild|storeEnvFor|databaseUrlFor/;
+/**
+ * A file that reaches a store through one of these runs again on PostgreSQL; `start…TestServer`
+ * takes in the fixtures that wrap the harness (test/finetune/upstream-fixtures.ts).
+ */
+const USES_STORE = /start\w*TestServer|openTestStore|startChild|storeEnvFor|databaseUrlFor/;
 /** Not about the store: the docs page in a browser. */
 const EXCLUDED = new Set(["test/server/docs-page.test.ts"]);
 /**
