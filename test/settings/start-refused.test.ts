@@ -4,34 +4,18 @@
  * server/worker.ts` and `node server/admin/cli.ts`.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, it } from "vitest";
+import { runUntilExit } from "../server/child-process.ts";
 
-const ROOT = path.resolve(import.meta.dirname, "../..");
 const scratch = mkdtempSync(path.join(os.tmpdir(), "settings-refused-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Runs `script` with `env` over a clean data directory; resolves with its exit code and output. */
+/** Runs `script` with `env` over a clean data directory, until it exits. */
 function run(script: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [path.join(ROOT, script), ...args], {
-    env: { ...process.env, NODE_ENV: "", DATA_DIR: path.join(scratch, "data"), PORT: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += String(chunk)));
-  child.stderr.on("data", (chunk) => (stderr += String(chunk)));
-  // A process that starts instead of refusing would run on: the test fails rather than waits.
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
+  return runUntilExit(script, args, { NODE_ENV: "", DATA_DIR: path.join(scratch, "data"), PORT: "0", ...env });
 }
 
 it("the server: exit 1, one line, nothing listening", async () => {
