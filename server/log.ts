@@ -2,8 +2,8 @@
  * The server's log, on pino: one JSON object per line on stderr, `{level, time, pid,
  * hostname, event, …fields}`, so that a collector reads it without parsing prose. When
  * stderr is a terminal (`npm start` by hand) the same lines are printed readable by
- * pino-pretty instead. `LOG_LEVEL` (debug, info, warn, error, silent; default info)
- * chooses what is written.
+ * pino-pretty instead. The LOG_LEVEL setting (debug, info, warn, error, silent; default
+ * info) chooses what is written: the entry points pass it to `setLogLevel`.
  *
  * Every line written while a request runs carries its `requestId` (ops/request-context.ts),
  * whether or not the caller passed it.
@@ -15,17 +15,12 @@
 import pino from "pino";
 import prettyStream from "pino-pretty";
 import { currentRequest } from "./ops/request-context.ts";
+import { defaultOf } from "./settings/parse.ts";
+import type { LogLevelSetting } from "./settings/table.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
-
-/** The levels LOG_LEVEL accepts. */
-export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
-
-export function isLogLevel(value: string): value is (typeof LOG_LEVELS)[number] {
-  return (LOG_LEVELS as readonly string[]).includes(value);
-}
 
 /**
  * Field names never written as they are. Top-level only: fields are flat by this module's
@@ -101,8 +96,6 @@ const destination = {
   },
 };
 
-const envLevel = process.env.LOG_LEVEL;
-
 /**
  * pino's isoTime, made once per millisecond: under load many lines share a millisecond,
  * and formatting the date was a third of pino's own cost per line in a profile (bench/ops-overhead.ts).
@@ -126,7 +119,7 @@ const LEVEL_FIELDS: Record<string, { level: string }> = Object.fromEntries(
 /** The pino logger itself, for level checks. Lines written through it directly carry no requestId: use log(). */
 export const logger = pino(
   {
-    level: envLevel !== undefined && isLogLevel(envLevel) ? envLevel : "info",
+    level: defaultOf("LOG_LEVEL"),
     messageKey: "event",
     // Level names, not numbers, and ISO times: what people and collectors read without a table.
     formatters: { level: (label) => LEVEL_FIELDS[label] ?? { level: label } },
@@ -216,6 +209,11 @@ export function logRequest(level: "info" | "error", line: RequestLine): void {
       `,"event":"request"}\n`,
   );
   if (level === "error" && file) drain();
+}
+
+/** Writes lines of `level` and above from now on (`silent`: none). */
+export function setLogLevel(level: LogLevelSetting): void {
+  logger.level = level;
 }
 
 /** Whether lines of `level` are written (so that a caller can skip building their fields). */

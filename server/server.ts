@@ -6,7 +6,6 @@
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import express, { type Router } from "express";
 import { startDatasets } from "./datasets/index.ts";
 import { startDevFaultModels } from "./dev/fault-models.ts";
@@ -33,6 +32,7 @@ import { drainHttp, InFlight, OpenStreams } from "./ops/drain.ts";
 import { instrumentStore } from "./ops/instrumented-store.ts";
 import { gaugeFromCallback } from "./ops/metrics.ts";
 import { startMetricsServer } from "./ops/metrics-server.ts";
+import { ClosingOrder } from "./ops/shutdown.ts";
 import { probesRouter } from "./ops/probes.ts";
 import { openStoreProbe } from "./ops/store-probe.ts";
 import { assertDevSeedAllowed, loadDevSeed } from "./store/seed.ts";
@@ -40,8 +40,10 @@ import { openStore } from "./store/open.ts";
 import { withCaches } from "./store/cache/cached-store.ts";
 import type { PostgresStoreOptions } from "./store/postgres.ts";
 import type { Store } from "./store/store.ts";
+import { credential } from "./settings/environment.ts";
+import { defaultOf } from "./settings/parse.ts";
 
-export const DEFAULT_ROUTING_FILE = fileURLToPath(new URL("routing.json", import.meta.url));
+export const DEFAULT_ROUTING_FILE = defaultOf("ROUTING_FILE");
 
 export interface ServerOptions {
   /** Files (datasets, checkpoints, adapters), and the SQLite database when there is no `databaseUrl`. */
@@ -63,9 +65,9 @@ export interface ServerOptions {
   routingFile?: string;
   /** The catalogue file: every platform model (default server/catalog.json). */
   catalogFile?: string;
-  /** Largest JSON request body, in bytes. */
+  /** Largest JSON request body, in bytes (default MAX_BODY_BYTES's, 8 MiB). */
   maxBodyBytes?: number;
-  /** Largest dataset upload, in bytes. */
+  /** Largest dataset upload, in bytes (default MAX_UPLOAD_BYTES's, 4 GiB). */
   maxUploadBytes?: number;
   engine?: Partial<EngineSettings>;
   /** Job runner settings (lease, poll interval, queue TTL, whether this process runs jobs). */
@@ -98,7 +100,6 @@ export interface RunningServer {
   drain(graceMs: number): Promise<void>;
 }
 
-export const DEFAULT_MAX_UPLOAD_BYTES = 4 * 1024 ** 3;
 /** The longest a request (an upload, in practice) may take to arrive. */
 const UPLOAD_REQUEST_TIMEOUT_MS = 3_600_000;
 
@@ -138,27 +139,30 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Keys, accounts and models from memory, charges in groups (store/cache/cached-store.ts), over
   // the database's own calls timed, and job and dataset events logged, unless nobody would see either.
   const store = withCaches(metricsOn || logs("info") ? instrumentStore(opened, { timed: metricsOn }) : opened);
+  // Closed last first: the store after everything that uses it.
+  const closing = new ClosingOrder();
+  closing.add(store);
   const probe = openStoreProbe(options);
-  const background: { close(): Promise<void> }[] = [{ close: () => probe.close() }];
-  if (devFaults) background.push(devFaults);
+  closing.add(probe);
+  if (devFaults) closing.add(devFaults);
   let metricsOrigin: string | undefined;
   try {
     if (options.devSeed) await loadDevSeed(store);
     const datasets = await startDatasets({
       store,
       dataDir: options.dataDir,
-      maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+      maxUploadBytes: options.maxUploadBytes ?? defaultOf("MAX_UPLOAD_BYTES"),
       // One lease length for all work a dead process leaves: its jobs and its dataset work.
       ownerTtlMs: options.fineTuning?.leaseMs,
     });
-    background.push(datasets);
+    closing.add(datasets);
     const fineTuning = await startFineTuning({
       ...options.fineTuning,
       store,
       dataDir: options.dataDir,
       upstreamModelProvider: upstreamModelProviders(settings),
     });
-    background.push(fineTuning);
+    closing.add(fineTuning);
     const models = new CatalogResolver(fineTuning.models, devFaults?.models);
     const engine = new InferenceEngine(routing, providers, models, settings);
     const tenantFor = storeTenant.bind(null, store);
@@ -168,7 +172,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const app = createApp({
       store,
       validateResponses: options.validateResponses,
-      maxBodyBytes: options.maxBodyBytes ?? 8 * 1024 * 1024,
+      maxBodyBytes: options.maxBodyBytes ?? defaultOf("MAX_BODY_BYTES"),
       publicRoutes: publicRoutes(docsRouter(), probes),
       requestProblems: unknownModelProblems(models, tenantFor),
       registerRoutes: (handlers) => {
@@ -202,7 +206,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         probes,
         serverClasses,
       });
-      background.push(metrics);
+      closing.add(metrics);
       metricsOrigin = metrics.origin;
     }
     const requests = new InFlight();
@@ -213,16 +217,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (draining) res.setHeader("connection", "close");
       app(req, res);
     };
-    const stop = async () => {
-      for (const service of background.reverse()) await service.close();
-      await store.close();
-    };
     // Node's own answers to malformed requests have no body; these give the error envelope (http/malformed.ts).
     const server = http.createServer({ requireHostHeader: false, ...serverClasses }, handler);
     server.on("clientError", answerClientError);
     // An Expect other than 100-continue is ignored (RFC 9110 §10.1.1 allows it) instead of a bare 417.
     server.on("checkExpectation", handler);
-    const running = await listen(server, options, store, stop);
+    const running = await listen(server, options, store, () => closing.close());
     return {
       ...running,
       metricsOrigin,
@@ -230,12 +230,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         draining = true;
         // Jobs and HTTP share the deadline: both run out of time together.
         await Promise.all([drainHttp(server, requests, streams, graceMs), fineTuning.close(graceMs)]);
-        await stop();
+        await closing.close();
       },
     };
   } catch (error) {
-    for (const service of background.reverse()) await service.close();
-    await store.close();
+    await closing.close();
     throw error;
   }
 }
@@ -254,7 +253,7 @@ function upstreamModelProviders(settings: EngineSettings): UpstreamModelProvider
         name: "tuned-upstream",
         baseUrl: trainer.baseUrl,
         model: upstreamModel,
-        apiKey: trainer.apiKeyEnv ? process.env[trainer.apiKeyEnv] : undefined,
+        apiKey: credential(trainer.apiKeyEnv),
         timeoutMs: trainer.timeoutMs ?? 30_000,
         stallTimeoutMs: settings.stallTimeoutMs,
       });
@@ -274,7 +273,7 @@ function buildProviders(
     if (config.type === "local") {
       providers.set(name, new LocalProvider());
     } else {
-      const apiKey = config.apiKeyEnv ? process.env[config.apiKeyEnv] : undefined;
+      const apiKey = credential(config.apiKeyEnv);
       const upstream = {
         name,
         baseUrl: config.baseUrl,

@@ -10,60 +10,51 @@
  * stops it within a step or so. A worker that dies stops renewing; once its lease has run
  * out another worker resumes the job from its last checkpoint.
  *
- *   DATABASE_URL  the shared PostgreSQL (without it, the SQLite file in DATA_DIR: one host)
- *   DATA_DIR      the shared directory of dataset files, checkpoints and adapters
- *   JOB_LEASE_MS  how long a job stays claimed by a worker that stopped renewing it (default 30000)
- *   JOB_POLL_MS   how often an idle worker looks for a queued job (default 1000)
- *   SHUTDOWN_GRACE_MS  on SIGTERM, how long a job in training gets to reach its next checkpoint
- *                 (the end of its epoch) before it stops (default 25000); either way its lease is
- *                 released, so another worker resumes it at once
- *   METRICS_PORT  serve Prometheus metrics (jobs, store, process) at /metrics on this port (unset: none)
- *   METRICS_HOST  the metrics listener's address (default 127.0.0.1)
- *   CATALOG_FILE  the model catalogue, as for the server: which trainer each base model uses
- *   LOG_LEVEL     as for the server (server/log.ts)
- * and the PG_* settings of store/open.ts. It prints a JSON line on stdout each time it takes a
- * job (`claimed`, with `resumed`) and lets one go (`released`: `done` or `stopped`); its log
- * (job events, failures) goes to stderr.
+ * Its settings (the store's, JOB_LEASE_MS, JOB_POLL_MS, SHUTDOWN_GRACE_MS, METRICS_PORT,
+ * METRICS_HOST, CATALOG_FILE, LOG_LEVEL, OWNER_HOST) are rows of settings/table.ts read by
+ * `worker`. On SIGTERM a job in training gets SHUTDOWN_GRACE_MS to reach its next checkpoint
+ * (the end of its epoch) before it stops; either way its lease is released, so another
+ * worker resumes it at once (ops/shutdown.ts: a second signal stops at once).
+ *
+ * It prints a JSON line on stdout each time it takes a job (`claimed`, with `resumed`) and
+ * lets one go (`released`: `done` or `stopped`); its log (job events, failures) goes to stderr.
  */
-import { keepOwnersAlive } from "./datasets/owners.ts";
+import { keepOwnersAlive, useOwnerHost } from "./datasets/owners.ts";
 import { startFineTuning } from "./finetune/index.ts";
 import { installCatalog } from "./inference/catalog.ts";
 import { loadCatalogFile } from "./inference/catalog-file.ts";
-import { isLogLevel, log, logs } from "./log.ts";
+import { log, logs, setLogLevel } from "./log.ts";
 import { instrumentStore } from "./ops/instrumented-store.ts";
 import { startMetricsServer } from "./ops/metrics-server.ts";
-import { openStore, positiveInteger, storeConfigFromEnv } from "./store/open.ts";
+import { ClosingOrder, type Stoppable, stopOnSignals } from "./ops/shutdown.ts";
+import { readSettings } from "./settings/environment.ts";
+import type { SettingsOf } from "./settings/parse.ts";
+import { openStore, storeConfig } from "./store/open.ts";
 
-const env = process.env;
-
-try {
-  if (env.LOG_LEVEL && !isLogLevel(env.LOG_LEVEL))
-    throw new Error(`LOG_LEVEL must be debug, info, warn, error or silent, not "${env.LOG_LEVEL}"`);
-  const config = storeConfigFromEnv(env);
+/** Starts the worker's runner, with its store, metrics listener and owner heartbeat. */
+async function startWorker(settings: SettingsOf<"worker">): Promise<Stoppable> {
   // The catalogue says which trainer (here, or upstream) each base model's jobs go to.
-  installCatalog(loadCatalogFile(env.CATALOG_FILE || undefined));
-  const leaseMs = positiveInteger(env, "JOB_LEASE_MS");
-  const graceMs = env.SHUTDOWN_GRACE_MS ? Number(env.SHUTDOWN_GRACE_MS) : 25_000;
-  if (!Number.isSafeInteger(graceMs) || graceMs < 0)
-    throw new Error(
-      `SHUTDOWN_GRACE_MS must be a whole number of milliseconds, 0 or more, not "${env.SHUTDOWN_GRACE_MS}"`,
-    );
-  const metricsPort = env.METRICS_PORT ? Number(env.METRICS_PORT) : undefined;
+  installCatalog(loadCatalogFile(settings.CATALOG_FILE));
+  const config = storeConfig(settings);
+  const metricsOn = settings.METRICS_PORT !== undefined;
   const opened = await openStore(config);
-  const store =
-    metricsPort !== undefined || logs("info") ? instrumentStore(opened, { timed: metricsPort !== undefined }) : opened;
+  const store = metricsOn || logs("info") ? instrumentStore(opened, { timed: metricsOn }) : opened;
+  // Closed last first: the store after everything that uses it.
+  const closing = new ClosingOrder();
+  closing.add(store);
   const metrics =
-    metricsPort === undefined
+    settings.METRICS_PORT === undefined
       ? undefined
-      : await startMetricsServer({ port: metricsPort, host: env.METRICS_HOST || "127.0.0.1" });
+      : await startMetricsServer({ port: settings.METRICS_PORT, host: settings.METRICS_HOST ?? settings.HOST });
+  if (metrics) closing.add(metrics);
   // Derived datasets (evaluation carve-outs, job outputs) are written under this process's
   // owner; its heartbeat tells servers on other hosts that the work is not abandoned.
-  const owners = await keepOwnersAlive(store, leaseMs);
+  closing.add(await keepOwnersAlive(store, settings.JOB_LEASE_MS));
   const fineTuning = await startFineTuning({
     store,
     dataDir: config.dataDir,
-    leaseMs,
-    pollMs: positiveInteger(env, "JOB_POLL_MS"),
+    leaseMs: settings.JOB_LEASE_MS,
+    pollMs: settings.JOB_POLL_MS,
     runJobs: true,
     // One line per job taken and let go, for operators (and the multi-process tests).
     onRunnerEvent: (event) =>
@@ -73,28 +64,25 @@ try {
     `Worker ${process.pid} is training jobs from ${config.databaseUrl ? "PostgreSQL" : `SQLite in ${config.dataDir}`}`,
   );
   if (metrics) console.log(`Metrics at ${metrics.origin}/metrics`);
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // A second signal: the job stops where it is now; its lease is released all the same.
-      log("warn", "worker.stopping_now", { signal });
-      void fineTuning.close(0);
-      return;
-    }
-    stopping = true;
-    log("info", "worker.draining", { signal, graceMs });
-    fineTuning
-      .close(graceMs)
-      .then(() => metrics?.close())
-      .then(() => owners.close())
-      .then(() => store.close())
-      .then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
+  return {
+    async drain(graceMs) {
+      log("info", "worker.draining", { graceMs });
+      await fineTuning.close(graceMs);
+      await closing.close();
+    },
+    // The job stops where it is now; its lease is released all the same.
+    async close() {
+      await fineTuning.close(0);
+      await closing.close();
+    },
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+}
+
+try {
+  const settings = readSettings("worker");
+  setLogLevel(settings.LOG_LEVEL);
+  useOwnerHost(settings.OWNER_HOST);
+  stopOnSignals("worker", await startWorker(settings), settings.SHUTDOWN_GRACE_MS);
 } catch (error) {
   console.error(`Cannot start: ${(error as Error).message}`);
   process.exit(1);

@@ -1,20 +1,22 @@
 /**
  * `catalog list` and `catalog check`: the model catalogue file as the server will read it
- * (CATALOG_FILE, else server/catalog.json), with the routing file (ROUTING_FILE, else
- * server/routing.json). They read files only, no store: an operator checks a new file
+ * (the CATALOG_FILE setting, default server/catalog.json), with the routing file
+ * (ROUTING_FILE, default server/routing.json). They read files only, no store: an operator checks a new file
  * before restarting the servers with it.
  */
-import { fileURLToPath } from "node:url";
 import type { PlatformModel } from "../inference/catalog.ts";
-import { DEFAULT_CATALOG_FILE, loadCatalogFile } from "../inference/catalog-file.ts";
+import { loadCatalogFile } from "../inference/catalog-file.ts";
 import { checkRoutedModels, loadRoutingConfig } from "../inference/routing.ts";
+import { credential } from "../settings/environment.ts";
+import type { AllSettings } from "../settings/parse.ts";
 
-const DEFAULT_ROUTING_FILE = fileURLToPath(new URL("../routing.json", import.meta.url));
+/** The files the commands read when none is named. */
+export type CatalogSettings = Pick<AllSettings, "CATALOG_FILE" | "ROUTING_FILE">;
 
 export interface CatalogCommand {
   usage: string;
   /** The text to print, or throws: a CatalogProblem (exit 1) or any other error, a usage mistake (exit 2). */
-  run(positionals: string[], env: NodeJS.ProcessEnv): string;
+  run(positionals: string[], settings: CatalogSettings): string;
 }
 
 /** The files are not fit to start a server with. */
@@ -25,17 +27,17 @@ export class CatalogProblem extends Error {
 export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
   "catalog list": {
     usage: "catalog list [catalogue-file]          # CATALOG_FILE, else server/catalog.json",
-    run(positionals, env) {
-      const models = load(catalogFile(positionals, env));
+    run(positionals, settings) {
+      const models = load(catalogFile(positionals, settings));
       return models.map(describeModel).join("\n");
     },
   },
   "catalog check": {
     usage: "catalog check [catalogue-file]         # with ROUTING_FILE, else server/routing.json",
-    run(positionals, env) {
-      const file = catalogFile(positionals, env);
+    run(positionals, settings) {
+      const file = catalogFile(positionals, settings);
       const models = load(file);
-      const routingFile = env.ROUTING_FILE || DEFAULT_ROUTING_FILE;
+      const routingFile = settings.ROUTING_FILE;
       try {
         checkRoutedModels(
           loadRoutingConfig(routingFile),
@@ -46,7 +48,7 @@ export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
         throw new CatalogProblem((error as Error).message);
       }
       const trainable = models.filter((m) => m.training !== undefined).length;
-      const warnings = [...missingKeys(models, env), ...unagreedEgress(models)].map((w) => `warning: ${w}`);
+      const warnings = [...missingKeys(models), ...unagreedEgress(models)].map((w) => `warning: ${w}`);
       return [
         `OK: ${file} declares ${models.length} models (${trainable} trainable); ${routingFile} routes only declared models.`,
         ...warnings,
@@ -55,9 +57,9 @@ export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
   },
 };
 
-function catalogFile(positionals: string[], env: NodeJS.ProcessEnv): string {
+function catalogFile(positionals: string[], settings: CatalogSettings): string {
   if (positionals.length > 1) throw new Error(`Expected at most one file, got ${positionals.length}.`);
-  return positionals[0] ?? (env.CATALOG_FILE || DEFAULT_CATALOG_FILE);
+  return positionals[0] ?? settings.CATALOG_FILE;
 }
 
 function load(file: string): PlatformModel[] {
@@ -78,10 +80,10 @@ function describeModel(m: PlatformModel): string {
 }
 
 /** Upstream trainers whose key variable is not set in this environment: jobs on them would fail to authenticate. */
-function missingKeys(models: PlatformModel[], env: NodeJS.ProcessEnv): string[] {
+function missingKeys(models: PlatformModel[]): string[] {
   return models.flatMap((m) => {
     const keyEnv = m.training?.upstream?.apiKeyEnv;
-    return keyEnv !== undefined && !env[keyEnv]
+    return keyEnv !== undefined && !credential(keyEnv)
       ? [`${m.id}: the trainer's key variable ${keyEnv} is not set here`]
       : [];
   });

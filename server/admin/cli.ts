@@ -3,11 +3,14 @@
  * Works on the same store as the server (DATABASE_URL, else the SQLite file in DATA_DIR);
  * safe to run while servers run (SQLite in WAL mode with a busy timeout, or PostgreSQL).
  *
- * Exit status: 0 done, 1 the store refused (no such account, duplicate id, …), 2 bad usage.
+ * Exit status: 0 done, 1 the store refused (no such account, duplicate id, …), 2 bad usage
+ * (an unknown command or option, or a variable of settings/table.ts with a bad value).
  */
 import { parseArgs } from "node:util";
 import { StoreError } from "../store/errors.ts";
-import { openStore, storeConfigFromEnv } from "../store/open.ts";
+import { readSettings } from "../settings/environment.ts";
+import { SettingsError, type SettingsOf } from "../settings/parse.ts";
+import { openStore, storeConfig } from "../store/open.ts";
 import { CATALOG_COMMANDS, CatalogProblem } from "./catalog-commands.ts";
 import { COMMANDS, isCommandGroup, UsageError, usageText } from "./commands.ts";
 import type { CommandArgs } from "./commands.ts";
@@ -25,12 +28,20 @@ const OPTIONS = {
 const HELP_WORDS: ReadonlySet<string> = new Set(["help", "--help", "-h"]);
 
 async function main(argv: string[]): Promise<number> {
+  let settings: SettingsOf<"admin">;
+  try {
+    settings = readSettings("admin");
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    console.error(`Error: ${error.message}`);
+    return 2;
+  }
   const [group = "", action = "", ...rest] = argv;
   if (group === "") return usageFailure("No command given.");
   if (HELP_WORDS.has(group)) return printUsage(action); // `help`, `help limits`
   if (HELP_WORDS.has(action) && isCommandGroup(group)) return printUsage(group); // `limits --help`
   const fileCommand = CATALOG_COMMANDS[`${group} ${action}`];
-  if (fileCommand) return runFileCommand(fileCommand, rest);
+  if (fileCommand) return runFileCommand(fileCommand, rest, settings);
   const command = COMMANDS[`${group} ${action}`];
   if (!command) return usageFailure(`Unknown command "${[group, action].join(" ").trim()}".`);
   let args: CommandArgs;
@@ -44,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     return usageFailure((error as Error).message, command.usage);
   }
-  const store = await openStore(storeConfigFromEnv());
+  const store = await openStore(storeConfig(settings));
   try {
     console.log(await command.run(store, args));
     return 0;
@@ -61,14 +72,18 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** A command over the configuration files, which needs no store. */
-function runFileCommand(command: (typeof CATALOG_COMMANDS)[string], args: string[]): number {
+function runFileCommand(
+  command: (typeof CATALOG_COMMANDS)[string],
+  args: string[],
+  settings: SettingsOf<"admin">,
+): number {
   try {
     const { positionals, values } = parseArgs({ args, options: { help: OPTIONS.help }, allowPositionals: true });
     if (values.help) {
       console.log(`Usage: npm run admin -- ${command.usage}`);
       return 0;
     }
-    console.log(command.run(positionals, process.env));
+    console.log(command.run(positionals, settings));
     return 0;
   } catch (error) {
     if (error instanceof CatalogProblem) {

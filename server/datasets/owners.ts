@@ -11,25 +11,35 @@
  * - on another host (several machines on one PostgreSQL): a pid means nothing here, so
  *   each process records a heartbeat for its owners in the store (`keepOwnersAlive`), and
  *   an owner whose heartbeat ran out is dead. Its work waits at most one TTL.
- * The host is `OWNER_HOST`, else the host name: it must differ between machines.
+ * The host is the OWNER_HOST setting (the host name by default; `useOwnerHost`): it must
+ * differ between machines.
  * Owners written before hosts were recorded (`<pid>:<random>`) are treated as this host's.
  */
 import { randomUUID } from "node:crypto";
-import os from "node:os";
+import { defaultOf } from "../settings/parse.ts";
 import type { Store } from "../store/store.ts";
 
 /** This machine, as owners name it (no `:`, which separates the parts). */
-export const OWNER_HOST = (process.env.OWNER_HOST || os.hostname() || "localhost").replaceAll(":", "_");
+let ownerHost = asOwnerHost(defaultOf("OWNER_HOST"));
 
-/** How long an owner counts as alive after its last heartbeat, unless told otherwise. */
-export const DEFAULT_OWNER_TTL_MS = 30_000;
+function asOwnerHost(host: string): string {
+  return host.replaceAll(":", "_");
+}
+
+/** Names this machine by the OWNER_HOST setting; the entry points call it before any work is owned. */
+export function useOwnerHost(host: string): void {
+  ownerHost = asOwnerHost(host);
+}
+
+/** How long an owner counts as alive after its last heartbeat, unless told otherwise (JOB_LEASE_MS). */
+export const DEFAULT_OWNER_TTL_MS = defaultOf("JOB_LEASE_MS");
 
 /** The owners alive in this process. */
 const live = new Set<string>();
 
 /** A new owner, alive until `release`. */
 export function newOwner(): string {
-  const owner = `${OWNER_HOST}:${process.pid}:${randomUUID()}`;
+  const owner = `${ownerHost}:${process.pid}:${randomUUID()}`;
   live.add(owner);
   return owner;
 }
@@ -46,8 +56,8 @@ export async function ownerAlive(store: Store, owner: string | null, now = new D
   if (owner === null) return false;
   if (live.has(owner)) return true;
   const parts = owner.split(":");
-  const [host, pidText] = parts.length >= 3 ? parts : [OWNER_HOST, parts[0]];
-  if (host === OWNER_HOST) return pidAlive(Number(pidText));
+  const [host, pidText] = parts.length >= 3 ? parts : [ownerHost, parts[0]];
+  if (host === ownerHost) return pidAlive(Number(pidText));
   return store.owners.alive(owner, now);
 }
 

@@ -9,13 +9,14 @@ import { registerJobRoutes } from "./routes.ts";
 import { JobRunner, type RunnerEvent } from "./runner.ts";
 import { cancelUpstreamJob } from "./upstream/cancel.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
+import { defaultOf } from "../settings/parse.ts";
 
 export interface FineTuningOptions {
   store: Store;
   dataDir: string;
-  /** How long a runner's hold on a job lasts without renewal (default 30 s). */
+  /** How long a runner's hold on a job lasts without renewal (default JOB_LEASE_MS's, 30 s). */
   leaseMs?: number;
-  /** How often an idle runner looks for queued jobs (default 1 s; a create wakes it at once). */
+  /** How often an idle runner looks for queued jobs (default JOB_POLL_MS's, 1 s; a create wakes it at once). */
   pollMs?: number;
   /** A job QUEUED longer than this EXPIRES (default 24 h). */
   queueTtlMs?: number;
@@ -48,8 +49,8 @@ export async function startFineTuning(options: FineTuningOptions): Promise<FineT
     store: options.store,
     dataDir: options.dataDir,
     deployments,
-    leaseMs: options.leaseMs ?? 30_000,
-    pollMs: options.pollMs ?? 1_000,
+    leaseMs: options.leaseMs ?? defaultOf("JOB_LEASE_MS"),
+    pollMs: options.pollMs ?? defaultOf("JOB_POLL_MS"),
     queueTtlMs: options.queueTtlMs ?? 24 * 3_600_000,
     checkpointHoldMs: options.checkpointHoldMs ?? 0,
     onEvent: options.onRunnerEvent,

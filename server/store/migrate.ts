@@ -8,11 +8,12 @@
  */
 import { createPool } from "./postgres/database.ts";
 import { appliedVersions, migrate, MIGRATIONS } from "./postgres/migrations.ts";
-import { storeConfigFromEnv } from "./open.ts";
+import { readSettings } from "../settings/environment.ts";
+import { storeConfig } from "./open.ts";
 import { openSqliteStore } from "./sqlite.ts";
 
-const config = storeConfigFromEnv();
 try {
+  const config = storeConfig(readSettings("admin"));
   if (config.databaseUrl) {
     const pool = createPool(config.databaseUrl);
     try {

@@ -5,7 +5,8 @@
  * store through here, so they always agree on which one it is.
  */
 import { openPostgresStore, type PostgresStoreOptions } from "./postgres.ts";
-import { dataDirFromEnv, openSqliteStore } from "./sqlite.ts";
+import type { AllSettings } from "../settings/parse.ts";
+import { openSqliteStore } from "./sqlite.ts";
 import type { VersionedStore } from "./store.ts";
 
 export interface StoreConfig {
@@ -22,34 +23,26 @@ export function openStore(config: StoreConfig): Promise<VersionedStore> {
     : openSqliteStore(config.dataDir);
 }
 
-/**
- * The store settings from the environment:
- *   DATA_DIR                 files (and the SQLite database); default ./data
- *   DATABASE_URL             postgres://user:password@host:port/database; unset: SQLite
- *   PG_POOL_SIZE             connections per process (default 10)
- *   PG_CONNECT_TIMEOUT_MS    longest wait for a connection (default 5000)
- *   PG_STATEMENT_TIMEOUT_MS  longest a statement may run (default 15000)
- *   MIGRATE_ON_START         `0`: do not migrate on start; refuse a schema that is behind (default 1)
- */
-export function storeConfigFromEnv(env: Record<string, string | undefined> = process.env): StoreConfig {
-  const databaseUrl = env.DATABASE_URL || undefined;
+/** The settings the store is opened with (settings/table.ts). */
+export type StoreSettings = Pick<
+  AllSettings,
+  | "DATA_DIR"
+  | "DATABASE_URL"
+  | "PG_POOL_SIZE"
+  | "PG_CONNECT_TIMEOUT_MS"
+  | "PG_STATEMENT_TIMEOUT_MS"
+  | "MIGRATE_ON_START"
+>;
+
+export function storeConfig(settings: StoreSettings): StoreConfig {
   return {
-    dataDir: dataDirFromEnv(env),
-    databaseUrl,
+    dataDir: settings.DATA_DIR,
+    databaseUrl: settings.DATABASE_URL,
     postgres: {
-      poolSize: positiveInteger(env, "PG_POOL_SIZE"),
-      connectTimeoutMs: positiveInteger(env, "PG_CONNECT_TIMEOUT_MS"),
-      statementTimeoutMs: positiveInteger(env, "PG_STATEMENT_TIMEOUT_MS"),
-      migrate: env.MIGRATE_ON_START !== "0",
+      poolSize: settings.PG_POOL_SIZE,
+      connectTimeoutMs: settings.PG_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: settings.PG_STATEMENT_TIMEOUT_MS,
+      migrate: settings.MIGRATE_ON_START,
     },
   };
-}
-
-export function positiveInteger(env: Record<string, string | undefined>, name: string): number | undefined {
-  const value = env[name];
-  if (value === undefined || value === "") return undefined;
-  const number = Number(value);
-  if (!Number.isSafeInteger(number) || number < 1)
-    throw new Error(`${name} must be a whole number of at least 1, not "${value}"`);
-  return number;
 }

@@ -8,6 +8,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import { processEnvironment } from "../settings/environment.ts";
+import type { Environment } from "../settings/parse.ts";
 import { apiKeyRecord } from "./api-keys.ts";
 import { parseMoney } from "./money.ts";
 import type { AccountImport, NewAccount, Store } from "./store.ts";
@@ -15,7 +17,7 @@ import type { AccountImport, NewAccount, Store } from "./store.ts";
 export const DEV_SEED_PATH = fileURLToPath(new URL("../dev-seed.json", import.meta.url));
 
 /** Throws when the environment is production: the seed's keys are public. */
-export function assertDevSeedAllowed(env: Record<string, string | undefined> = process.env): void {
+export function assertDevSeedAllowed(env: Environment = processEnvironment()): void {
   if (env.NODE_ENV === "production") {
     throw new Error(
       "Refusing to load the development seed with NODE_ENV=production: its API keys are published in the " +

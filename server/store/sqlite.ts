@@ -18,11 +18,6 @@ import { SqliteUsageStore } from "./sqlite/usage.ts";
 
 export const DATABASE_FILE = "service.db";
 
-/** Where the data lives: `DATA_DIR`, or `./data` when it is not set. */
-export function dataDirFromEnv(env: Record<string, string | undefined> = process.env): string {
-  return path.resolve(env.DATA_DIR || "data");
-}
-
 export async function openSqliteStore(dataDir: string): Promise<VersionedStore> {
   mkdirSync(dataDir, { recursive: true });
   const db = openDatabase(path.join(dataDir, DATABASE_FILE));

@@ -4,16 +4,13 @@
  * the real server process (`node server/main.ts`), which exits 1 without listening.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, test } from "vitest";
 import { DEFAULT_CATALOG_FILE, loadCatalogFile, parseCatalog } from "../../server/inference/catalog-file.ts";
+import { runUntilExit } from "../server/child-process.ts";
 
-const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 const scratch = mkdtempSync(path.join(os.tmpdir(), "catalog-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -151,26 +148,7 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
 });
 
 /** `node server/main.ts` with `env`, until it exits (a server that starts is killed after 20 s: the test fails). */
-async function runServer(
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      ...process.env,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      DATA_DIR: path.join(scratch, "data"),
-      LOG_LEVEL: "warn",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += String(chunk)));
-  child.stderr.on("data", (chunk) => (stderr += String(chunk)));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-  const [code] = (await once(child, "exit")) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
+function runServer(env: Record<string, string>) {
+  const where = { PORT: "0", HOST: "127.0.0.1", DATA_DIR: path.join(scratch, "data"), LOG_LEVEL: "warn" };
+  return runUntilExit("server/main.ts", [], { ...where, ...env });
 }

@@ -62,6 +62,30 @@ export async function spawnServer(
 }
 
 /**
+ * Runs `script` (relative to the repository: `server/main.ts`, `server/worker.ts`, …) with
+ * `env` over this process's environment until it exits, for tests of a process that must
+ * refuse to start; one still running after 20 s is killed, and the test sees no exit code.
+ */
+export async function runUntilExit(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL(`../../${script}`, import.meta.url)), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += String(chunk)));
+  child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const [code] = (await once(child, "exit")) as [number | null];
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+/**
  * Sends `signal` and resolves once the process is gone. SIGKILL (the default) is a crash: no
  * shutdown code runs; SIGTERM lets the process shut down.
  */

@@ -10,6 +10,7 @@ import type { UpstreamTrainerSettings } from "../../inference/catalog.ts";
 // answer is still arriving, Node 24's fetch enqueues into the closed body stream and the
 // process sees an unhandled rejection (seen in test/finetune/upstream-conformance.test.ts).
 import { fetch, FormData } from "undici";
+import { credential } from "../../settings/environment.ts";
 
 /** `fine_tuning.job`, as far as the trainer reads it. */
 export interface UpstreamJob {
@@ -75,9 +76,9 @@ export class OpenAiFineTuningApi {
   readonly #apiKey: string | undefined;
   readonly #timeoutMs: number;
 
-  constructor(settings: UpstreamTrainerSettings, env: NodeJS.ProcessEnv = process.env) {
+  constructor(settings: UpstreamTrainerSettings) {
     this.#base = settings.baseUrl.replace(/\/$/, "");
-    this.#apiKey = settings.apiKeyEnv ? env[settings.apiKeyEnv] : undefined;
+    this.#apiKey = credential(settings.apiKeyEnv);
     this.#timeoutMs = settings.timeoutMs ?? 30_000;
   }
 

@@ -9,6 +9,7 @@
  * it is back (the pool opens new connections; broken ones are discarded).
  */
 import pg from "pg";
+import { defaultOf } from "../../settings/parse.ts";
 import { StoreError } from "../errors.ts";
 
 /** What a query runs on: the pool (one statement, autocommit) or a client inside a transaction. */
@@ -25,9 +26,9 @@ export interface PostgresSettings {
 }
 
 export const POSTGRES_DEFAULTS: PostgresSettings = {
-  poolSize: 10,
-  connectTimeoutMs: 5_000,
-  statementTimeoutMs: 15_000,
+  poolSize: defaultOf("PG_POOL_SIZE"),
+  connectTimeoutMs: defaultOf("PG_CONNECT_TIMEOUT_MS"),
+  statementTimeoutMs: defaultOf("PG_STATEMENT_TIMEOUT_MS"),
 };
 
 /** Seconds a client is told to wait (Retry-After) when the database does not answer. */
