@@ -30,9 +30,18 @@ function serverOptions(settings: SettingsOf<"server">): ServerOptions {
     catalogFile: settings.CATALOG_FILE,
     maxBodyBytes: settings.MAX_BODY_BYTES,
     maxUploadBytes: settings.MAX_UPLOAD_BYTES,
-    fineTuning: { runJobs: settings.RUN_JOBS, leaseMs: settings.JOB_LEASE_MS },
+    fineTuning: {
+      runJobs: settings.RUN_JOBS,
+      leaseMs: settings.JOB_LEASE_MS,
+      // With the development seed only: a job's first checkpoint lasts long enough for the
+      // conformance kit's cancel-in-CHECKPOINTING transcript (profiles/reference.json).
+      ...(settings.DEV_SEED ? { checkpointHoldMs: DEV_CHECKPOINT_HOLD_MS } : {}),
+    },
   };
 }
+
+/** settings.checkpointingMs of conformance/profiles/reference.json. */
+const DEV_CHECKPOINT_HOLD_MS = 500;
 
 try {
   const settings = readSettings("server");

@@ -21,10 +21,11 @@ export interface FineTuningOptions {
   /** A job QUEUED longer than this EXPIRES (default 24 h). */
   queueTtlMs?: number;
   /**
-   * The least time a job stays in CHECKPOINTING at each epoch end (default 0: as long as
-   * saving takes, a few milliseconds here). The conformance kit's reference server sets it,
-   * as a hosted trainer's slower checkpoint would, so that a client can see the state and
-   * the kit can prove a cancel there is refused.
+   * The least time a job stays in CHECKPOINTING at the first epoch end of its run (default
+   * 0: as long as saving takes, a few milliseconds here). The development server and the
+   * conformance kit's reference server set it, as a hosted trainer's slower checkpoint
+   * would, so that a client can see the state and the kit can prove a cancel there is
+   * refused; one hold a job, so jobs stay about as fast.
    */
   checkpointHoldMs?: number;
   /** Run jobs in this process (default true); a process that only serves the API sets false. */

@@ -63,7 +63,7 @@ export interface RunnerOptions {
   pollMs: number;
   /** A job QUEUED longer than this EXPIRES. */
   queueTtlMs: number;
-  /** The least time a job stays in CHECKPOINTING at an epoch end (index.ts, FineTuningOptions). */
+  /** The least time a job stays in CHECKPOINTING at its run's first epoch end (index.ts, FineTuningOptions). */
   checkpointHoldMs?: number;
   /** Told when this runner takes a job and when it lets it go (the worker logs these). */
   onEvent?: (event: RunnerEvent) => void;
@@ -392,6 +392,9 @@ class Training {
     await this.#update({ progress: this.#job.progress });
   }
 
+  /** The first checkpoint of this run was held (checkpointHoldMs). */
+  #checkpointHeld = false;
+
   async #onEpochEnd(end: EpochEnd): Promise<void> {
     await this.#flush();
     await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
@@ -402,7 +405,10 @@ class Training {
       const point = { step, epoch: end.epoch, loss: end.evaluationLoss, learningRate: 0, time: new Date() };
       await this.#store.appendCurve(this.#job.accountId, this.#job.jobId, "evaluation", [point]);
     }
-    const hold = (this.#options.checkpointHoldMs ?? 0) - (Date.now() - checkpointing);
+    // Only the run's first checkpoint is held: enough for a client to see the state, at a
+    // cost of one hold a job, not one an epoch.
+    const hold = this.#checkpointHeld ? 0 : (this.#options.checkpointHoldMs ?? 0) - (Date.now() - checkpointing);
+    this.#checkpointHeld = true;
     if (hold > 0) await delay(hold, undefined, { signal: this.#signal });
     await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: end.epoch, checkpointStep: step }, [
       "JOB_STATE_CHECKPOINTING",

@@ -131,7 +131,7 @@ function readerScript(): string {
 }
 
 // Twice, on one server: what a reader does who runs it again. The ids of a pass are its own
-// ($RUN); the kit's run of each pass sends about 630 requests within the same minute, which
+// ($RUN); the kit's run of each pass sends about 1 000 requests within the same minute, which
 // the dev seed's acme allows (6 000 a minute).
 const PASSES = 2;
 
