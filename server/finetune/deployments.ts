@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { resourceName } from "../../client/resource-names.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../inference/catalog.ts";
 import type { Provider } from "../inference/engine.ts";
 import type { ResolvedModel } from "../inference/generation.ts";

@@ -4,7 +4,7 @@
  * content policy, tool choice), picks a provider with fallback, and watches the run
  * for deadlines, stalls and blocked output. Formats only translate.
  */
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { PlatformModel } from "./catalog.ts";
 import type { FunctionTool, GenerationEvent, GenerationRequest, Provider, ToolChoice, Usage } from "./engine.ts";
 import { checkMedia, type MediaSettings } from "./media.ts";

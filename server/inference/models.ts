@@ -6,7 +6,7 @@
  * found, so its existence is never revealed.
  */
 import type { Response } from "express";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
 import { parseResourceName } from "../../client/resource-names.ts";

@@ -4,7 +4,7 @@
  */
 import type { Request, Response } from "express";
 import type { components } from "../../generated/api.d.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";

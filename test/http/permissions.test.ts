@@ -11,7 +11,7 @@ import {
   requireModelAllowed,
   requirePaymentMethod,
 } from "../../server/http/auth.ts";
-import { ApiError } from "../../server/http/errors.ts";
+import { ApiError } from "../../server/api-error.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
 import { openTestStore } from "../store/test-store.ts";
 import { ACCOUNT_DEFAULTS } from "../../server/store/store.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, test } from "vitest";
-import { ApiError } from "../../server/http/errors.ts";
+import { ApiError } from "../../server/api-error.ts";
 import type { GenerationEvent, GenerationRequest, Provider } from "../../server/inference/engine.ts";
 import {
   type EngineSettings,

@@ -91,7 +91,7 @@ describe("layers import downward only", () => {
 
   it("an upward import of any form is caught: multi-line, type-only, re-export, dynamic", () => {
     const text = [
-      'import {\n  ApiError,\n  statusFor,\n} from "../../http/errors.ts";',
+      'import {\n  ApiError,\n  statusFor,\n} from "../../http/store-errors.ts";',
       'import type { Request } from "../../http/locals.ts";',
       'export { OperationHandlers } from "../../http/operation-routes.ts";',
       'const later = await import("../../http/auth.ts");',
@@ -99,7 +99,7 @@ describe("layers import downward only", () => {
     ].join("\n");
     const edges = importsOf("server/store/sqlite/example.ts", text);
     assert.deepEqual(violations(edges, RULES[0]!), [
-      "server/store/sqlite/example.ts imports server/http/errors.ts",
+      "server/store/sqlite/example.ts imports server/http/store-errors.ts",
       "server/store/sqlite/example.ts imports server/http/locals.ts",
       "server/store/sqlite/example.ts imports server/http/operation-routes.ts",
       "server/store/sqlite/example.ts imports server/http/auth.ts",
