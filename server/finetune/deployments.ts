@@ -7,7 +7,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { resourceName } from "../../client/resource-names.ts";
+import { resourceName } from "../../common/resource-names.ts";
 import { ApiError } from "../api-error.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../inference/catalog.ts";
 import type { Provider } from "../inference/engine.ts";

@@ -9,7 +9,7 @@ import type { Response } from "express";
 import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
-import { parseResourceName } from "../../client/resource-names.ts";
+import { parseResourceName } from "../../common/resource-names.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, platformModels, type PlatformModel } from "./catalog.ts";
 import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
 

@@ -217,6 +217,12 @@ describe("installed from its tarball in an empty directory outside the repositor
     async () => {
       const install = await shell(`npm install ${tarball("client")} ${tarball("cli")}`);
       assert.equal(install.code, 0, install.out);
+      // The client's tarball ships the shared resource names (common/) its dist/ imports.
+      const names = await shell(
+        `node --input-type=module -e 'import { parseResourceName } from "@inference-toolkit/client"; console.log(JSON.stringify(parseResourceName("accounts/acme/models/m1", "models")))'`,
+      );
+      assert.equal(names.code, 0, names.out);
+      assert.match(names.out, /"acme"/);
       const run = await shell(
         `npx itk --base-url ${ref.server.baseUrl} conformance run --profile reports/conformance-profile.json --area events --html reports/cli.html`,
       );
