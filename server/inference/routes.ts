@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import { meantApiError } from "../http/store-errors.ts";
 import type { OpenStreams } from "../ops/drain.ts";
-import { recordGeneration } from "../ops/generation-record.ts";
+import { recordGeneration } from "./generation-record.ts";
 import type { GenerationEvent } from "./engine.ts";
 import { ChatBuilder, chatInput } from "./formats/chat.ts";
 import { CompletionBuilder, completionsInput } from "./formats/completions.ts";
