@@ -16,7 +16,8 @@ import { ChatBuilder, chatInput } from "./formats/chat.ts";
 import { CompletionBuilder, completionsInput } from "./formats/completions.ts";
 import { MessageBuilder, messagesInput } from "./formats/messages.ts";
 import { ResponseBuilder, responsesInput } from "./formats/responses.ts";
-import type { GenerationInput, GenerationRun, InferenceEngine, Tenant } from "./generation.ts";
+import type { GenerationInput, GenerationRun, InferenceEngine } from "./generation.ts";
+import type { Tenant } from "./resolved-model.ts";
 
 type Schemas = components["schemas"];
 
