@@ -19,7 +19,7 @@ import { skipping } from "../support/skip.ts";
 import { promisify } from "node:util";
 import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
 import { installBuiltPackage } from "../support/package.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLIENT = path.join(ROOT, "client");

@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { nodeTooOld } from "../../conformance/engine.ts";
 import { installBuiltPackage } from "../support/package.ts";
-import { startReferenceServer, type Reference } from "./reference.ts";
+import { startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 
 let scratch: string;
 let pkg: string;

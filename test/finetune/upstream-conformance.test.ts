@@ -12,8 +12,8 @@ import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { loadProfile, runConformance, textReport } from "../../conformance/index.ts";
 import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
-import { REFERENCE_PROFILE } from "../conformance/reference.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
+import { REFERENCE_PROFILE } from "../../harness/conformance-reference.ts";
 import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { KEY_ENV, UPSTREAM_BASE, upstreamCatalog, upstreamRouting } from "./upstream-fixtures.ts";
 

@@ -14,7 +14,7 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { costMicros } from "../../server/store/money.ts";
 import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { post } from "../server/http.ts";
 import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { assertError, INVALID_REQUEST, request } from "../support/http.ts";

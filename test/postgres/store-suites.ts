@@ -1,5 +1,5 @@
 /**
- * The test files that reach a store (through test/store/test-store.ts, the server harness
+ * The test files that reach a store (through harness/test-store.ts, the server harness
  * or a child server): vitest's `postgres` project runs them again with TEST_STORE=postgres,
  * so `npm test` proves both stores with one command.
  */
