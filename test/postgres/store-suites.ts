@@ -13,7 +13,7 @@ const USES_STORE = /startTestServer|openTestStore|startChild|storeEnvFor|databas
 const EXCLUDED = new Set(["test/server/docs-page.test.ts"]);
 /**
  * Reach a store from a helper rather than the file itself: the hostile-input fuzzer (its
- * server is test/fuzz/run.ts's), which on PostgreSQL found a NUL character answered 500.
+ * server is harness/fuzz/reference.ts's), which on PostgreSQL found a NUL character answered 500.
  */
 const ALSO = ["test/fuzz/server.test.ts"];
 
