@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
-import { POSTGRES_SKIP } from "./test/postgres/cluster.ts";
+import { POSTGRES_SKIP } from "./harness/postgres-cluster.ts";
 import { storeSuites } from "./test/postgres/store-suites.ts";
 
 const ROOT = fileURLToPath(new URL(".", import.meta.url));

@@ -6,7 +6,7 @@
  *   node bench/conformance-time.ts
  */
 import { runConformance } from "../conformance/index.ts";
-import { startReferenceServer } from "../test/conformance/reference.ts";
+import { startReferenceServer } from "../harness/conformance-reference.ts";
 
 const reference = await startReferenceServer();
 try {

@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { sequenceLogProb } from "../server/inference/local/index.ts";
+import { sequenceLogProb } from "../server/finetune/local/index.ts";
 import type { ChatMessage, ParsedRow } from "../server/datasets/rows.ts";
 import { fillConfig, type TrainableModel } from "../server/finetune/plan.ts";
 import { toTrainerConfig } from "../server/finetune/runner.ts";

@@ -38,14 +38,12 @@ import { findPlatformModel } from "../server/inference/catalog.ts";
 import type { GenerationRequest } from "../server/inference/engine.ts";
 import {
   adaptModel,
-  corpusDialogues,
-  evaluateLoss,
   LocalProvider,
   loadAdapter,
-  sequenceLogProb,
   type Adapter,
   type LocalModel,
 } from "../server/inference/local/index.ts";
+import { corpusDialogues, evaluateLoss, sequenceLogProb } from "../server/finetune/local/index.ts";
 import { renderTurns } from "../server/inference/local/template.ts";
 import {
   isDegenerate,

@@ -44,5 +44,5 @@ export {
   resourceName,
   type DatasetNameParts,
   type NamedCollection,
-} from "./resource-names.ts";
+} from "../common/resource-names.ts";
 export type * from "./types.ts";

@@ -5,7 +5,7 @@
  */
 import type { ApiClient } from "./client.ts";
 import { ok } from "./errors.ts";
-import { parseResourceName, type NamedCollection } from "./resource-names.ts";
+import { parseResourceName, type NamedCollection } from "../common/resource-names.ts";
 import { sleep } from "./retry.ts";
 import type { Dataset, DatasetState, JobState, JobType, TrainingJob } from "./types.ts";
 

@@ -334,7 +334,7 @@ interface ReferenceServer {
   close(): Promise<void>;
 }
 
-/** How long the recording server's jobs stay in CHECKPOINTING (as test/conformance/reference.ts's). */
+/** How long the recording server's jobs stay in CHECKPOINTING (as harness/conformance-reference.ts's). */
 const RECORD_CHECKPOINT_HOLD_MS = 500;
 
 /** The reference server of this repository, in-process, on a fresh data directory with the development seed. */

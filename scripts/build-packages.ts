@@ -98,7 +98,7 @@ function buildCli(name: string, dir: string): Manifest {
   return {
     ...manifest,
     bin: { itk: "./cli/main.js" },
-    files: ["cli", "client", "conformance", "generated", "LICENSE"],
+    files: ["cli", "client", "common", "conformance", "generated", "LICENSE"],
     dependencies: Object.fromEntries(Object.entries(dependencies).sort(([a], [b]) => a.localeCompare(b))),
   };
 }

@@ -1,19 +1,19 @@
 /**
  * The per-fault figure of `conformance fuzz`: for every fault of the catalogue
  * (conformance/faults/), whether the fuzzer alone (no golden transcript, only the profile,
- * bounded) catches it through the fault proxy (test/fuzz/fault-matrix.ts).
+ * bounded) catches it through the fault proxy (conformance/fuzz/fault-matrix.ts).
  *
  *   node scripts/fuzz-faults.ts [fault-id or prefix …] [--requests N] [--sequences N] [--seed S] [--json file]
  *
- * Starts the two reference servers of the kit's tests (test/conformance/reference.ts). Prints
+ * Starts the two reference servers of the kit's tests (harness/conformance-reference.ts). Prints
  * each fault as it is done and the figure; exit 1 when the clean runs found something.
  */
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { FAULTS } from "../conformance/faults/catalogue.ts";
 import { findingText } from "../conformance/fuzz/findings.ts";
-import { fuzzFaultMatrix } from "../test/fuzz/fault-matrix.ts";
-import { startReferenceServer, startUpstreamFaultServer } from "../test/conformance/reference.ts";
+import { fuzzFaultMatrix } from "../conformance/fuzz/fault-matrix.ts";
+import { startReferenceServer, startUpstreamFaultServer } from "../harness/conformance-reference.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -1,7 +1,7 @@
 /**
  * Model-based fuzzing of whole lifecycles: the kit's stateful engine (conformance/fuzz/stateful)
  * pointed at the reference server's processes with the reference hooks
- * (test/fuzz/stateful/reference.ts), at full length:
+ * (harness/fuzz/stateful/reference.ts), at full length:
  *
  *   npm run fuzz:stateful -- [--store sqlite|postgres|both] [--runs N] [--seed S] [--path P --replay-paths R1,R2] [--clients C] [--max-commands M] [--minutes T] [--no-crashes]
  *
@@ -15,8 +15,8 @@
 import { parseArgs } from "node:util";
 import { findingText } from "../conformance/fuzz/findings.ts";
 import { formatStateful } from "../conformance/fuzz/stateful/run.ts";
-import { fuzzReferenceStateful, replayCommand } from "../test/fuzz/stateful/reference.ts";
-import { STATEFUL_CI } from "../test/fuzz/stateful/settings.ts";
+import { fuzzReferenceStateful, replayCommand } from "../harness/fuzz/stateful/reference.ts";
+import { STATEFUL_CI } from "../harness/fuzz/stateful/settings.ts";
 
 const { values } = parseArgs({
   options: {

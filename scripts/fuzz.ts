@@ -1,7 +1,7 @@
 /**
  * Hostile-input fuzzing of the reference server at full length: the kit's stateless engine
  * (`conformance fuzz --engine stateless`) pointed at a reference server this script starts
- * (test/fuzz/reference.ts), ten times the CI test's runs by default, with megabyte values,
+ * (harness/fuzz/reference.ts), ten times the CI test's runs by default, with megabyte values,
  * 100k-level nesting and 1 MB headers as well.
  *
  *   npm run fuzz -- [--runs N] [--seed S] [--path P] [--quick] [--keep-going] [--minutes T]
@@ -13,8 +13,8 @@
 import { parseArgs } from "node:util";
 import { findingText } from "../conformance/fuzz/findings.ts";
 import { formatStateless, fuzzStateless } from "../conformance/fuzz/stateless.ts";
-import { startFuzzReference } from "../test/fuzz/reference.ts";
-import { CI_RUNS, CI_SEED } from "../test/fuzz/settings.ts";
+import { startFuzzReference } from "../harness/fuzz/reference.ts";
+import { CI_RUNS, CI_SEED } from "../harness/fuzz/settings.ts";
 
 const { values } = parseArgs({
   options: {

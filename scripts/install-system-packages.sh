@@ -2,7 +2,7 @@
 # Installs the Debian packages the tests need beyond npm: Chromium, for the tests in
 # headless Chromium (the docs page, the CLI's charts and conformance report), tmux, and
 # PostgreSQL, whose server the scale-out tests start as throwaway clusters on loopback
-# ports (test/postgres/cluster.ts finds its binaries in /usr/lib/postgresql/<version>/bin),
+# ports (harness/postgres-cluster.ts finds its binaries in /usr/lib/postgresql/<version>/bin),
 # and curl, which the README's walkthroughs use (test/readme/walkthroughs.test.ts runs them).
 # Skips what is already there. Run as root or with sudo.
 set -euo pipefail

@@ -30,15 +30,11 @@ import {
   type AdamState,
   learningRateAt,
   type ScheduleOptions,
-} from "../server/inference/local/optimizer.ts";
-import { DIALOGUES_PATH } from "../server/inference/local/rehearsal.ts";
+} from "../server/finetune/local/optimizer.ts";
+import { DIALOGUES_PATH } from "../server/finetune/local/rehearsal.ts";
 import { renderTurns } from "../server/inference/local/template.ts";
-import {
-  accumulateGradients,
-  batchTargetCount,
-  evaluateLoss,
-  type EncodedExample,
-} from "../server/inference/local/train.ts";
+import { accumulateGradients, batchTargetCount, evaluateLoss } from "../server/finetune/local/train.ts";
+import type { EncodedExample } from "../server/finetune/local/example.ts";
 import { readTensorFile, writeTensorFile } from "../server/inference/local/tensor-file.ts";
 import { buildVocabulary, Vocabulary } from "../server/inference/local/vocab.ts";
 

@@ -5,7 +5,7 @@
  * pino-pretty instead. The LOG_LEVEL setting (debug, info, warn, error, silent; default
  * info) chooses what is written: the entry points pass it to `setLogLevel`.
  *
- * Every line written while a request runs carries its `requestId` (ops/request-context.ts),
+ * Every line written while a request runs carries its `requestId` (request-context.ts),
  * whether or not the caller passed it.
  *
  * Never pass an API key, a request or response body, dataset content, or a query string
@@ -14,7 +14,7 @@
  */
 import pino from "pino";
 import prettyStream from "pino-pretty";
-import { currentRequest } from "./ops/request-context.ts";
+import { currentRequest } from "./request-context.ts";
 import { defaultOf } from "./settings/parse.ts";
 import type { LogLevelSetting } from "./settings/table.ts";
 

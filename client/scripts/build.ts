@@ -1,8 +1,9 @@
 /**
  * Builds the publishable package: `dist/` (JavaScript and declarations, compiled by tsc
- * with client/tsconfig.build.json) and `generated/`: the contract's values
- * (contract-values.js) and types (api.d.ts), which the package imports as `../generated/…`
- * just as the sources do from the repo (scripts/build-package.ts).
+ * with client/tsconfig.build.json), `generated/`: the contract's values
+ * (contract-values.js) and types (api.d.ts), and `common/`: the resource names the server
+ * shares (resource-names.js), which the package imports as `../generated/…` and
+ * `../common/…` just as the sources do from the repo (scripts/build-package.ts).
  *
  *   node client/scripts/build.ts [outDir]    # default: client/ itself (what `npm pack` ships)
  *
@@ -17,4 +18,4 @@ const out = path.resolve(process.argv[2] ?? CLIENT);
 
 compilePackage(CLIENT, out);
 copyFileSync(path.join(CLIENT, "../LICENSE"), path.join(out, "LICENSE"));
-console.log(`built ${path.relative(process.cwd(), out) || "."}/dist and generated/`);
+console.log(`built ${path.relative(process.cwd(), out) || "."}/dist, generated/ and common/`);

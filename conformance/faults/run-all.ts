@@ -12,7 +12,7 @@
 import { writeFileSync } from "node:fs";
 import { FAULTS } from "./catalogue.ts";
 import { runFaultMatrix, type FaultResult } from "./matrix.ts";
-import { startReferenceServer, startUpstreamFaultServer } from "../../test/conformance/reference.ts";
+import { startReferenceServer, startUpstreamFaultServer } from "../../harness/conformance-reference.ts";
 
 const args = process.argv.slice(2);
 const fast = args.includes("--fast");

@@ -4,7 +4,7 @@
  */
 import { mkdir, open, rm } from "node:fs/promises";
 import path from "node:path";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 
 /**
  * Writes `source` to `file` (replacing a leftover of an upload that never finished) and

@@ -5,7 +5,7 @@
  * key, the path account (the caller's own) and the request against the contract.
  */
 import type { Request, Response } from "express";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import { meantApiError } from "../http/store-errors.ts";
 import { versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";

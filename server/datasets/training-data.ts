@@ -2,7 +2,7 @@
  * What the fine-tuning side uses of datasets: finding the version a job names, reading
  * its rows, and writing the datasets a job produces (an evaluation split, a job's output).
  */
-import { parseDatasetName } from "../../client/resource-names.ts";
+import { parseDatasetName } from "../../common/resource-names.ts";
 import type { components } from "../../generated/api.d.ts";
 import { checkRow, type ParsedRow, type RowFormat } from "./rows.ts";
 import { jsonlLines } from "./validate-file.ts";

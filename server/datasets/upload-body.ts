@@ -8,7 +8,7 @@ import { finished as streamEnded, PassThrough, type Readable } from "node:stream
 import busboy from "busboy";
 import type { Request } from "express";
 import { declaresMoreThan } from "../http/body.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 
 export interface UploadBody {
   rows: Readable;

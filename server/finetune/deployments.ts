@@ -7,11 +7,11 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { resourceName } from "../../client/resource-names.ts";
-import { ApiError } from "../http/errors.ts";
+import { resourceName } from "../../common/resource-names.ts";
+import { ApiError } from "../api-error.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../inference/catalog.ts";
 import type { Provider } from "../inference/engine.ts";
-import type { ResolvedModel } from "../inference/generation.ts";
+import type { ResolvedModel } from "../inference/resolved-model.ts";
 import { loadAdapter, type Adapter } from "../inference/local/index.ts";
 import type { AccountModelKind, AccountModels } from "../inference/models.ts";
 import type { AccountModel, FineTuningStore } from "../store/fine-tuning.ts";

@@ -13,7 +13,8 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { Adapter, EncodedExample, GradientTask, Gradients, LocalModel } from "../inference/local/index.ts";
+import type { Adapter, Gradients, LocalModel } from "../inference/local/index.ts";
+import type { EncodedExample, GradientTask } from "./local/index.ts";
 import type { ShardReply, ShardRequest } from "./gradient-worker.ts";
 import { trainableLocalModel } from "./trainer-data.ts";
 

@@ -10,12 +10,8 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { mergeAdapter, type Adapter, type BaseWeights } from "../inference/local/lora-merge.ts";
-import {
-  adapterTaskGradients,
-  sequenceLogProb,
-  type EncodedExample,
-  type GradientTask,
-} from "../inference/local/train.ts";
+import type { EncodedExample } from "./local/example.ts";
+import { adapterTaskGradients, sequenceLogProb, type GradientTask } from "./local/train.ts";
 
 /** The gradient of a shard of a step's tasks, or the log-probabilities of sequences (no gradient). */
 export type ShardRequest =

@@ -11,7 +11,7 @@ import {
   versionlessDatasetState,
   type DatasetVersionRef,
 } from "../datasets/training-data.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import {
   requireAgreement,
   requireFineTuningEnabled,

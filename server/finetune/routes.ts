@@ -7,7 +7,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Request, Response } from "express";
 import type { components } from "../../generated/api.d.ts";
 import { enums, type OperationId } from "../../generated/contract-values.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import { integerQuery, listBinding, parseStateFilter, readPageToken, writePageToken } from "../http/list-paging.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import { requireFineTuningEnabled } from "../http/permissions.ts";

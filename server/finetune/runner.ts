@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { resourceName } from "../../client/resource-names.ts";
+import { resourceName } from "../../common/resource-names.ts";
 import {
   createDerivedDataset,
   readTrainingRows,

@@ -9,9 +9,9 @@ import {
   putAdapterTensors,
   takeAdapterTensors,
   type Adapter,
-  type AdamState,
   type AdapterMeta,
 } from "../inference/local/index.ts";
+import type { AdamState } from "./local/index.ts";
 
 export { cloneAdapter };
 

@@ -6,16 +6,15 @@
  */
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { findPlatformModel } from "../inference/catalog.ts";
+import { loadModel, type LocalModel } from "../inference/local/index.ts";
 import {
   encodePreference,
-  loadModel,
   renderChat,
   targetCount,
   type EncodedExample,
   type EncodedPreference,
-  type LocalModel,
   type ReferenceLogProbs,
-} from "../inference/local/index.ts";
+} from "./local/index.ts";
 import { countTokens, decode, encode } from "../inference/tokenizer.ts";
 import type { ParsedRow } from "../datasets/rows.ts";
 import { rowTokens } from "../datasets/validate-file.ts";

@@ -12,21 +12,23 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import {
   adaptModel,
-  applyAdapterGradients,
   createAdapter,
+  serializeAdapter,
+  type Adapter,
+  type LocalModel,
+} from "../inference/local/index.ts";
+import {
+  applyAdapterGradients,
   createTrainingState,
   dpoLoss,
   learningRateAt,
   loadCorpusDialogues,
   rehearsalExamples,
-  serializeAdapter,
   targetCount,
-  type Adapter,
   type EncodedExample,
   type GradientTask,
-  type LocalModel,
   type LrSchedule,
-} from "../inference/local/index.ts";
+} from "./local/index.ts";
 import { createRng } from "../inference/local/math.ts";
 import type { ParsedRow } from "../datasets/rows.ts";
 import {
@@ -141,7 +143,7 @@ function seedOf(run: TrainingRun): number {
 }
 
 /**
- * Rehearsal (rehearsal.ts): corpus dialogues per step and their weight against the
+ * Rehearsal (local/rehearsal.ts): corpus dialogues per step and their weight against the
  * batch's own loss. Without it 40 ship rows turned answers to unrelated prompts into
  * their pattern; with 4 at weight 1 most stay the base model's (bench/tuning-quality.ts),
  * for about half again the time per step.

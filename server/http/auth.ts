@@ -20,7 +20,7 @@ import { hashApiKeySecret } from "../store/api-keys.ts";
 import { RateCounter } from "../store/cache/rate-counter.ts";
 import type { Account, Store } from "../store/store.ts";
 import { isPaidOperation } from "./billing.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { Caller } from "./locals.ts";
 import type { Operation, PathMatch } from "./operations.ts";
 import { enforceBalance, enforceBudget, enforceRateLimit, RATE_WINDOW_MS } from "./tenant-limits.ts";

@@ -10,7 +10,7 @@
  */
 import express from "express";
 import type { Request, RequestHandler } from "express";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 
 const JSON_TYPE = "application/json";
 

@@ -20,7 +20,7 @@ import { log } from "../log.ts";
 import { fromBodyParserError } from "./body.ts";
 import { closeWhenAnswered } from "./linger.ts";
 import { BASE_PATH } from "./contract.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 import { isMeantError, meantApiError } from "./store-errors.ts";
 import { fromValidatorError } from "./validation.ts";
 

@@ -3,7 +3,7 @@
  * filter written `state:READY` or with the full enum value, and an opaque page token
  * bound to the parameters it was issued for (reused with others it is 400).
  */
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 
 /**
  * `state:X` or `state:{prefix}X`, X one of `states` (full enum values starting with

@@ -8,7 +8,7 @@
  */
 import type { Duplex } from "node:stream";
 import type { NextFunction, Request, Response } from "express";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 import { closeAfterLinger } from "./linger.ts";
 import { newRequestId } from "./request-id.ts";
 

@@ -6,7 +6,7 @@
  * `null` included), so the rule is enforced here, after validation, by presence alone.
  */
 import type { NextFunction, Request, Response } from "express";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 
 export function rejectNotSupported(req: Request, res: Response, next: NextFunction): void {
   const fields = res.locals.pathMatch?.operation?.notSupportedFields ?? [];

@@ -11,7 +11,7 @@
 import type { NextFunction, Request, Response } from "express";
 import type { operations } from "../../generated/api.d.ts";
 import type { OperationId } from "../../generated/contract-values.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 
 /**
  * The handler of one operation, typed from the contract (`operations[Id]` of api.d.ts): its

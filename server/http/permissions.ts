@@ -4,7 +4,7 @@
  * with the admin command.
  */
 import type { Account } from "../store/store.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 
 /**
  * 403 MODEL_NOT_ALLOWED when the account's allow-list excludes the model. Pass the model's

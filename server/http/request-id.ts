@@ -1,6 +1,6 @@
 /**
  * Gives every request an id, sent as `x-request-id` on every response, success or error,
- * kept in `res.locals.requestId`, and in the request's context (ops/request-context.ts) so
+ * kept in `res.locals.requestId`, and in the request's context (request-context.ts) so
  * that every log line of the request and every upstream call made for it carry it.
  *
  * A caller's own `x-request-id` is kept when it is well-formed (1–128 characters of
@@ -13,7 +13,7 @@
  * body too large to parse) carry it.
  */
 import type { NextFunction, Request, Response } from "express";
-import { runInRequestContext, type RequestContext } from "../ops/request-context.ts";
+import { runInRequestContext, type RequestContext } from "../request-context.ts";
 import { randomHex } from "./random-hex.ts";
 
 export const REQUEST_ID_HEADER = "x-request-id";

@@ -3,7 +3,7 @@
  * as the envelope's code, with the store's message and the input it names as `param`.
  */
 import { StoreError, type StoreErrorKind } from "../store/errors.ts";
-import { ApiError, type SentErrorCode } from "./errors.ts";
+import { ApiError, type SentErrorCode } from "../api-error.ts";
 
 const CODE_BY_KIND: Record<StoreErrorKind, SentErrorCode> = {
   "not-found": "NOT_FOUND",

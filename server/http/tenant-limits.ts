@@ -8,7 +8,7 @@
 import type { RateCounter } from "../store/cache/rate-counter.ts";
 import type { Account, Store } from "../store/store.ts";
 import { formatMoney } from "../store/money.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 
 /** The requests-per-minute window. */
 export const RATE_WINDOW_MS = 60_000;

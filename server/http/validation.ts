@@ -10,7 +10,7 @@ import type { RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import type { OpenApiValidatorOpts } from "express-openapi-validator/dist/openapi.validator.js";
 import { contractDocument } from "./contract.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../api-error.ts";
 import { validatorByOperation } from "./validator-by-operation.ts";
 
 /**

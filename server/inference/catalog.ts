@@ -3,7 +3,7 @@
  * (routing.ts) says which provider serves a model; the catalogue file (catalog-file.ts,
  * server/catalog.json by default) says what the model is.
  */
-import { PLATFORM_ACCOUNT, parseResourceName, resourceName } from "../../client/resource-names.ts";
+import { PLATFORM_ACCOUNT, parseResourceName, resourceName } from "../../common/resource-names.ts";
 import { loadCatalogFile } from "./catalog-file.ts";
 
 export interface TrainingDefaults {

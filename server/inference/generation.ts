@@ -4,47 +4,15 @@
  * content policy, tool choice), picks a provider with fallback, and watches the run
  * for deadlines, stalls and blocked output. Formats only translate.
  */
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { PlatformModel } from "./catalog.ts";
-import type { FunctionTool, GenerationEvent, GenerationRequest, Provider, ToolChoice, Usage } from "./engine.ts";
+import type { FunctionTool, GenerationEvent, GenerationRequest, Provider, ToolChoice } from "./engine.ts";
 import { checkMedia, type MediaSettings } from "./media.ts";
-import { modelNotFoundText } from "./models.ts";
 import { OutputCeiling } from "./output-ceiling.ts";
 import { ProviderFailure } from "./providers/failure.ts";
+import { modelNotFoundText, type ModelResolver, type ResolvedModel, type Tenant } from "./resolved-model.ts";
 import type { ContentPolicy, RoutingConfig } from "./routing.ts";
 import { countInputTokens, turnText } from "./tokenizer.ts";
-
-/** A model a request may name, resolved for the caller's account. */
-export interface ResolvedModel {
-  /** The name as the request gave it; answers echo it. */
-  name: string;
-  /** The platform model that runs (for a fine-tuned model, its base). */
-  spec: PlatformModel;
-  /**
-   * A fine-tuned model's adapter, handed to the local provider. Throws 503
-   * DEPLOYMENT_SCALING_UP while its deployment is still loading it.
-   */
-  adapter?: () => unknown;
-  /** A model tuned by an upstream trainer: served by that upstream, whatever the routing file says. */
-  provider?: Provider;
-  /** As GET /models lists it. */
-  listing: { id: string; created: number; owned_by: string };
-}
-
-/** The models an account can name: the platform's and its own. */
-export interface ModelResolver {
-  resolve(name: string, accountId: string): Promise<ResolvedModel | undefined>;
-  list(accountId: string): Promise<ResolvedModel[]>;
-}
-
-/** What the engine needs to know about the caller; the HTTP layer implements it over the store. */
-export interface Tenant {
-  accountId: string;
-  /** Throws MODEL_NOT_ALLOWED, PAYMENT_REQUIRED or AGREEMENT_REQUIRED when the account may not call the model. */
-  authorizeModel(model: ResolvedModel): Promise<void>;
-  /** Records the tokens of a finished generation against the account's balance and budget. */
-  charge(model: ResolvedModel, usage: Usage): Promise<void>;
-}
 
 export interface EngineSettings extends MediaSettings {
   /** The longest a whole request may run, in milliseconds. */

@@ -5,7 +5,7 @@
  * model → MEDIA_UNSUPPORTED.
  */
 import { request } from "undici";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { PlatformModel } from "./catalog.ts";
 import type { MediaPart, Turn } from "./engine.ts";
 

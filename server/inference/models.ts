@@ -6,12 +6,12 @@
  * found, so its existence is never revealed.
  */
 import type { Response } from "express";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import type { RequestProblems } from "../http/request-problems.ts";
-import { parseResourceName } from "../../client/resource-names.ts";
+import { parseResourceName } from "../../common/resource-names.ts";
 import { findPlatformModel, PLATFORM_ACCOUNT, platformModels, type PlatformModel } from "./catalog.ts";
-import type { ModelResolver, ResolvedModel, Tenant } from "./generation.ts";
+import { modelNotFoundText, type ModelResolver, type ResolvedModel, type Tenant } from "./resolved-model.ts";
 
 /** How an account's own model is named: as a model, or as its dedicated deployment. */
 export type AccountModelKind = "models" | "deployments";
@@ -60,11 +60,6 @@ export class CatalogResolver implements ModelResolver {
       ...(await this.#accountModels.list(accountId)),
     ];
   }
-}
-
-/** The message of MODEL_NOT_FOUND, for the model a request named. */
-export function modelNotFoundText(name: string): string {
-  return `The model \`${name}\` does not exist or you do not have access to it.`;
 }
 
 /**

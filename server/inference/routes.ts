@@ -4,19 +4,20 @@
  */
 import type { Request, Response } from "express";
 import type { components } from "../../generated/api.d.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import { meantApiError } from "../http/store-errors.ts";
 import type { OpenStreams } from "../ops/drain.ts";
-import { recordGeneration } from "../ops/generation-record.ts";
+import { recordGeneration } from "./generation-record.ts";
 import type { GenerationEvent } from "./engine.ts";
 import { ChatBuilder, chatInput } from "./formats/chat.ts";
 import { CompletionBuilder, completionsInput } from "./formats/completions.ts";
 import { MessageBuilder, messagesInput } from "./formats/messages.ts";
 import { ResponseBuilder, responsesInput } from "./formats/responses.ts";
-import type { GenerationInput, GenerationRun, InferenceEngine, Tenant } from "./generation.ts";
+import type { GenerationInput, GenerationRun, InferenceEngine } from "./generation.ts";
+import type { Tenant } from "./resolved-model.ts";
 
 type Schemas = components["schemas"];
 

@@ -7,7 +7,7 @@ import { chargeUsage } from "../http/billing.ts";
 import { hasAgreement, requireAgreement, requireModelAllowed, requirePaymentMethod } from "../http/permissions.ts";
 import { costMicros } from "../store/money.ts";
 import type { Store } from "../store/store.ts";
-import type { ResolvedModel, Tenant } from "./generation.ts";
+import type { ResolvedModel, Tenant } from "./resolved-model.ts";
 
 /** The canonical id an allow-list names: the bare slug of a platform model, the full name of an account's own. */
 function allowListId(model: ResolvedModel): string {

@@ -13,7 +13,7 @@
  * a dataset's state is its newest version's state (CREATING with no version), except that a
  * DELETED dataset stays DELETED.
  */
-import { datasetVersionName, resourceName } from "../../client/resource-names.ts";
+import { datasetVersionName, resourceName } from "../../common/resource-names.ts";
 import type { components } from "../../generated/api.d.ts";
 
 export type DatasetState = components["schemas"]["DatasetState"];

@@ -3,7 +3,7 @@
  * store. Records hold numbers and Dates; server/finetune/wire.ts turns them into the
  * contract's shapes (64-bit integers as strings, times as RFC 3339).
  */
-import { resourceName } from "../../client/resource-names.ts";
+import { resourceName } from "../../common/resource-names.ts";
 import type { components } from "../../generated/api.d.ts";
 import { StoreError } from "./errors.ts";
 

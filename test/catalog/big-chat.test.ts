@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import { DEFAULT_CATALOG_FILE } from "../../server/inference/catalog-file.ts";
 import { call, readyDataset, ahoyRows, type Caller } from "../finetune/fixtures.ts";
 import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { post, responsesBody } from "../server/http.ts";
 import { assertError, request } from "../support/http.ts";
 

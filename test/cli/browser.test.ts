@@ -17,7 +17,7 @@ import type { Browser, Page } from "playwright-core";
 import { htmlReport } from "../../conformance/report-html.ts";
 import { SERIES_COLORS } from "../../cli/plot.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { FIXTURE_REPORT, FIXTURE_RULES } from "./fixtures.ts";
 import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
 import { cli, createJob, ROOT, scratchDir, screenshotPath, startCliServer, userEnv } from "./helpers.ts";

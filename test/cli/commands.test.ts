@@ -12,8 +12,8 @@ import { allCommands, buildProgram, run } from "../../cli/program.ts";
 import { accountFromKey, type Io } from "../../cli/context.ts";
 import { EXIT } from "../../cli/errors.ts";
 import { ahoyPreferenceRows, ahoyRows, jsonl } from "../finetune/fixtures.ts";
-import type { TestServer } from "../server/harness.ts";
-import { freePort } from "../support/listen.ts";
+import type { TestServer } from "../../harness/test-server.ts";
+import { freePort } from "../../harness/listen.ts";
 import { cli, createJob, json, piped, scratchDir, startCliServer, userEnv } from "./helpers.ts";
 
 let server: TestServer;

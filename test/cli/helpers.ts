@@ -1,5 +1,5 @@
 /**
- * Helpers of the CLI tests: the reference server (test/server/harness.ts) with the demo
+ * Helpers of the CLI tests: the reference server (harness/test-server.ts) with the demo
  * accounts' rate limits lifted (a watch polls often), the CLI run as a user runs it (a
  * child process with the settings in its environment), tmux sessions that a test types
  * into and reads the screen of, and where screenshots go (Chromium: test/support/chromium.ts).
@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const MAIN = path.join(ROOT, "cli/main.ts");

@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { skipping } from "../support/skip.ts";
 import { ahoyRows, jsonl } from "../finetune/fixtures.ts";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import {
   cli,
   commandLine,

@@ -27,7 +27,7 @@ import {
   type TrainingJobRequest,
 } from "../../client/index.ts";
 import { ahoyPreferenceRows, ahoyRows } from "../finetune/fixtures.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 let server: TestServer;
 let client: ApiClient;

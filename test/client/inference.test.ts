@@ -20,7 +20,7 @@ import {
   type ResponseStreamEvent,
 } from "../../client/index.ts";
 import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 let server: TestServer;
 let upstream: FakeUpstream;

@@ -19,7 +19,7 @@ import { skipping } from "../support/skip.ts";
 import { promisify } from "node:util";
 import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
 import { installBuiltPackage } from "../support/package.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const CLIENT = path.join(ROOT, "client");
@@ -44,9 +44,14 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-test("the client's sources import nothing from Node", () => {
-  for (const file of readdirSync(CLIENT).filter((f) => f.endsWith(".ts"))) {
-    const source = readFileSync(path.join(CLIENT, file), "utf8");
+test("the client's sources, and the shared modules it ships (common/), import nothing from Node", () => {
+  const sources = [CLIENT, path.join(ROOT, "common")].flatMap((dir) =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => path.join(dir, f)),
+  );
+  for (const file of sources) {
+    const source = readFileSync(file, "utf8");
     assert.doesNotMatch(source, /from\s+["']node:|require\(|\bprocess\.|\bBuffer\b/, file);
   }
   const manifest = JSON.parse(readFileSync(path.join(CLIENT, "package.json"), "utf8"));
@@ -60,6 +65,9 @@ test("the build holds JavaScript with .js imports, declarations, and the contrac
     assert.ok(existsSync(path.join(dist, file)), file);
   for (const file of ["api.d.ts", "contract-values.js", "contract-values.d.ts"])
     assert.ok(existsSync(path.join(pkg, "generated", file)), `generated/${file}`);
+  // The resource names the client shares with the server, imported from dist/ as ../common/.
+  for (const file of ["resource-names.js", "resource-names.d.ts"])
+    assert.ok(existsSync(path.join(pkg, "common", file)), `common/${file}`);
   for (const file of readdirSync(dist).filter((f) => f.endsWith(".js")))
     assert.doesNotMatch(readFileSync(path.join(dist, file), "utf8"), /from "\.[^"]*\.ts"/, file);
 });
@@ -136,7 +144,7 @@ test(
     // One origin for the page, the modules and the API (proxied to the server), as a web app
     // served next to its API would have it; no CORS involved.
     const modules: Record<string, string> = {
-      // The whole package, as published: dist/ imports its generated/ sibling (contract values).
+      // The whole package, as published: dist/ imports its generated/ and common/ siblings.
       "/pkg/": pkg,
       "/openapi-fetch/": path.join(ROOT, "node_modules/openapi-fetch/dist"),
       "/eventsource-parser/": path.join(ROOT, "node_modules/eventsource-parser/dist"),

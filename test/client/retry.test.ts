@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { ApiError, createClient, ok, parseRetryAfter, type RetryInfo } from "../../client/index.ts";
 import { backoff, retryDelay } from "../../client/retry.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 type Reply = { status: number; headers?: Record<string, string>; body?: unknown } | "reset";
 

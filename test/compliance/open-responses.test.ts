@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { startStoreProxy, withStoreFalse, type StoreProxy } from "./store-proxy.ts";
 import { runAllTests, runTest, testTemplates, type TestResult } from "./suite.ts";
 

@@ -11,7 +11,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, test } from "vitest";
 import { jsonReport, runConformance, textReport, type RunReport } from "../../conformance/index.ts";
-import { startReferenceServer, type Reference } from "./reference.ts";
+import { startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 
 let ref: Reference;
 let proxy: http.Server;

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { fileURLToPath } from "node:url";
-import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "./reference.ts";
+import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 
 const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
 let ref: Reference;

@@ -17,7 +17,7 @@ import {
   type RunOptions,
   type RunReport,
 } from "../../conformance/index.ts";
-import { upstreamFaultProfile } from "./reference.ts";
+import { upstreamFaultProfile } from "../../harness/conformance-reference.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 

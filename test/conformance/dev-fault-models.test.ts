@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { loadProfile, runConformance, textReport } from "../../conformance/index.ts";
 import { startServer } from "../../server/server.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
-import { REFERENCE_PROFILE } from "./reference.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
+import { REFERENCE_PROFILE } from "../../harness/conformance-reference.ts";
 
 describe("the development seed's fault models", () => {
   let server: TestServer;

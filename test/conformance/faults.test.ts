@@ -24,7 +24,7 @@ import {
   startUpstreamFaultServer,
   type Reference,
   type UpstreamFaultReference,
-} from "./reference.ts";
+} from "../../harness/conformance-reference.ts";
 
 let reference: Reference;
 let upstreamReference: UpstreamFaultReference;

@@ -16,8 +16,8 @@ import { FAULTS } from "../../conformance/faults/catalogue.ts";
 import { findingText } from "../../conformance/fuzz/findings.ts";
 import { fuzz } from "../../conformance/fuzz/index.ts";
 import { loadRules, textReport } from "../../conformance/index.ts";
-import { fuzzThroughProxy, ofTheServer } from "../fuzz/fault-matrix.ts";
-import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "./reference.ts";
+import { fuzzThroughProxy, ofTheServer } from "../../conformance/fuzz/fault-matrix.ts";
+import { REFERENCE_PROFILE, startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 
 const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { runConformance, textReport, type RunReport } from "../../conformance/index.ts";
 import { conformanceSuite } from "../../conformance/vitest.ts";
-import { startReferenceServer, startUpstreamFaultServer } from "./reference.ts";
+import { startReferenceServer, startUpstreamFaultServer } from "../../harness/conformance-reference.ts";
 
 const ref = await startReferenceServer();
 afterAll(() => ref.close());

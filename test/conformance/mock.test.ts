@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { loadProfile, runConformance, startMockServer, textReport, type MockServer } from "../../conformance/index.ts";
-import { CHECKPOINT_HOLD_MS, REFERENCE_PROFILE, upstreamFaultProfile } from "./reference.ts";
+import { CHECKPOINT_HOLD_MS, REFERENCE_PROFILE, upstreamFaultProfile } from "../../harness/conformance-reference.ts";
 
 describe("the mock server", () => {
   let mock: MockServer;

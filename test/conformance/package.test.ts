@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { nodeTooOld } from "../../conformance/engine.ts";
 import { installBuiltPackage } from "../support/package.ts";
-import { startReferenceServer, type Reference } from "./reference.ts";
+import { startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 
 let scratch: string;
 let pkg: string;
@@ -220,6 +220,12 @@ describe("installed from its tarball in an empty directory outside the repositor
     async () => {
       const install = await shell(`npm install ${tarball("client")} ${tarball("cli")}`);
       assert.equal(install.code, 0, install.out);
+      // The client's tarball ships the shared resource names (common/) its dist/ imports.
+      const names = await shell(
+        `node --input-type=module -e 'import { parseResourceName } from "@inference-toolkit/client"; console.log(JSON.stringify(parseResourceName("accounts/acme/models/m1", "models")))'`,
+      );
+      assert.equal(names.code, 0, names.out);
+      assert.match(names.out, /"acme"/);
       const run = await shell(
         `npx itk --base-url ${ref.server.baseUrl} conformance run --profile reports/conformance-profile.json --area events --html reports/cli.html`,
       );

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import { GoldenWriter, kitRoot, runConformance, textReport } from "../../conformance/index.ts";
-import { startUpstreamFaultServer } from "./reference.ts";
+import { startUpstreamFaultServer } from "../../harness/conformance-reference.ts";
 
 const ref = await startUpstreamFaultServer();
 try {

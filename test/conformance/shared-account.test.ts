@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { afterAll, test } from "vitest";
 import { runConformance, textReport } from "../../conformance/index.ts";
-import { startReferenceServer } from "./reference.ts";
+import { startReferenceServer } from "../../harness/conformance-reference.ts";
 
 const ref = await startReferenceServer();
 afterAll(() => ref.close());

@@ -15,7 +15,7 @@ import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import { Contract, loadTranscripts, operationsOf, type RunReport } from "../../conformance/index.ts";
-import { freePort } from "../support/listen.ts";
+import { freePort } from "../../harness/listen.ts";
 
 const CLI = fileURLToPath(new URL("../../conformance/cli.ts", import.meta.url));
 const MOCK_LLM = createRequire(import.meta.url).resolve("@dwmkerr/mock-llm/dist/main.js");

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { loadProfile, runConformance } from "../../conformance/index.ts";
-import { REFERENCE_PROFILE } from "./reference.ts";
+import { REFERENCE_PROFILE } from "../../harness/conformance-reference.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 let silent: http.Server;

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
 import { startServer } from "../../server/server.ts";
-import { seedKeys } from "../server/harness.ts";
+import { seedKeys } from "../../harness/test-server.ts";
 import { kill, startChild } from "../server/child-process.ts";
 import {
   call,

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
 import { skipping } from "../support/skip.ts";
-import { seedKeys } from "../server/harness.ts";
+import { seedKeys } from "../../harness/test-server.ts";
 import { kill, startChild } from "../server/child-process.ts";
 import { call, createDataset, jsonl, sftRow, type Target } from "./helpers.ts";
 

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { assertError, INVALID_REQUEST } from "../support/http.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { call, createDataset, jsonl, sftRow, target, uploadAndValidate, type Target } from "./helpers.ts";
 
 let server: TestServer;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { checkRow } from "../../server/datasets/rows.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { createDataset, jsonl, preferenceRow, sftRow, target, uploadAndValidate, type Target } from "./helpers.ts";
 
 const reasonOf = (row: unknown): string | undefined => {

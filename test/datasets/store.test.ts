@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { newDataset } from "../store/records.ts";
-import { openTestStore } from "../store/test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "dataset-store-"));

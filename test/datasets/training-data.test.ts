@@ -8,7 +8,7 @@ import {
   type DatasetVersionRef,
 } from "../../server/datasets/training-data.ts";
 import type { ParsedRow } from "../../server/datasets/rows.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import {
   call,
   createDataset,

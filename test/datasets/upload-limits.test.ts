@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, test } from "vitest";
 import { assertError } from "../support/http.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { call, createDataset, getDataset, jsonl, sftRow, target, uploadJsonl, type Target } from "./helpers.ts";
 
 const LIMIT = 64 * 1024;

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import type { JobState } from "../../server/store/fine-tuning.ts";
 import { costMicros, formatMoney, parseMoney } from "../../server/store/money.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { assertError } from "../support/http.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
 

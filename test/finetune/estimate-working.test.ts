@@ -11,7 +11,7 @@ import { checkRow, type ParsedRow } from "../../server/datasets/rows.ts";
 import { averageText } from "../../server/finetune/plan.ts";
 import { exampleTokens } from "../../server/finetune/trainer.ts";
 import { costMicros, formatMoney } from "../../server/store/money.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { call, readyDataset, type Caller } from "./fixtures.ts";
 
 let server: TestServer;

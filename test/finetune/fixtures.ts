@@ -3,7 +3,7 @@
  * validate, wait for READY. And a bounded wait for job states.
  */
 import assert from "node:assert/strict";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { type Reply, request } from "../support/http.ts";
 
 const GREETINGS = [

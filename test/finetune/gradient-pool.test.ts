@@ -8,14 +8,13 @@ import { afterAll, test } from "vitest";
 import assert from "node:assert/strict";
 import { cutShards, GradientPool, gradientPool } from "../../server/finetune/gradient-pool.ts";
 import { encodeRow, localBaseModel } from "../../server/finetune/trainer-data.ts";
+import { adaptModel, createAdapter } from "../../server/inference/local/index.ts";
 import {
   adapterTaskGradients,
-  adaptModel,
-  createAdapter,
   rehearsalExamples,
   sequenceLogProb,
   type GradientTask,
-} from "../../server/inference/local/index.ts";
+} from "../../server/finetune/local/index.ts";
 import { createRng } from "../../server/inference/local/math.ts";
 import { TUNING_CASES } from "../../bench/support/tuning-datasets.ts";
 import { turnsDuring } from "../support/event-loop.ts";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import { formatMoney, costMicros } from "../../server/store/money.ts";
 import { exampleTokens } from "../../server/finetune/trainer.ts";
 import { checkRow } from "../../server/datasets/rows.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { post } from "../server/http.ts";
 import { assertError, INVALID_REQUEST, NOT_FOUND } from "../support/http.ts";
 import { ahoyPreferenceRows, ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";

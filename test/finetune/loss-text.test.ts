@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { lossText } from "../../server/finetune/wire.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { ahoyRows, call, createSftJob, readyDataset, type Caller } from "./fixtures.ts";
 
 const DECIMAL_STRING = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;

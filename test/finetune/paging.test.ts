@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { assertError, INVALID_REQUEST } from "../support/http.ts";
 import { ahoyRows, call, createSftJob, readyDataset, type Caller } from "./fixtures.ts";
 

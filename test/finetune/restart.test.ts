@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { startChildServer, type ChildServer } from "../server/child-server.ts";
 import { post } from "../server/http.ts";
 import { ahoyRows, call, createSftJob, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, beforeEach, test } from "vitest";
 import type { JobRecord } from "../../server/store/fine-tuning.ts";
 import { queuedJob } from "../store/records.ts";
-import { openTestStore } from "../store/test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 let dir: string;

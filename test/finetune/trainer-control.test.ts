@@ -5,7 +5,8 @@
  */
 import { test } from "vitest";
 import assert from "node:assert/strict";
-import { learningRateAt, loadAdapter, serializeAdapter } from "../../server/inference/local/index.ts";
+import { loadAdapter, serializeAdapter } from "../../server/inference/local/index.ts";
+import { learningRateAt } from "../../server/finetune/local/index.ts";
 import {
   exampleTokens,
   fitsContext,

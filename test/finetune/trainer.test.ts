@@ -5,13 +5,8 @@
  */
 import { test } from "vitest";
 import assert from "node:assert/strict";
-import {
-  evaluateLoss,
-  loadAdapter,
-  sequenceLogProb,
-  encodePreference,
-  withAdapter,
-} from "../../server/inference/local/index.ts";
+import { loadAdapter, withAdapter } from "../../server/inference/local/index.ts";
+import { evaluateLoss, sequenceLogProb, encodePreference } from "../../server/finetune/local/index.ts";
 import { renderTurns } from "../../server/inference/local/template.ts";
 import { exampleTokens, train, type StepPoint } from "../../server/finetune/trainer.ts";
 import { localBaseModel } from "../../server/finetune/trainer-data.ts";

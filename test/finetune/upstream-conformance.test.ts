@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { loadProfile, runConformance, textReport } from "../../conformance/index.ts";
-import type { TestServer } from "../server/harness.ts";
-import { REFERENCE_PROFILE } from "../conformance/reference.ts";
+import type { TestServer } from "../../harness/test-server.ts";
+import { REFERENCE_PROFILE } from "../../harness/conformance-reference.ts";
 import type { FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { startUpstreamTestServer, type UpstreamTestServer } from "./upstream-fixtures.ts";
 

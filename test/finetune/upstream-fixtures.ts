@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_CATALOG_FILE } from "../../server/inference/catalog-file.ts";
 import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 
 export const UPSTREAM_BASE = "vendor-base-8b";

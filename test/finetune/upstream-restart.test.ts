@@ -12,11 +12,11 @@ import path from "node:path";
 import { afterAll, test } from "vitest";
 import { startChildServer, type ChildServer } from "../server/child-server.ts";
 import { startFakeUpstream, type FakeUpstream } from "../server/fake-upstream.ts";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { startFakeFineTuning, type FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { ahoyRows, call, readyDataset, waitFor, waitForJob, type Caller } from "./fixtures.ts";
 import { startWorker, type WorkerProcess } from "../postgres/processes.ts";
-import { openTestStore, storeEnvFor } from "../store/test-store.ts";
+import { openTestStore, storeEnvFor } from "../../harness/test-store.ts";
 import { costMicros } from "../../server/store/money.ts";
 import { KEY_ENV, RATE, UPSTREAM_BASE, upstreamCatalog, upstreamRouting } from "./upstream-fixtures.ts";
 

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { costMicros } from "../../server/store/money.ts";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { post } from "../server/http.ts";
 import type { FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
 import { assertError, INVALID_REQUEST, request } from "../support/http.ts";

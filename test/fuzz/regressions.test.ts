@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import { encode as exactEncode } from "gpt-tokenizer/encoding/o200k_base";
 import { decode, encode } from "../../server/inference/tokenizer.ts";
 import { ahoyRows, readyDataset } from "../finetune/fixtures.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { REQUEST_ID } from "../support/http.ts";
 import { sendRaw, type WireResult } from "../../conformance/fuzz/wire.ts";
 

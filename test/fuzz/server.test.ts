@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
 import { findingText } from "../../conformance/fuzz/findings.ts";
 import { formatStateless, fuzzStateless } from "../../conformance/fuzz/stateless.ts";
-import { startFuzzReference, type FuzzReference } from "./reference.ts";
-import { CI_RUNS, CI_SEED } from "./settings.ts";
+import { startFuzzReference, type FuzzReference } from "../../harness/fuzz/reference.ts";
+import { CI_RUNS, CI_SEED } from "../../harness/fuzz/settings.ts";
 
 let ref: FuzzReference;
 beforeAll(async () => {

@@ -9,7 +9,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { setTimeout as sleep } from "node:timers/promises";
 import { tapLog } from "../../server/log.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { REQUEST_ID } from "../support/http.ts";
 import { chunkEncode, sendRaw, type Delivery, type WireResult } from "../../conformance/fuzz/wire.ts";
 

@@ -2,7 +2,7 @@
  * The HTTP app alone for the HTTP layer's tests: createApp with the test-only routes of
  * test-routes.ts over a SQLite store (PostgreSQL with TEST_STORE=postgres) in a temp directory,
  * on an ephemeral port, with accounts and one key each. `close()` stops everything it started.
- * The whole server as `npm start` runs it is test/server/harness.ts's startTestServer.
+ * The whole server as `npm start` runs it is harness/test-server.ts's startTestServer.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -12,10 +12,10 @@ import type { OperationHandlers } from "../../server/http/operation-routes.ts";
 import { createApp } from "../../server/http/app.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
 import { withCaches } from "../../server/store/cache/cached-store.ts";
-import { openTestStore } from "../store/test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 import type { NewAccount, Store } from "../../server/store/store.ts";
 import { type Reply, request, type RequestOptions } from "../support/http.ts";
-import { listenLocally } from "../support/listen.ts";
+import { listenLocally } from "../../harness/listen.ts";
 import { registerTestRoutes } from "./test-routes.ts";
 
 export interface AppServer {

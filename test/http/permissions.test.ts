@@ -11,9 +11,9 @@ import {
   requireModelAllowed,
   requirePaymentMethod,
 } from "../../server/http/auth.ts";
-import { ApiError } from "../../server/http/errors.ts";
+import { ApiError } from "../../server/api-error.ts";
 import { issueApiKey } from "../../server/store/api-keys.ts";
-import { openTestStore } from "../store/test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 import { ACCOUNT_DEFAULTS } from "../../server/store/store.ts";
 import type { Account } from "../../server/store/store.ts";
 

@@ -8,7 +8,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import express from "express";
 import { expressPrototypes, servesWith } from "../../server/http/prototypes.ts";
-import { listenLocally, type Listening } from "../support/listen.ts";
+import { listenLocally, type Listening } from "../../harness/listen.ts";
 
 let server: Listening;
 /** A second listener, as the metrics port: its own express app, the first app's classes. */

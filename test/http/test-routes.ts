@@ -5,7 +5,7 @@
  */
 import type { Response } from "express";
 import type { OperationHandlers } from "../../server/http/operation-routes.ts";
-import { ApiError } from "../../server/http/errors.ts";
+import { ApiError } from "../../server/api-error.ts";
 import { compatibilityFields } from "../../server/inference/formats/responses.ts";
 
 export const MODEL_LIST = {

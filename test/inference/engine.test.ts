@@ -7,14 +7,10 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, test } from "vitest";
-import { ApiError } from "../../server/http/errors.ts";
+import { ApiError } from "../../server/api-error.ts";
 import type { GenerationEvent, GenerationRequest, Provider } from "../../server/inference/engine.ts";
-import {
-  type EngineSettings,
-  type GenerationInput,
-  InferenceEngine,
-  type Tenant,
-} from "../../server/inference/generation.ts";
+import { type EngineSettings, type GenerationInput, InferenceEngine } from "../../server/inference/generation.ts";
+import type { Tenant } from "../../server/inference/resolved-model.ts";
 import { CatalogResolver } from "../../server/inference/models.ts";
 import { OpenAiUpstreamProvider } from "../../server/inference/providers/openai-upstream.ts";
 import { parseRoutingConfig } from "../../server/inference/routing.ts";

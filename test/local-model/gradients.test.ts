@@ -14,8 +14,8 @@ import {
   batchTargetCount,
   fullGradientBuffers,
   evaluateLoss,
-  type EncodedExample,
-} from "../../server/inference/local/train.ts";
+} from "../../server/finetune/local/train.ts";
+import type { EncodedExample } from "../../server/finetune/local/example.ts";
 import {
   adapterGradients,
   adapterParameters,

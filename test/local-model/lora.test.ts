@@ -6,14 +6,9 @@ import { test } from "vitest";
 import assert from "node:assert/strict";
 import { LocalProvider } from "../../server/inference/local/provider.ts";
 import { createAdapter, loadAdapter, serializeAdapter, type Adapter } from "../../server/inference/local/lora.ts";
-import { learningRateAt } from "../../server/inference/local/optimizer.ts";
-import {
-  createTrainingState,
-  encodeChatExample,
-  evaluateLoss,
-  trainStep,
-  type ChatExample,
-} from "../../server/inference/local/train.ts";
+import { learningRateAt } from "../../server/finetune/local/optimizer.ts";
+import { createTrainingState, encodeChatExample, evaluateLoss, trainStep } from "../../server/finetune/local/train.ts";
+import type { ChatExample } from "../../server/finetune/local/example.ts";
 import { ask, collect, provider } from "./helpers.ts";
 
 const ANSWER = "The secret word is purple giraffe.";

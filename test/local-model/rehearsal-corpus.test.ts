@@ -11,7 +11,7 @@ import {
   DIALOGUES_PATH,
   loadCorpusDialogues,
   parseDialoguesInParts,
-} from "../../server/inference/local/rehearsal.ts";
+} from "../../server/finetune/local/rehearsal.ts";
 import { turnsDuring } from "../support/event-loop.ts";
 
 const text = readFileSync(DIALOGUES_PATH, "utf8");

@@ -4,14 +4,14 @@ import assert from "node:assert/strict";
 import { deserializeModel, serializeModel, type LocalModel } from "../../server/inference/local/local-model.ts";
 import { createAdapter } from "../../server/inference/local/lora.ts";
 import { initWeights, type ModelConfig } from "../../server/inference/local/model.ts";
-import { learningRateAt } from "../../server/inference/local/optimizer.ts";
+import { learningRateAt } from "../../server/finetune/local/optimizer.ts";
 import {
   createTrainingState,
   dpoStep,
   encodeChatExample,
   evaluateLoss,
   trainStep,
-} from "../../server/inference/local/train.ts";
+} from "../../server/finetune/local/train.ts";
 import { buildVocabulary } from "../../server/inference/local/vocab.ts";
 
 function tinyModel(): LocalModel {

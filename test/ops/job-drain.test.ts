@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
 import { ahoyRows, call, createSftJob, readyDataset, waitFor, waitForJob, type Caller } from "../finetune/fixtures.ts";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { startOpsServer, startOpsWorker } from "./process.ts";
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "ops-job-drain-"));

@@ -8,8 +8,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { afterAll } from "vitest";
 import { fileURLToPath } from "node:url";
-import { seedKeys } from "../server/harness.ts";
-import { storeEnvFor } from "../store/test-store.ts";
+import { seedKeys } from "../../harness/test-server.ts";
+import { storeEnvFor } from "../../harness/test-store.ts";
 
 const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 const WORKER = fileURLToPath(new URL("../../server/worker.ts", import.meta.url));

@@ -9,8 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, test } from "vitest";
 import { skipping } from "../support/skip.ts";
-import { postgresBinDir, POSTGRES_SKIP, startCluster, type PgCluster } from "../postgres/cluster.ts";
-import { freshSchemaUrl } from "../store/test-store.ts";
+import { postgresBinDir, POSTGRES_SKIP, startCluster, type PgCluster } from "../../harness/postgres-cluster.ts";
+import { freshSchemaUrl } from "../../harness/test-store.ts";
 import { startOpsServer } from "./process.ts";
 
 // It stops the database, so it needs a cluster of its own even when TEST_DATABASE_URL is given.

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from "node:fs";
 import http, { type IncomingHttpHeaders } from "node:http";
-import { listenLocally } from "../support/listen.ts";
+import { listenLocally } from "../../harness/listen.ts";
 
 /** short: two chunks at once; slow: ten chunks 100 ms apart; endless: a chunk every 50 ms until the caller leaves; unavailable: 503. */
 export type UpstreamMode = "short" | "slow" | "endless" | "unavailable";

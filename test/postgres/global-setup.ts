@@ -1,9 +1,9 @@
 /**
  * vitest globalSetup of the `postgres` project: one PostgreSQL for every re-run suite
  * (TEST_DATABASE_URL if given, else a throwaway cluster started here); each store a suite
- * opens gets a schema of its own (test/store/test-store.ts).
+ * opens gets a schema of its own (harness/test-store.ts).
  */
-import { startCluster, type PgCluster } from "./cluster.ts";
+import { startCluster, type PgCluster } from "../../harness/postgres-cluster.ts";
 
 export default async function setup(): Promise<() => void> {
   let cluster: PgCluster | undefined;

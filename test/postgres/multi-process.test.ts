@@ -15,9 +15,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { skipping } from "../support/skip.ts";
 import { ahoyRows, call, createSftJob, readyDataset, waitFor, type Caller } from "../finetune/fixtures.ts";
-import type { TestServer } from "../server/harness.ts";
+import type { TestServer } from "../../harness/test-server.ts";
 import { kill, startChild } from "../server/child-process.ts";
-import { POSTGRES_SKIP } from "./cluster.ts";
+import { POSTGRES_SKIP } from "../../harness/postgres-cluster.ts";
 import { createAccount, sql, startWorker, testDatabase, type WorkerProcess } from "./processes.ts";
 
 const LEASE_MS = "2000";

@@ -11,8 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { skipping } from "../support/skip.ts";
-import { freshSchemaUrl } from "../store/test-store.ts";
-import { postgresBinDir, POSTGRES_SKIP, startCluster, type PgCluster } from "./cluster.ts";
+import { freshSchemaUrl } from "../../harness/test-store.ts";
+import { postgresBinDir, POSTGRES_SKIP, startCluster, type PgCluster } from "../../harness/postgres-cluster.ts";
 import { createAccount, startQuietServer } from "./processes.ts";
 
 /** A request that takes longer than this counts as a hang. */

@@ -12,8 +12,8 @@ import { issueApiKey } from "../../server/store/api-keys.ts";
 import { openPostgresStore } from "../../server/store/postgres.ts";
 import type { NewAccount } from "../../server/store/store.ts";
 import { kill, spawnServer } from "../server/child-process.ts";
-import { freshSchemaUrl, withSearchPath } from "../store/test-store.ts";
-import { startCluster, type PgCluster } from "./cluster.ts";
+import { freshSchemaUrl, withSearchPath } from "../../harness/test-store.ts";
+import { startCluster, type PgCluster } from "../../harness/postgres-cluster.ts";
 
 const WORKER = fileURLToPath(new URL("../../server/worker.ts", import.meta.url));
 

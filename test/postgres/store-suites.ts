@@ -1,5 +1,5 @@
 /**
- * The test files that reach a store (through test/store/test-store.ts, the server harness
+ * The test files that reach a store (through harness/test-store.ts, the server harness
  * or a child server): vitest's `postgres` project runs them again with TEST_STORE=postgres,
  * so `npm test` proves both stores with one command.
  */
@@ -16,7 +16,7 @@ const USES_STORE = /start\w*TestServer|openTestStore|startChild|storeEnvFor|data
 const EXCLUDED = new Set(["test/server/docs-page.test.ts"]);
 /**
  * Reach a store from a helper rather than the file itself: the hostile-input fuzzer (its
- * server is test/fuzz/run.ts's), which on PostgreSQL found a NUL character answered 500.
+ * server is harness/fuzz/reference.ts's), which on PostgreSQL found a NUL character answered 500.
  */
 const ALSO = ["test/fuzz/server.test.ts"];
 

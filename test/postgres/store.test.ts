@@ -16,8 +16,8 @@ import { createPool, inTransaction, pgCall } from "../../server/store/postgres/d
 import { appliedVersions, migrate, MIGRATIONS } from "../../server/store/postgres/migrations.ts";
 import type { Store } from "../../server/store/store.ts";
 import { newDataset, queuedJob as job } from "../store/records.ts";
-import { freshSchemaUrl } from "../store/test-store.ts";
-import { POSTGRES_SKIP } from "./cluster.ts";
+import { freshSchemaUrl } from "../../harness/test-store.ts";
+import { POSTGRES_SKIP } from "../../harness/postgres-cluster.ts";
 
 const DATA_DIR = "/nonexistent-files-are-not-used-here";
 const opened: Store[] = [];

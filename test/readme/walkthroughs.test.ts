@@ -21,7 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, test } from "vitest";
-import { startTestServer, type TestServer } from "../server/harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README = readFileSync(path.join(ROOT, "README.md"), "utf8");

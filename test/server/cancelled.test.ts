@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
 import { captureLog } from "../ops/log-capture.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { responsesBody } from "./http.ts";
 import { REQUEST_ID } from "../support/http.ts";
 

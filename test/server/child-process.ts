@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { afterAll } from "vitest";
 import { fileURLToPath } from "node:url";
-import { storeEnvFor } from "../store/test-store.ts";
+import { storeEnvFor } from "../../harness/test-store.ts";
 
 const MAIN = fileURLToPath(new URL("../../server/main.ts", import.meta.url));
 const children = new Set<ChildProcess>();

@@ -4,7 +4,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { kill, startChild } from "./child-process.ts";
-import { seedKeys } from "./harness.ts";
+import { seedKeys } from "../../harness/test-server.ts";
 
 export interface ChildServer {
   origin: string;

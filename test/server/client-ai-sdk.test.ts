@@ -13,7 +13,7 @@ import { APICallError, generateText, stepCountIs, streamText, tool, type Languag
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { z } from "zod";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 let server: TestServer;
 

@@ -14,7 +14,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { z } from "zod";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 let server: TestServer;
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { z } from "zod";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 let server: TestServer;
 let model: OpenAIResponsesModel;

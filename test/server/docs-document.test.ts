@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { parse } from "yaml";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 const GENERATED = new URL("../../generated/openapi.3.1.yaml", import.meta.url);
 

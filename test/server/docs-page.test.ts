@@ -10,7 +10,7 @@ import { skipping } from "../support/skip.ts";
 import type { Browser, Page } from "playwright-core";
 import { contractDocument } from "../../server/http/contract.ts";
 import { launchBrowser, NO_CHROMIUM, requireChromiumWhenAsked } from "../support/chromium.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { readFileSync } from "node:fs";
 import { ahoyPreferenceRows, readyDataset, waitFor } from "../finetune/fixtures.ts";
 

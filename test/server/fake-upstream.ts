@@ -5,7 +5,7 @@
  * the router closed a connection.
  */
 import http from "node:http";
-import { listenLocally } from "../support/listen.ts";
+import { listenLocally } from "../../harness/listen.ts";
 
 export type Behaviour =
   /** Streams the text in word chunks, `delayMs` apart, then usage and [DONE]. */

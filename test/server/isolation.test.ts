@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, test } from "vitest";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
 import { ahoyRows, call, createSftJob, readyDataset, type Caller } from "../finetune/fixtures.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 const OPENAPI = fileURLToPath(new URL("../../generated/openapi.3.1.yaml", import.meta.url));
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { assertError, reply } from "../support/http.ts";
 
 let server: TestServer;

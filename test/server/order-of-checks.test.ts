@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { post, responsesBody } from "./http.ts";
 import { assertError, REQUEST_ID, INVALID_REQUEST } from "../support/http.ts";
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { decode, encode } from "../../server/inference/tokenizer.ts";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { parseSse, post } from "./http.ts";
 
 let local: TestServer;

@@ -11,8 +11,8 @@ import { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
 import { DATABASE_FILE } from "../../server/store/sqlite.ts";
-import { databaseUrlFor } from "../store/test-store.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { databaseUrlFor } from "../../harness/test-store.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { post, responsesBody } from "./http.ts";
 import { assertError, INVALID_REQUEST } from "../support/http.ts";
 

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { parseSse, post, responsesBody, type SseEvent } from "./http.ts";
 
 let server: TestServer;

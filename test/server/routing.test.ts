@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { parseSse, post, responsesBody } from "./http.ts";
 import { assertError } from "../support/http.ts";
 

@@ -7,7 +7,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
 let server: TestServer;
 let openai: OpenAI;

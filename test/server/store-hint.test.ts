@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, test } from "vitest";
-import { startTestServer, type TestServer } from "./harness.ts";
+import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { post } from "./http.ts";
 import { assertError } from "../support/http.ts";
 

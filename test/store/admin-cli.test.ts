@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, it } from "vitest";
 import { COMMANDS } from "../../server/admin/commands.ts";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
-import { openTestStore, storeEnvFor } from "./test-store.ts";
+import { openTestStore, storeEnvFor } from "../../harness/test-store.ts";
 
 const CLI = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url));
 

@@ -19,7 +19,7 @@ import { issueApiKey } from "../../server/store/api-keys.ts";
 import { costMicros } from "../../server/store/money.ts";
 import type { VersionedStore } from "../../server/store/store.ts";
 import { kill, startChild } from "../server/child-process.ts";
-import { openTestStore, storeEnvFor } from "./test-store.ts";
+import { openTestStore, storeEnvFor } from "../../harness/test-store.ts";
 
 const BOUND_MS = 1_000;
 const ADMIN = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url));

@@ -15,7 +15,7 @@ import { withCaches, type CachedStore } from "../../server/store/cache/cached-st
 import { isStoreError } from "../../server/store/errors.ts";
 import type { UsageCharge, VersionedStore } from "../../server/store/store.ts";
 import { queuedJob } from "./records.ts";
-import { openTestStore } from "./test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 
 const BOUND_MS = 1_000;
 let dir: string;

@@ -12,7 +12,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { RateCounter, rateAllowance } from "../../server/store/cache/rate-counter.ts";
 import type { Store } from "../../server/store/store.ts";
-import { openTestStore } from "./test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 
 const MINUTE = 60_000;
 let dir: string;

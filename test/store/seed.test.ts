@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, it } from "vitest";
 import { hashApiKeySecret } from "../../server/store/api-keys.ts";
 import { assertDevSeedAllowed, DEV_SEED_PATH, loadDevSeed, parseDevSeed } from "../../server/store/seed.ts";
-import { openTestStore } from "./test-store.ts";
+import { openTestStore } from "../../harness/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
 
 interface SeedFile {

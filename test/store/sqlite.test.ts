@@ -1,6 +1,6 @@
 /**
  * The store: persistence, migrations, hashed keys, transactions, windows. SQLite, or
- * PostgreSQL with TEST_STORE=postgres (test/store/test-store.ts); the few tests about the
+ * PostgreSQL with TEST_STORE=postgres (harness/test-store.ts); the few tests about the
  * SQLite file itself run on SQLite only (test/store/postgres.test.ts has PostgreSQL's).
  */
 import assert from "node:assert/strict";
@@ -17,7 +17,7 @@ import { DATABASE_FILE } from "../../server/store/sqlite.ts";
 import { storeCall } from "../../server/store/sqlite/database.ts";
 import { appliedVersions, MIGRATIONS } from "../../server/store/sqlite/migrations.ts";
 import type { Store } from "../../server/store/store.ts";
-import { onPostgres, openTestStore } from "./test-store.ts";
+import { onPostgres, openTestStore } from "../../harness/test-store.ts";
 
 const SQLITE_ONLY = { skip: skipping(onPostgres && "about the SQLite file") };
 

@@ -15,7 +15,7 @@ import http from "node:http";
 import type { FileObject } from "openai/resources/files";
 import type { FineTuningJobCheckpoint } from "openai/resources/fine-tuning/jobs/checkpoints";
 import type { FineTuningJob, FineTuningJobEvent } from "openai/resources/fine-tuning/jobs/jobs";
-import { listenLocally } from "./listen.ts";
+import { listenLocally } from "../../harness/listen.ts";
 
 export interface FakeFineTuningOptions {
   /** Base models the fake trains; a create for another is 400 model_not_available. */

@@ -5,7 +5,7 @@
  *   nothing else; on a shared account, every one of its own (ids with its prefix) and none
  *   of its own that it deleted (lists walked page by page);
  * - then the reference hook's invariants, which read the server's internals (its store's
- *   tables, its money): test/fuzz/stateful/reference-hooks.ts.
+ *   tables, its money): harness/fuzz/stateful/reference-hooks.ts.
  */
 import { checkDatasetAnswer, ModelMismatch, observeJob } from "./commands.ts";
 import { COLLECTION, STALE_MS, TERMINAL, request, wireId, type Model, type Real } from "./model.ts";

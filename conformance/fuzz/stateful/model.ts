@@ -84,7 +84,7 @@ export interface Model {
 
 /**
  * Optional plugins for what a black-box client cannot do: the reference server's tests and
- * scripts supply them (test/fuzz/stateful/reference-hooks.ts); the kit runs without any.
+ * scripts supply them (harness/fuzz/stateful/reference-hooks.ts); the kit runs without any.
  */
 export interface ReferenceHooks {
   /** A fresh account of its own for each sequence (else all share the profile's primary account, ids prefixed). */

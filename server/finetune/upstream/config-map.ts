@@ -7,7 +7,7 @@
  * request asks for anything other than what the upstream does anyway, rather than being
  * silently dropped.
  */
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../api-error.ts";
 import type { PlatformModel } from "../../inference/catalog.ts";
 import type { JobType, TrainingConfig } from "../../store/fine-tuning.ts";
 

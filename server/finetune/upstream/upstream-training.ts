@@ -13,7 +13,7 @@
  * so one job never makes two upstream jobs. A cancel of the job cancels the upstream job;
  * a process that is only stopping leaves it running for the next runner.
  */
-import { resourceName } from "../../../client/resource-names.ts";
+import { resourceName } from "../../../common/resource-names.ts";
 import { readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../../datasets/training-data.ts";
 import type { ParsedRow } from "../../datasets/rows.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../../inference/catalog.ts";

@@ -3,7 +3,7 @@
  * CompletionBuilder makes both the final object and the stream chunks.
  */
 import type { components } from "../../../generated/api.d.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../api-error.ts";
 import type { GenerationEvent } from "../engine.ts";
 import type { GenerationInput } from "../generation.ts";
 import { newId, unixSeconds } from "./ids.ts";

@@ -2,7 +2,7 @@
  * How a provider says it failed. `retryable` failures before the first output let the
  * router move to a standby provider; the code is what the caller sees if none can serve.
  */
-import type { SentErrorCode } from "../../http/errors.ts";
+import type { SentErrorCode } from "../../api-error.ts";
 
 export class ProviderFailure extends Error {
   readonly code: SentErrorCode;

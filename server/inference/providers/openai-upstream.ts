@@ -9,7 +9,7 @@ import { Pool, errors as undiciErrors } from "undici";
 import type { FinishReason, GenerationEvent, GenerationRequest, Provider, Turn, Usage } from "../engine.ts";
 import { countInputTokens, countTokens } from "../tokenizer.ts";
 import { upstreamCalled } from "../../ops/metrics.ts";
-import { forwardedHeaders } from "../../ops/request-context.ts";
+import { forwardedHeaders } from "../../request-context.ts";
 import { ProviderFailure } from "./failure.ts";
 
 export interface OpenAiUpstreamOptions {

@@ -10,11 +10,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "vitest";
 import { skipping } from "../../support/skip.ts";
-import { POSTGRES_SKIP } from "../../postgres/cluster.ts";
+import { POSTGRES_SKIP } from "../../../harness/postgres-cluster.ts";
 import { findingText } from "../../../conformance/fuzz/findings.ts";
 import { formatStateful } from "../../../conformance/fuzz/stateful/run.ts";
-import { fuzzReferenceStateful, replayCommand } from "./reference.ts";
-import { STATEFUL_CI } from "./settings.ts";
+import { fuzzReferenceStateful, replayCommand } from "../../../harness/fuzz/stateful/reference.ts";
+import { STATEFUL_CI } from "../../../harness/fuzz/stateful/settings.ts";
 
 for (const store of ["sqlite", "postgres"] as const) {
   describe(`stateful fuzzing on ${store}`, { skip: skipping(store === "postgres" ? POSTGRES_SKIP : false) }, () => {

@@ -10,7 +10,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../support/listen.ts";
+import { freePort } from "./listen.ts";
 
 export interface PgCluster {
   /** postgres://postgres@127.0.0.1:<port>/postgres */

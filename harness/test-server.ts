@@ -6,10 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startServer, type ServerOptions } from "../../server/server.ts";
-import { DEV_SEED_PATH } from "../../server/store/seed.ts";
-import type { Store } from "../../server/store/store.ts";
-import { databaseUrlFor } from "../store/test-store.ts";
+import { startServer, type ServerOptions } from "../server/server.ts";
+import { DEV_SEED_PATH } from "../server/store/seed.ts";
+import type { Store } from "../server/store/store.ts";
+import { databaseUrlFor } from "./test-store.ts";
 
 export interface TestServer {
   /** The temp directory the server's data lives in. */
@@ -41,7 +41,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       serverOptions.routingFile = path.join(scratch, "routing.json");
       writeFileSync(serverOptions.routingFile, JSON.stringify(routing));
     }
-    // TEST_STORE=postgres: the records go to a PostgreSQL schema of this server's own (test/store/test-store.ts).
+    // TEST_STORE=postgres: the records go to a PostgreSQL schema of this server's own (harness/test-store.ts).
     const databaseUrl = await databaseUrlFor(dataDir);
     // A short statement timeout, so that a test holding a lock sees 503 in seconds, not 15.
     const postgres = databaseUrl ? { statementTimeoutMs: 2_000 } : undefined;

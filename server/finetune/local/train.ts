@@ -10,7 +10,14 @@
  *   for (let step = 0; step < steps; step++)
  *     trainStep(model, adapter, batchOf(step), state, learningRateAt(step, schedule));
  */
-import { backward, createCache, forward, parameterShapes, type Gradients, type Weights } from "./model.ts";
+import {
+  backward,
+  createCache,
+  forward,
+  parameterShapes,
+  type Gradients,
+  type Weights,
+} from "../../inference/local/model.ts";
 import {
   adapterGradients,
   adapterParameters,
@@ -18,28 +25,12 @@ import {
   mergedGradientBuffers,
   type Adapter,
   type BaseWeights,
-} from "./lora-merge.ts";
-import type { LocalModel } from "./local-model.ts";
+} from "../../inference/local/lora-merge.ts";
+import type { LocalModel } from "../../inference/local/local-model.ts";
+import type { ChatExample, ChatMessage, EncodedExample } from "./example.ts";
 import { nextTokenLoss, targetCount } from "./loss.ts";
 import { adamUpdate, createOptimizerState, type AdamOptions, type AdamState } from "./optimizer.ts";
-import { renderTurns, type TemplateTurn } from "./template.ts";
-
-export interface ChatMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
-  /** 0 makes an assistant message context only (not a target); 1, the default, trains on it. */
-  weight?: 0 | 1;
-}
-
-export interface ChatExample {
-  messages: ChatMessage[];
-}
-
-/** A tokenized training sequence; targetMask[i] = 1 when tokens[i] is learned. */
-export interface EncodedExample {
-  tokens: number[];
-  targetMask: number[];
-}
+import { renderTurns, type TemplateTurn } from "../../inference/local/template.ts";
 
 /**
  * Tokens of a chat in the serving template, whole (never truncated): assistant messages

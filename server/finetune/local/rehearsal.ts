@@ -9,13 +9,13 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import type { Dialogue } from "./corpus/compose.ts";
-import type { LocalModel } from "./local-model.ts";
-import { createRng } from "./math.ts";
-import { renderTurns } from "./template.ts";
-import type { EncodedExample } from "./train.ts";
+import type { Dialogue } from "../../inference/local/corpus/compose.ts";
+import type { LocalModel } from "../../inference/local/local-model.ts";
+import { createRng } from "../../inference/local/math.ts";
+import { renderTurns } from "../../inference/local/template.ts";
+import type { EncodedExample } from "./example.ts";
 
-export const DIALOGUES_PATH = fileURLToPath(new URL("./corpus/dialogues.jsonl", import.meta.url));
+export const DIALOGUES_PATH = fileURLToPath(new URL("../../inference/local/corpus/dialogues.jsonl", import.meta.url));
 
 let dialogues: Dialogue[] | undefined;
 let loading: Promise<Dialogue[]> | undefined;

@@ -5,9 +5,9 @@
  * the proxy. A fault is caught when it fired and the fuzzer reports a finding the proxy did not
  * make itself. First the same run through a pass-through proxy, which must find nothing.
  */
-import { fuzz, type Finding, type FuzzResult } from "../../conformance/fuzz/index.ts";
-import { startFaultProxy, type Fault } from "../../conformance/faults/proxy.ts";
-import type { Profile } from "../../conformance/index.ts";
+import { fuzz, type Finding, type FuzzResult } from "./index.ts";
+import { startFaultProxy, type Fault } from "../faults/proxy.ts";
+import type { Profile } from "../index.ts";
 
 export interface FuzzFaultTarget {
   origin: string;

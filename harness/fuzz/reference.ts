@@ -8,8 +8,8 @@
  */
 import { loadProfile, type Profile } from "../../conformance/index.ts";
 import { tapLog } from "../../server/log.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
-import { REFERENCE_PROFILE } from "../conformance/reference.ts";
+import { startTestServer, type TestServer } from "../test-server.ts";
+import { REFERENCE_PROFILE } from "../conformance-reference.ts";
 
 export const MAX_UPLOAD_BYTES = 1024 * 1024;
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;

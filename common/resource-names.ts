@@ -5,8 +5,10 @@
  * and `accounts/{account}/deployments/{deployment}`; platform models are the models of
  * the account `maas`.
  *
- * Pure (no imports, no I/O): the CLI and the reference server import this file too, so a
- * name is read the same way by the client, the tools and the service.
+ * Pure (no imports, no I/O): the client, the CLI and the reference server import this file
+ * (hence its place outside client/ and server/; each package that imports it ships it as
+ * `common/`, scripts/build-package.ts), so a name is read the same way by the client, the
+ * tools and the service.
  */
 
 /** The collections under `accounts/{account}/` that the contract names resources in. */

@@ -5,11 +5,14 @@
  *
  * An observer the runner calls with each event rather than one more async generator
  * around the run's events: each generator layer allocates on every event it passes.
+ *
+ * In inference/, not ops/: it reads the engine's events, and ops/ imports nothing of
+ * inference (test/server/layers.test.ts).
  */
 import type { Response } from "express";
-import type { GenerationEvent } from "../inference/engine.ts";
-import type { GenerationRun } from "../inference/generation.ts";
-import { generations, inputTokens, outputTokens } from "./metrics.ts";
+import type { GenerationEvent } from "./engine.ts";
+import type { GenerationRun } from "./generation.ts";
+import { generations, inputTokens, outputTokens } from "../ops/metrics.ts";
 
 /** Notes the run's start now; returns what to call with each of its events. */
 export function recordGeneration(res: Response, run: GenerationRun): (event: GenerationEvent) => void {

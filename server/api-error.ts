@@ -1,9 +1,11 @@
 /**
  * The error envelope of the interface document, `{error: {message, type, code, param}}`,
- * and the one exception type every layer throws to produce it.
+ * and the one exception type every layer throws to produce it. It sits at the server's root,
+ * not in server/http/, because inference, datasets and fine-tuning throw it too: every layer
+ * may import it, and it imports only the generated contract.
  */
-import type { components } from "../../generated/api.d.ts";
-import { ERROR_STATUS, ERROR_TYPE } from "../../generated/contract-values.ts";
+import type { components } from "../generated/api.d.ts";
+import { ERROR_STATUS, ERROR_TYPE } from "../generated/contract-values.ts";
 
 export type ErrorCode = components["schemas"]["ErrorCode"];
 export type ErrorType = components["schemas"]["ErrorType"];

@@ -3,6 +3,10 @@
  * caller's W3C trace context. Set by the request-id middleware (http/request-id.ts) in an
  * AsyncLocalStorage, so that every log line written while the request runs carries its id
  * (log.ts) and every upstream call made for it forwards both (inference/providers/).
+ *
+ * At the server's root beside log.ts, not in ops/ or http/: the log, the HTTP edge and the
+ * providers all read it, and it imports nothing of the server, so no folder import cycle
+ * runs through it (test/server/layers.test.ts).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 

@@ -8,16 +8,16 @@
  *   kit several times a minute; the rate-limited demo account keeps its limit, which the
  *   kit proves). The profile is conformance/profiles/reference.json with those settings.
  * - `startUpstreamFaultServer()`: a second reference server whose models are routed to a
- *   misbehaving OpenAI-compatible upstream (upstream-faults.ts) and a crashing provider,
+ *   misbehaving OpenAI-compatible upstream (server/dev/misbehaving-upstream.ts) and a crashing provider,
  *   with the profile's `faults` recipes, for the transcripts of the `upstream` area.
  */
 import { fileURLToPath } from "node:url";
-import type { GenerationEvent, Provider } from "../../server/inference/engine.ts";
-import { loadProfile, type Profile } from "../../conformance/index.ts";
-import { startTestServer, type TestServer } from "../server/harness.ts";
-import { startTriggeredUpstream, type TriggeredUpstream } from "./upstream-faults.ts";
+import type { GenerationEvent, Provider } from "../server/inference/engine.ts";
+import { loadProfile, type Profile } from "../conformance/index.ts";
+import { startTestServer, type TestServer } from "./test-server.ts";
+import { startTriggeredUpstream, type TriggeredUpstream } from "../server/dev/misbehaving-upstream.ts";
 
-export const REFERENCE_PROFILE = fileURLToPath(new URL("../../conformance/profiles/reference.json", import.meta.url));
+export const REFERENCE_PROFILE = fileURLToPath(new URL("../conformance/profiles/reference.json", import.meta.url));
 
 const MAX_BODY_BYTES = 256 * 1024;
 /**

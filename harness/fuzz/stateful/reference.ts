@@ -7,7 +7,7 @@
  */
 import { Contract, loadProfile } from "../../../conformance/index.ts";
 import { fuzzStateful, type StatefulOptions, type StatefulReport } from "../../../conformance/fuzz/stateful/run.ts";
-import { REFERENCE_PROFILE } from "../../conformance/reference.ts";
+import { REFERENCE_PROFILE } from "../../conformance-reference.ts";
 import { startDeployment, type StoreKind } from "./deployment.ts";
 import { referenceHooks } from "./reference-hooks.ts";
 

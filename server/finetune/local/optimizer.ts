@@ -4,7 +4,7 @@
  * the same code updates base weights (base training) or adapter factors (LoRA).
  */
 import type { components } from "../../../generated/api.d.ts";
-import type { Weights } from "./model.ts";
+import type { Weights } from "../../inference/local/model.ts";
 
 export type LrSchedule = components["schemas"]["LrSchedule"];
 

@@ -3,7 +3,7 @@
  * logits predicts tokens[t+1]; only targets whose mask is 1 count (assistant tokens in
  * chat training, every token in base training).
  */
-import type { EncodedExample } from "./train.ts";
+import type { EncodedExample } from "./example.ts";
 
 /** Number of target tokens of a sequence (the mask of its first token never counts: nothing predicts it). */
 export function targetCount(example: EncodedExample): number {

@@ -1,7 +1,7 @@
 /**
  * Which store the tests run on. `TEST_STORE=postgres` runs them on PostgreSQL: the server
  * at `TEST_DATABASE_URL`, or else a throwaway cluster started for this test process
- * (test/postgres/cluster.ts). Every store a test opens gets a schema of its own, so test
+ * (harness/postgres-cluster.ts). Every store a test opens gets a schema of its own, so test
  * files and tests never see each other's rows; a data directory keeps its schema for as
  * long as the process lives, so a test that reopens (or restarts a server on) the same
  * directory finds its data again, as with SQLite.
@@ -10,9 +10,9 @@
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { openStore, type StoreConfig } from "../../server/store/open.ts";
-import type { VersionedStore } from "../../server/store/store.ts";
-import { startCluster } from "../postgres/cluster.ts";
+import { openStore, type StoreConfig } from "../server/store/open.ts";
+import type { VersionedStore } from "../server/store/store.ts";
+import { startCluster } from "./postgres-cluster.ts";
 
 export const onPostgres = process.env.TEST_STORE === "postgres";
 

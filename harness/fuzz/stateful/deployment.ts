@@ -19,8 +19,8 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { openStore } from "../../../server/store/open.ts";
 import type { Store } from "../../../server/store/store.ts";
-import { startCluster, type PgCluster } from "../../postgres/cluster.ts";
-import { freshSchemaUrl } from "../../store/test-store.ts";
+import { startCluster, type PgCluster } from "../../postgres-cluster.ts";
+import { freshSchemaUrl } from "../../test-store.ts";
 
 export type StoreKind = "sqlite" | "postgres";
 
