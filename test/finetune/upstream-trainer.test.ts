@@ -43,6 +43,7 @@ afterAll(() => upstream?.close());
 beforeEach(() => {
   trainer.outage = false;
   trainer.hold = false;
+  trainer.holdAtStep = undefined;
   trainer.rejectCreate = undefined;
   trainer.failWith = undefined;
   trainer.loseNextCreateAnswer = false;
@@ -183,11 +184,14 @@ describe("a job on the upstream trainer", () => {
 
   beforeAll(async () => {
     const before = await balance();
+    // Held at step 5 of 12 until the server has shown it: mid-run progress is seen however busy the machine.
+    trainer.holdAtStep = 5;
     jobId = await create(sftBody("ahoy-upstream", { epochs: 2, batchSize: 4, learningRate: "0.0004" }));
     job = await waitFor(
       async () => {
         const now = await getJob(jobId);
         progressSeen.push(now.progress);
+        if (now.progress.percent > 0) trainer.holdAtStep = undefined;
         return ["JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED"].includes(now.state) ? now : undefined;
       },
       60_000,

@@ -7,7 +7,7 @@
  * (one step every `stepMs`, a metrics event each, a checkpoint each epoch) → succeeded.
  *
  * Knobs for tests: `outage` (every connection is cut: unreachable), `hold` (running jobs
- * stop advancing), `rejectCreate` (the next creates answer 4xx), `failWith` (jobs fail at
+ * stop advancing), `holdAtStep` (they stop at that step), `rejectCreate` (the next creates answer 4xx), `failWith` (jobs fail at
  * their first step), `loseNextCreateAnswer` (a create made but unanswered), `lose(id)`
  * (the upstream forgets a job: 404).
  */
@@ -48,6 +48,8 @@ export interface FakeFineTuning {
   baseUrl: string;
   outage: boolean;
   hold: boolean;
+  /** Running jobs stop advancing at this step until it is cleared (a job held mid-run). */
+  holdAtStep: number | undefined;
   rejectCreate: { status: number; code: string; param: string | null; message: string } | undefined;
   failWith: { code: string; param: string | null; message: string } | undefined;
   /** The next create makes its job but its answer never arrives (the connection is cut). */
@@ -77,6 +79,7 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
     baseUrl: "",
     outage: false,
     hold: false,
+    holdAtStep: undefined,
     rejectCreate: undefined,
     failWith: undefined,
     loseNextCreateAnswer: false,
@@ -124,7 +127,11 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
     }
     if (job.status !== "running") return;
     let step = lastStep(fakeJob);
-    const reached = Math.min(fakeJob.totalSteps, Math.floor((fakeJob.runMs - 2 * phaseMs) / stepMs));
+    const reached = Math.min(
+      fakeJob.totalSteps,
+      fake.holdAtStep ?? Infinity,
+      Math.floor((fakeJob.runMs - 2 * phaseMs) / stepMs),
+    );
     const epochs = job.hyperparameters.n_epochs as number;
     const perEpoch = fakeJob.totalSteps / epochs;
     while (step < reached) {
