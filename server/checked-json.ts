@@ -27,6 +27,21 @@ export class CorruptDataError extends Error {
   }
 }
 
+/** The keys of T a value must have (an optional property's type admits undefined). */
+type RequiredKey<T> = { [K in keyof T]-?: undefined extends T[K] ? never : K }[keyof T];
+
+/**
+ * A schema's `required` list, checked complete by tsc: JSONSchemaType checks that each
+ * listed key is a required one, not that none is left out
+ * (`requiredKeys<JobRecord>()(["jobId"])` names the keys it lacks).
+ */
+export function requiredKeys<T>() {
+  return <const K extends RequiredKey<T>>(
+    keys: readonly K[] &
+      ([Exclude<RequiredKey<T>, K>] extends [never] ? unknown : { missing: Exclude<RequiredKey<T>, K> }),
+  ): readonly K[] => keys;
+}
+
 /** Returns `value` as a T when it matches, or throws a CorruptDataError naming `source` and the field. */
 export type JsonCheck<T> = (value: unknown, source: string) => T;
 

@@ -1,7 +1,8 @@
 /**
  * The schema of a job record as both stores keep it (JSON, times as milliseconds), typed
- * against JobRecord so that tsc refuses a field added to one and not the other. The enums
- * come from the contract (generated/contract-values.ts).
+ * against JobRecord so that tsc refuses a field added to one and not the other (its type,
+ * and with requiredKeys whether it is required). The enums come from the contract
+ * (generated/contract-values.ts).
  *
  * Fields the schema does not name are let through: a record written by a newer version
  * during a rolling deploy stays readable by an older one. Optional fields carry
@@ -9,6 +10,7 @@
  */
 import type { JSONSchemaType } from "ajv";
 import { enums } from "../../../generated/contract-values.ts";
+import { requiredKeys } from "../../checked-json.ts";
 import type { JobExecution, JobProgress, JobRecord, TrainingConfig } from "../fine-tuning.ts";
 
 export const DATE_FIELDS = ["createTime", "startTime", "completeTime"] as const;
@@ -28,7 +30,7 @@ const decimalText = { type: "string", pattern: "^[+]?([0-9]+(\\.[0-9]*)?|\\.[0-9
 
 const trainingConfig: JSONSchemaType<TrainingConfig> = {
   type: "object",
-  required: [
+  required: requiredKeys<TrainingConfig>()([
     "outputModelId",
     "loraRank",
     "learningRate",
@@ -39,7 +41,7 @@ const trainingConfig: JSONSchemaType<TrainingConfig> = {
     "evalAutoCarveoutBasisPoints",
     "lrSchedule",
     "warmupSteps",
-  ],
+  ]),
   properties: {
     outputModelId: text,
     loraRank: count,
@@ -57,13 +59,13 @@ const trainingConfig: JSONSchemaType<TrainingConfig> = {
 
 const progress: JSONSchemaType<JobProgress> = {
   type: "object",
-  required: ["percent", "epoch", "totalEpochs", "processedTokens"],
+  required: requiredKeys<JobProgress>()(["percent", "epoch", "totalEpochs", "processedTokens"]),
   properties: { percent: { type: "number" }, epoch: count, totalEpochs: count, processedTokens: count },
 };
 
 const execution: JSONSchemaType<JobExecution> = {
   type: "object",
-  required: ["trainer", "examplesSkipped", "examplesTrained", "evalExamples"],
+  required: requiredKeys<JobExecution>()(["trainer", "examplesSkipped", "examplesTrained", "evalExamples"]),
   properties: {
     trainer: text,
     examplesSkipped: count,
@@ -76,7 +78,7 @@ const execution: JSONSchemaType<JobExecution> = {
 
 export const storedJobRecordSchema: JSONSchemaType<StoredJobRecord> = {
   type: "object",
-  required: [
+  required: requiredKeys<StoredJobRecord>()([
     "accountId",
     "jobId",
     "jobType",
@@ -92,7 +94,7 @@ export const storedJobRecordSchema: JSONSchemaType<StoredJobRecord> = {
     "createTime",
     "checkpointEpoch",
     "checkpointStep",
-  ],
+  ]),
   properties: {
     accountId: text,
     jobId: text,
