@@ -17,11 +17,11 @@ export class CorruptDataError extends Error {
   override name = "CorruptDataError";
   /** Where the data was read: a file, a table row. */
   readonly source: string;
-  /** The field at fault, dotted (`config.epochs`); "" for the whole value. */
+  /** The field at fault, dotted (`config.epochs`); "" for the whole value (the message is then `{source} {problem}`). */
   readonly field: string;
 
   constructor(source: string, field: string, problem: string) {
-    super(`${source}: ${field === "" ? "the value" : field} ${problem}`);
+    super(field === "" ? `${source} ${problem}` : `${source}: ${field} ${problem}`);
     this.source = source;
     this.field = field;
   }
