@@ -10,8 +10,14 @@ import { Ajv, type ErrorObject, type JSONSchemaType } from "ajv";
 import { plainSchemaError } from "./contract.ts";
 
 // strictTypes off: a number that may also be written as a template is `type: [integer, string]`
-// with a `pattern` that only strings obey, which strictTypes reports as a mistake.
-const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: false });
+// with a `pattern` that only strings obey, which strictTypes reports as a mistake. verbose:
+// an error carries the schema node it failed at, for that node's `problem`.
+const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: false, verbose: true });
+/**
+ * An annotation: how to say that the value at this node is wrong (`must be {id, key}`), or,
+ * on a property, that it is missing; said after the field's dotted path.
+ */
+ajv.addKeyword({ keyword: "problem", schemaType: "string" });
 
 const BASE = "https://conformance-kit.invalid/";
 ajv.addSchema({ $id: `${BASE}anything.json` });
@@ -37,6 +43,8 @@ export interface SchemaProblem {
   /** The dotted path of the field ("" for the value itself). */
   field: string;
   text: string;
+  /** Set when the field is a key the schema does not know (`additionalProperties` or `propertyNames`). */
+  unknownKey?: string;
 }
 
 export type SchemaCheck<T> = (value: unknown) => { ok: true; value: T } | { ok: false; problem: SchemaProblem };
@@ -66,12 +74,28 @@ function mostSpecific(errors: ErrorObject[]): ErrorObject | undefined {
 
 function problemOf(error: ErrorObject): SchemaProblem {
   const { message, pointer } = plainSchemaError(error);
-  const field = pointer
+  const at = dotted(error.instancePath);
+  const params = error.params as { missingProperty?: string; additionalProperty?: string; propertyName?: string };
+  // A name refused by `propertyNames` is on the error itself (its inner error) or in its params.
+  const unknownKey = params.additionalProperty ?? error.propertyName ?? params.propertyName;
+  if (unknownKey !== undefined) return { field: join(at, unknownKey), text: "is not a known field", unknownKey };
+  const node = error.parentSchema as
+    { problem?: string; properties?: Record<string, { problem?: string }> } | undefined;
+  if (error.keyword === "required") {
+    const missing = String(params.missingProperty);
+    return { field: join(at, missing), text: node?.properties?.[missing]?.problem ?? "is required" };
+  }
+  return { field: dotted(pointer), text: node?.problem ?? message };
+}
+
+function dotted(pointer: string): string {
+  return pointer
     .split("/")
     .slice(1)
     .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
     .join(".");
-  if (error.keyword === "required") return { field, text: "is missing" };
-  if (error.keyword === "additionalProperties") return { field, text: "is not a known field" };
-  return { field, text: message };
+}
+
+function join(parent: string, key: string): string {
+  return parent === "" ? key : `${parent}.${key}`;
 }
