@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import Ajv2020Module from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { parse as parseYaml } from "yaml";
 import {
@@ -22,10 +22,6 @@ import {
   type ResponseObject,
   type SchemaNode,
 } from "./openapi.ts";
-
-// ajv's CommonJS build puts the class on `default` under Node's ESM interop.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
-  Ajv2020Module) as typeof Ajv2020Module.default;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 

@@ -324,7 +324,7 @@ function profileValue(name: string, profile: Profile): unknown {
       ? profile.accounts.primary.id
       : n === "otherAccount"
         ? profile.accounts.secondary.id
-        : (profile as unknown as Record<string, unknown>)[n];
+        : (Reflect.get(profile, n) as unknown);
   try {
     return evaluate(name, scope);
   } catch (error) {

@@ -8,6 +8,16 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { didYouMean } from "./capabilities.ts";
+import {
+  checkProfileFile,
+  PROFILE_KEYS,
+  withoutComments,
+  type AccountFile,
+  type FaultFile,
+  type ProfileFile,
+  type TimeoutsFile,
+} from "./profile-schema.ts";
+import { describeProblem, type SchemaProblem } from "./typed-schema.ts";
 
 export interface AccountRef {
   /** The account id, as it appears in `/accounts/{account}` paths. */
@@ -157,68 +167,7 @@ export interface Profile {
   implements?: string[];
 }
 
-/** The keys a profile may have, by section: anything else is a typo and an error. */
-export const PROFILE_KEYS = {
-  top: [
-    "name",
-    "baseUrl",
-    "origin",
-    "accounts",
-    "models",
-    "settings",
-    "capabilities",
-    "faults",
-    "timeouts",
-    "concurrency",
-    "implements",
-  ],
-  accounts: [
-    "primary",
-    "secondary",
-    "suspended",
-    "zeroBalance",
-    "noPaymentMethod",
-    "restricted",
-    "fineTuningDisabled",
-    "budgetExhausted",
-    "rateLimited",
-    "withoutAgreement",
-  ],
-  models: [
-    "chat",
-    "tools",
-    "reasoning",
-    "nonReasoning",
-    "textOnly",
-    "trainableBase",
-    "notTrainable",
-    "agreementRequired",
-    "disallowed",
-    "paid",
-  ],
-  settings: [
-    "blockedInputTerm",
-    "mediaMaxBytes",
-    "unfetchableMediaUrl",
-    "rateLimitedRequestsPerMinute",
-    "contextWindow",
-    "maxRequestBytes",
-    "checkpointingMs",
-  ],
-  capabilities: ["mediaInput", "deterministicAtTemperatureZero"],
-  faults: [
-    "blockedOutput",
-    "cutStream",
-    "fallback",
-    "internalError",
-    "slowAnswer",
-    "stalledStream",
-    "upstreamContentRejected",
-    "upstreamRateLimited",
-    "upstreamTimeout",
-    "upstreamUnavailable",
-  ],
-} as const;
+export { PROFILE_KEYS } from "./profile-schema.ts";
 
 const DEFAULT_TIMEOUTS: ProfileTimeouts = {
   requestMs: 30_000,
@@ -235,7 +184,8 @@ export class ProfileError extends Error {
 /**
  * Reads a profile file (JSON). `overrides.baseUrl` replaces the file's base URL (and the
  * origin derived from it, unless the file sets both and the override leaves origin alone).
- * Keys may be given as `"env:NAME"` to read them from the environment.
+ * Keys may be given as `"env:NAME"` to read them from the environment. An error names the
+ * file and the field.
  */
 export function loadProfile(file: string, overrides: { baseUrl?: string; origin?: string } = {}): Profile {
   let raw: unknown;
@@ -244,7 +194,12 @@ export function loadProfile(file: string, overrides: { baseUrl?: string; origin?
   } catch (error) {
     throw new ProfileError(`cannot read profile ${file}: ${(error as Error).message}`);
   }
-  return parseProfile(raw, overrides, path.basename(file, ".json"));
+  try {
+    return parseProfile(raw, overrides, path.basename(file, ".json"));
+  } catch (error) {
+    if (error instanceof ProfileError) throw new ProfileError(`profile ${file}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Builds a profile from an already parsed object (same rules as loadProfile). */
@@ -254,118 +209,96 @@ export function parseProfile(
   fallbackName = "profile",
 ): Profile {
   if (!isObject(raw)) throw new ProfileError("a profile is a JSON object");
-  checkKeys(raw, PROFILE_KEYS.top, "");
-  for (const section of ["accounts", "models", "settings", "capabilities", "faults"] as const)
-    if (isObject(raw[section])) checkKeys(raw[section], PROFILE_KEYS[section], `${section}.`);
-  const baseUrl = stripSlash(overrides.baseUrl ?? str(raw.baseUrl, "baseUrl"));
+  const checked = checkProfileFile(withoutComments(raw));
+  if (!checked.ok) throw new ProfileError(profileProblem(checked.problem));
+  const file = checked.value;
+  const fileBaseUrl = file.baseUrl ?? undefined;
+  const baseUrl = stripSlash(overrides.baseUrl ?? fileBaseUrl ?? fail("baseUrl must be a non-empty string"));
   if (!/^https?:\/\//.test(baseUrl))
     throw new ProfileError(`baseUrl must be an http(s) URL, got ${JSON.stringify(baseUrl)}`);
   const origin = stripSlash(
     overrides.origin ??
-      (overrides.baseUrl === undefined && typeof raw.origin === "string" ? raw.origin : deriveOrigin(baseUrl)),
+      (overrides.baseUrl === undefined ? (file.origin ?? deriveOrigin(baseUrl)) : deriveOrigin(baseUrl)),
   );
-
-  const accountsRaw = raw.accounts;
-  if (!isObject(accountsRaw)) throw new ProfileError("accounts must be an object of roles");
-  const accounts: Record<string, AccountRef> = {};
-  for (const [role, value] of Object.entries(accountsRaw)) {
-    if (role.startsWith("$") || value === null) continue;
-    if (!isObject(value)) throw new ProfileError(`accounts.${role} must be {id, key}`);
-    const key = str(value.key, `accounts.${role}.key`);
-    // An optional role whose key comes from an environment variable that is not set is left out (its transcripts skip).
-    if (key.startsWith("env:") && !process.env[key.slice(4)] && role !== "primary" && role !== "secondary") continue;
-    accounts[role] = { id: str(value.id, `accounts.${role}.id`), key: resolveSecret(key, `accounts.${role}.key`) };
-  }
-  for (const required of ["primary", "secondary"])
-    if (!accounts[required]) throw new ProfileError(`accounts.${required} is required`);
-
-  const modelsRaw = raw.models;
-  if (!isObject(modelsRaw)) throw new ProfileError("models must be an object of roles");
-  const models: Record<string, string> = {};
-  for (const [role, value] of Object.entries(modelsRaw)) {
-    if (role.startsWith("$") || value === null) continue;
-    models[role] = str(value, `models.${role}`);
-  }
-  if (!models.chat) throw new ProfileError("models.chat is required");
-
-  const settings: ProfileSettings = {};
-  if (raw.settings !== undefined) {
-    if (!isObject(raw.settings)) throw new ProfileError("settings must be an object");
-    for (const [k, v] of Object.entries(raw.settings)) if (!k.startsWith("$") && v !== null) settings[k] = v;
-  }
-
-  const capabilities: Record<string, boolean> = {};
-  if (raw.capabilities !== undefined) {
-    if (!isObject(raw.capabilities)) throw new ProfileError("capabilities must be an object of booleans");
-    for (const [k, v] of Object.entries(raw.capabilities)) {
-      if (k.startsWith("$")) continue;
-      if (typeof v !== "boolean") throw new ProfileError(`capabilities.${k} must be true or false`);
-      capabilities[k] = v;
-    }
-  }
-
-  const faults: Record<string, FaultRecipe> = {};
-  if (raw.faults !== undefined) {
-    if (!isObject(raw.faults)) throw new ProfileError("faults must be an object of recipes");
-    for (const [k, v] of Object.entries(raw.faults)) {
-      if (k.startsWith("$") || v === null) continue;
-      if (!isObject(v)) throw new ProfileError(`faults.${k} must be {model, input?, headers?, term?}`);
-      const recipe: FaultRecipe = {
-        model: str(v.model, `faults.${k}.model`),
-        input: v.input === undefined ? "Hi" : str(v.input, `faults.${k}.input`),
-        headers: {},
-      };
-      if (v.term !== undefined) recipe.term = str(v.term, `faults.${k}.term`);
-      if (v.headers !== undefined) {
-        if (!isObject(v.headers)) throw new ProfileError(`faults.${k}.headers must be an object`);
-        recipe.headers = Object.fromEntries(Object.entries(v.headers).map(([h, x]) => [h, String(x)]));
-      }
-      faults[k] = recipe;
-    }
-  }
-
-  const timeouts = { ...DEFAULT_TIMEOUTS };
-  if (raw.timeouts !== undefined) {
-    if (!isObject(raw.timeouts)) throw new ProfileError("timeouts must be an object");
-    for (const key of Object.keys(DEFAULT_TIMEOUTS) as (keyof ProfileTimeouts)[]) {
-      const v = raw.timeouts[key];
-      if (v === undefined) continue;
-      if (typeof v !== "number" || !(v > 0))
-        throw new ProfileError(`timeouts.${key} must be a positive number of milliseconds`);
-      timeouts[key] = v;
-    }
-  }
-  const concurrency = raw.concurrency === undefined ? 4 : raw.concurrency;
-  if (typeof concurrency !== "number" || !Number.isInteger(concurrency) || concurrency < 1)
-    throw new ProfileError("concurrency must be a whole number of at least 1");
-
-  let implementsList: string[] | undefined;
-  if (raw.implements !== undefined) {
-    if (
-      !Array.isArray(raw.implements) ||
-      raw.implements.length === 0 ||
-      !raw.implements.every((x) => typeof x === "string" && x !== "")
-    ) {
-      throw new ProfileError(
-        'implements must be a non-empty list of capabilities or operation ids, e.g. ["chat.completions", "models"]',
-      );
-    }
-    implementsList = raw.implements as string[];
-  }
-
   return {
-    ...(implementsList ? { implements: implementsList } : {}),
-    name: typeof raw.name === "string" ? raw.name : fallbackName,
+    ...(file.implements ? { implements: file.implements } : {}),
+    name: file.name ?? fallbackName,
     baseUrl,
     origin,
-    accounts: accounts as ProfileAccounts,
-    models: models as ProfileModels,
-    settings,
-    capabilities,
-    faults,
-    timeouts,
-    concurrency,
+    accounts: accountsOf(file.accounts),
+    models: modelsOf(file.models),
+    settings: definedOnly(file.settings ?? {}),
+    capabilities: file.capabilities ?? {},
+    faults: faultsOf(file.faults ?? {}),
+    timeouts: timeoutsOf(file.timeouts ?? {}),
+    concurrency: file.concurrency ?? 4,
   };
+}
+
+function accountsOf(roles: ProfileFile["accounts"]): ProfileAccounts {
+  const accounts: Record<string, AccountRef> = {};
+  for (const [role, value] of Object.entries(roles)) {
+    if (value === null) continue;
+    // An optional role whose key comes from an environment variable that is not set is left out (its transcripts skip).
+    if (value.key.startsWith("env:") && !process.env[value.key.slice(4)] && role !== "primary" && role !== "secondary")
+      continue;
+    accounts[role] = accountRef(role, value);
+  }
+  const { primary, secondary } = accounts;
+  if (primary === undefined) return fail("accounts.primary is required");
+  if (secondary === undefined) return fail("accounts.secondary is required");
+  return { ...accounts, primary, secondary };
+}
+
+function accountRef(role: string, value: AccountFile): AccountRef {
+  return { id: value.id, key: resolveSecret(value.key, `accounts.${role}.key`) };
+}
+
+function modelsOf(roles: ProfileFile["models"]): ProfileModels {
+  const { chat, ...others } = definedOnly(roles);
+  if (chat === undefined) return fail("models.chat is required");
+  return { ...others, chat };
+}
+
+function faultsOf(recipes: NonNullable<ProfileFile["faults"]>): Record<string, FaultRecipe> {
+  const faults: Record<string, FaultRecipe> = {};
+  for (const [name, recipe] of Object.entries(definedOnly(recipes))) faults[name] = faultRecipe(recipe);
+  return faults;
+}
+
+function faultRecipe(v: FaultFile): FaultRecipe {
+  const headers = Object.fromEntries(Object.entries(v.headers ?? {}).map(([h, x]) => [h, String(x)]));
+  return { model: v.model, input: v.input ?? "Hi", headers, ...(v.term ? { term: v.term } : {}) };
+}
+
+/** The defaults, with what the file sets (`file[key]` keeps the file's type in step with ProfileTimeouts). */
+function timeoutsOf(file: TimeoutsFile): ProfileTimeouts {
+  const timeouts = { ...DEFAULT_TIMEOUTS };
+  for (const key of Object.keys(DEFAULT_TIMEOUTS) as (keyof ProfileTimeouts)[]) {
+    const value = file[key];
+    if (value !== undefined && value !== null) timeouts[key] = value;
+  }
+  return timeouts;
+}
+
+/** The entries whose value is not null (a null role or setting is as if absent). */
+function definedOnly<V>(record: Record<string, V | null | undefined>): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const [key, value] of Object.entries(record)) if (value !== null && value !== undefined) out[key] = value;
+  return out;
+}
+
+/** The schema's problem in the words the kit has always used; an unknown key with the closest known ones. */
+function profileProblem(problem: SchemaProblem): string {
+  if (problem.unknownKey === undefined) return describeProblem(problem);
+  const section = problem.field.includes(".") ? problem.field.split(".")[0] : "top";
+  const known: readonly string[] = PROFILE_KEYS[section as keyof typeof PROFILE_KEYS] ?? [];
+  const key = problem.unknownKey;
+  return `unknown profile key ${problem.field}${didYouMean(key, [...known]) || ` (known: ${known.join(", ")})`}`;
+}
+
+function fail(message: string): never {
+  throw new ProfileError(message);
 }
 
 /** Whether the profile has what a transcript's `requires` entry names (a dotted path that must be truthy). */
@@ -376,16 +309,6 @@ export function profileHas(profile: Profile, requirement: string): boolean {
     value = value[part];
   }
   return value !== undefined && value !== null && value !== false && value !== "";
-}
-
-/** Unknown keys are errors (a misspelt role would otherwise skip its transcripts in silence); `$…` keys are comments. */
-function checkKeys(object: Record<string, unknown>, known: readonly string[], prefix: string): void {
-  for (const key of Object.keys(object)) {
-    if (key.startsWith("$") || known.includes(key)) continue;
-    throw new ProfileError(
-      `unknown profile key ${prefix}${key}${didYouMean(key, [...known]) || ` (known: ${known.join(", ")})`}`,
-    );
-  }
 }
 
 function deriveOrigin(baseUrl: string): string {
@@ -403,11 +326,6 @@ function resolveSecret(value: string, where: string): string {
   if (found === undefined || found === "")
     throw new ProfileError(`${where} names the environment variable ${name}, which is not set`);
   return found;
-}
-
-function str(value: unknown, where: string): string {
-  if (typeof value !== "string" || value === "") throw new ProfileError(`${where} must be a non-empty string`);
-  return value;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -10,7 +10,7 @@ import type { Exchange } from "./http.ts";
 import { getPath, match } from "./matchers.ts";
 import { mismatchProblem } from "./results.ts";
 import { Interrupted, type RunContext } from "./run-context.ts";
-import type { Expectation, Step } from "./transcript.ts";
+import type { Expectation, PaginateSpec, PollSpec, RepeatSpec, Step } from "./transcript.ts";
 
 /** What the step kinds need of the transcript run they are part of (step-run.ts). */
 export interface StepIo {
@@ -23,7 +23,8 @@ export interface StepIo {
 }
 
 export async function poll(io: StepIo, step: Step, expect: Expectation | undefined): Promise<Exchange> {
-  const spec = io.interp(step.poll) as NonNullable<Step["poll"]>;
+  // Interpolated, the templates of the written spec are the values they stand for.
+  const spec = io.interp(step.poll) as PollSpec;
   const until = spec.until;
   const during = spec.while;
   const timeouts = io.ctx.options.profile.timeouts;
@@ -69,7 +70,7 @@ export async function poll(io: StepIo, step: Step, expect: Expectation | undefin
 }
 
 export async function repeat(io: StepIo, step: Step, expect: Expectation | undefined): Promise<Exchange[]> {
-  const spec = io.interp(step.repeat) as NonNullable<Step["repeat"]>;
+  const spec = io.interp(step.repeat) as RepeatSpec;
   let exchanges: Exchange[];
   if (spec.parallel) exchanges = await Promise.all(Array.from({ length: spec.count }, () => io.send(step)));
   else {
@@ -87,7 +88,7 @@ export async function paginate(
   step: Step,
   expect: Expectation | undefined,
 ): Promise<{ exchanges: Exchange[]; items: unknown[] }> {
-  const spec = io.interp(step.paginate) as NonNullable<Step["paginate"]>;
+  const spec = io.interp(step.paginate) as PaginateSpec;
   const tokenField = spec.token ?? "nextPageToken";
   const param = spec.param ?? "pageToken";
   const maxPages = spec.maxPages ?? 50;

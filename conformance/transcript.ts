@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument, type Document } from "yaml";
+import { ANY_LIST, ANY_VALUE, compileCheck, describeProblem, refTo, type SchemaCheck } from "./typed-schema.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
@@ -38,7 +39,8 @@ export interface RequestSpec {
   path: string;
   base?: "baseUrl" | "origin";
   query?: Record<string, unknown>;
-  headers?: Record<string, unknown>;
+  /** The headers, or a template for all of them (`"{{faults.blockedOutput.headers}}"`). */
+  headers?: Record<string, unknown> | Template;
   auth?: AuthSpec;
   /** A JSON body. */
   json?: unknown;
@@ -120,6 +122,12 @@ export interface PaginateSpec {
   until?: { at: string; values: unknown[] };
 }
 
+/** A value a transcript writes as a template that the run interpolates: `"{{add(n, 1)}}"`. */
+export type Template = `{{${string}}}`;
+type NumberOr<V> = V extends number ? V | Template : V;
+/** A spec as a transcript writes it: any number in it may be a template (the run interpolates it first). */
+export type Written<T> = { [K in keyof T]: NumberOr<T[K]> };
+
 export interface Step {
   index: number;
   /** For reports: the step's `id`, else its number (1-based). */
@@ -128,9 +136,9 @@ export interface Step {
   request: RequestSpec;
   expect?: Expectation;
   capture?: Record<string, string>;
-  poll?: PollSpec;
-  repeat?: RepeatSpec;
-  paginate?: PaginateSpec;
+  poll?: Written<PollSpec>;
+  repeat?: Written<RepeatSpec>;
+  paginate?: Written<PaginateSpec>;
   /** A matcher over the items collected by `paginate`. */
   expectItems?: unknown;
   rules: string[];
@@ -210,6 +218,96 @@ const REQUEST_KEYS = new Set([
 const EXPECT_KEYS = new Set(["status", "headers", "body", "error", "stream", "anyOf"]);
 const STREAM_KEYS = new Set(["events", "includes", "excludes", "last", "text", "count"]);
 
+const TEMPLATE = "^\\{\\{.*\\}\\}$";
+/** A whole number, or a template for one. */
+const count = { type: ["integer", "string"], pattern: TEMPLATE } as const;
+const optionalCount = { ...count, nullable: true } as const;
+const optionalText = { type: "string", nullable: true } as const;
+const optionalMap = { type: "object", nullable: true } as const;
+/** An expectation's own keys are checked by checkExpectation, with its messages. */
+const expectation = { type: "object" } as const;
+const AUTH = refTo<AuthSpec>("transcript-auth", {
+  anyOf: [
+    { type: "string" },
+    {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        role: { type: "string", nullable: true },
+        scheme: { type: "string", enum: ["bearer", "x-api-key", "none"], nullable: true },
+        key: { type: "string", nullable: true },
+        header: { type: "string", nullable: true },
+        value: { type: "string", nullable: true },
+      },
+    },
+  ],
+});
+
+const checkRequest = compileCheck<RequestSpec>({
+  type: "object",
+  required: ["method", "path"],
+  properties: {
+    method: { type: "string" },
+    path: { type: "string" },
+    base: { type: "string", enum: ["baseUrl", "origin"], nullable: true },
+    query: optionalMap,
+    headers: refTo<Record<string, unknown> | Template>("transcript-headers", {
+      anyOf: [{ type: "object" }, { type: "string", pattern: TEMPLATE }],
+    }),
+    auth: AUTH,
+    json: ANY_VALUE,
+    text: optionalText,
+    file: optionalText,
+    form: optionalMap,
+    contentType: optionalText,
+    declaredLength: { type: ["integer", "string"], nullable: true },
+  },
+});
+
+const checkPoll = compileCheck<Written<PollSpec>>({
+  type: "object",
+  required: ["until"],
+  additionalProperties: false,
+  properties: {
+    until: expectation,
+    while: { ...expectation, nullable: true },
+    timeout: { type: ["integer", "string"], pattern: "^(poll|job|\\{\\{.*\\}\\})$", nullable: true },
+    interval: optionalCount,
+    maxAttempts: optionalCount,
+  },
+});
+
+const checkRepeat = compileCheck<Written<RepeatSpec>>({
+  type: "object",
+  required: ["count"],
+  additionalProperties: false,
+  properties: {
+    count,
+    parallel: { type: "boolean", nullable: true },
+    same: { type: "array", items: { type: "string" }, nullable: true },
+    distinct: { type: "array", items: { type: "string" }, nullable: true },
+  },
+});
+
+const checkPaginate = compileCheck<Written<PaginateSpec>>({
+  type: "object",
+  required: ["items"],
+  additionalProperties: false,
+  properties: {
+    items: { type: "string" },
+    token: optionalText,
+    param: optionalText,
+    maxPages: optionalCount,
+    until: {
+      type: "object",
+      required: ["at", "values"],
+      additionalProperties: false,
+      properties: { at: { type: "string" }, values: ANY_LIST },
+      nullable: true,
+    },
+  },
+});
+
 export function transcriptsDir(root = kitRoot()): string {
   return path.join(root, "transcripts");
 }
@@ -235,7 +333,7 @@ export function loadTranscript(file: string, area = path.basename(path.dirname(f
   const document = parseDocument(text, { prettyErrors: true });
   if (document.errors.length) throw new TranscriptError(`${id}: ${document.errors[0]?.message}`);
   const raw = document.toJS({ maxAliasCount: -1 }) as unknown;
-  const where = (s: string) => `${id}: ${s}`;
+  const where = (s: string) => `${id} (${file}): ${s}`;
   if (!isObject(raw)) throw new TranscriptError(where("a transcript is a YAML mapping"));
   for (const key of Object.keys(raw))
     if (!TOP_KEYS.has(key))
@@ -309,18 +407,25 @@ function parseStep(raw: unknown, index: number, where: (s: string) => string, cl
     index,
     label: cleanup ? `cleanup ${label}` : label,
     title: typeof raw.title === "string" ? raw.title : `${request.method} ${request.path}`,
-    request: request as unknown as RequestSpec,
+    request: checked(checkRequest, request, "request", at),
     ...(raw.expect !== undefined ? { expect: raw.expect as Expectation } : {}),
     ...(raw.capture !== undefined ? { capture: raw.capture as Record<string, string> } : {}),
-    ...(raw.poll !== undefined ? { poll: raw.poll as unknown as PollSpec } : {}),
-    ...(raw.repeat !== undefined ? { repeat: raw.repeat as unknown as RepeatSpec } : {}),
-    ...(raw.paginate !== undefined ? { paginate: raw.paginate as unknown as PaginateSpec } : {}),
+    ...(raw.poll !== undefined ? { poll: checked(checkPoll, raw.poll, "poll", at) } : {}),
+    ...(raw.repeat !== undefined ? { repeat: checked(checkRepeat, raw.repeat, "repeat", at) } : {}),
+    ...(raw.paginate !== undefined ? { paginate: checked(checkPaginate, raw.paginate, "paginate", at) } : {}),
     ...(raw.expectItems !== undefined ? { expectItems: raw.expectItems } : {}),
     rules: stringList(raw.rules ?? [], at("rules")),
     golden: raw.golden === true,
     goldenIgnore: stringList(raw.goldenIgnore ?? [], at("goldenIgnore")),
     cleanup,
   };
+}
+
+/** The value as a T, or a TranscriptError naming the step and the field (`steps[2]: poll.maxAttempts must be …`). */
+function checked<T>(check: SchemaCheck<T>, value: unknown, name: string, at: (s: string) => string): T {
+  const result = check(value);
+  if (!result.ok) throw new TranscriptError(at(describeProblem(result.problem, name)));
+  return result.value;
 }
 
 function checkExpectation(raw: unknown, at: (s: string) => string): void {

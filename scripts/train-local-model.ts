@@ -36,6 +36,7 @@ import { renderTurns } from "../server/inference/local/template.ts";
 import { accumulateGradients, batchTargetCount, evaluateLoss } from "../server/finetune/local/train.ts";
 import type { EncodedExample } from "../server/finetune/local/example.ts";
 import { readTensorFile, writeTensorFile } from "../server/inference/local/tensor-file.ts";
+import { compileCheck, requiredKeys } from "../server/checked-json.ts";
 import { buildVocabulary, Vocabulary } from "../server/inference/local/vocab.ts";
 
 const CORPUS_SEED = 7;
@@ -105,6 +106,41 @@ interface TrainState {
   bpeIds: readonly number[];
 }
 
+const count = { type: "integer", minimum: 0 } as const;
+/** A saved state is checked before it is trusted (a half-written or hand-edited file names its field). */
+const checkTrainState = compileCheck<TrainState & { kind: string }>({
+  type: "object",
+  required: requiredKeys<TrainState & { kind: string }>()([
+    "kind",
+    "step",
+    "seconds",
+    "totalSteps",
+    "adamStep",
+    "config",
+    "bpeIds",
+  ]),
+  properties: {
+    kind: { type: "string" },
+    step: count,
+    seconds: { type: "number" },
+    totalSteps: count,
+    adamStep: count,
+    config: {
+      type: "object",
+      required: requiredKeys<ModelConfig>()(["vocabSize", "dModel", "nLayers", "nHeads", "dFF", "contextLength"]),
+      properties: {
+        vocabSize: count,
+        dModel: count,
+        nLayers: count,
+        nHeads: count,
+        dFF: count,
+        contextLength: count,
+      },
+    },
+    bpeIds: { type: "array", items: count },
+  },
+});
+
 const statePath = (out: string): string => `${out}.train-state`;
 
 function saveState(path: string, state: TrainState, weights: Weights, adam: AdamState): void {
@@ -129,8 +165,8 @@ function loadState(
   adam: AdamState,
 ): TrainState {
   if (!existsSync(path)) throw new Error(`--resume: no training state at ${path}`);
-  const { meta, tensors } = readTensorFile(readFileSync(path));
-  const saved = meta as unknown as TrainState & { kind: string };
+  const { meta, tensors } = readTensorFile(readFileSync(path), `--resume: ${path}`);
+  const saved = checkTrainState(meta, `--resume: ${path}`);
   const same =
     saved.kind === "train-state" &&
     saved.totalSteps === args.steps &&

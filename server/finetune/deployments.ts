@@ -93,8 +93,9 @@ export class Deployments implements AccountModels {
   #load(model: AccountModel): void {
     const id = key(model);
     this.#loaded.set(id, { state: "loading" });
-    readFile(path.join(this.#dataDir, model.adapterPath))
-      .then((bytes) => loadAdapter(bytes))
+    const file = path.join(this.#dataDir, model.adapterPath);
+    readFile(file)
+      .then((bytes) => loadAdapter(bytes, `adapter file ${file}`))
       .then(
         (adapter) => this.#loaded.set(id, { state: "ready", adapter }),
         (error: Error) => {

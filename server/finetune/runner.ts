@@ -360,7 +360,8 @@ class Training {
     // Steps after the checkpoint are trained again; their points are recorded again.
     await this.#store.truncateCurve(job.accountId, job.jobId, "training", job.checkpointStep);
     await this.#store.truncateCurve(job.accountId, job.jobId, "evaluation", job.checkpointStep);
-    return loadCheckpoint(await readFile(this.#checkpointFile()));
+    const file = this.#checkpointFile();
+    return loadCheckpoint(await readFile(file), `checkpoint ${file}`);
   }
 
   async #onStep(point: StepPoint): Promise<void> {

@@ -5,6 +5,8 @@
  */
 import { readTensorFile, writeTensorFile } from "../inference/local/tensor-file.ts";
 import {
+  adapterMatricesSchema,
+  adapterMetaSchema,
   cloneAdapter,
   putAdapterTensors,
   takeAdapterTensors,
@@ -12,6 +14,8 @@ import {
   type AdapterMeta,
 } from "../inference/local/index.ts";
 import type { AdamState } from "./local/index.ts";
+import type { JSONSchemaType } from "ajv";
+import { compileCheck, CorruptDataError, requiredKeys } from "../checked-json.ts";
 
 export { cloneAdapter };
 
@@ -98,7 +102,11 @@ interface CheckpointMeta {
   processedTokens: number;
   /** Absent in checkpoints written before the divergence check. */
   firstLoss?: number | null;
-  optimizer: { step: number; moments: string[]; options: AdamState["options"] & { clipNorm: number | null } };
+  optimizer: {
+    step: number;
+    moments: string[];
+    options: Omit<AdamState["options"], "clipNorm"> & { clipNorm: number | null };
+  };
   /** The adapter's header entry (AdapterMeta) is spread here. */
   matrices: AdapterMeta["matrices"];
   addedTokens?: number[];
@@ -110,15 +118,85 @@ interface CheckpointMeta {
   };
 }
 
-export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
-  const { meta: raw, tensors } = readTensorFile(bytes);
-  const meta = raw as unknown as CheckpointMeta;
-  if (meta.kind !== FORMAT || meta.version !== VERSION) throw new Error("not a trainer checkpoint of this version");
+const count = { type: "integer", minimum: 0 } as const;
+// JSONSchemaType spells `number | null` as anyOf (its `nullable` stands for an optional property).
+const NULL = { type: "null", nullable: true } as const;
+const numberOrNull = { anyOf: [{ type: "number" }, NULL] } as const;
+
+const checkpointMetaSchema: JSONSchemaType<CheckpointMeta> = {
+  type: "object",
+  required: requiredKeys<CheckpointMeta>()([
+    "kind",
+    "version",
+    "training",
+    "epoch",
+    "step",
+    "processedTokens",
+    "optimizer",
+    "matrices",
+    "earlyStop",
+  ]),
+  properties: {
+    kind: { type: "string" },
+    version: { type: "integer" },
+    training: { type: "string", enum: ["SFT", "DPO"] },
+    epoch: count,
+    step: count,
+    processedTokens: count,
+    firstLoss: { type: "number", nullable: true },
+    optimizer: {
+      type: "object",
+      required: requiredKeys<CheckpointMeta["optimizer"]>()(["step", "moments", "options"]),
+      properties: {
+        step: count,
+        moments: { type: "array", items: { type: "string" } },
+        options: {
+          type: "object",
+          required: requiredKeys<CheckpointMeta["optimizer"]["options"]>()([
+            "beta1",
+            "beta2",
+            "eps",
+            "weightDecay",
+            "clipNorm",
+          ]),
+          properties: {
+            beta1: { type: "number" },
+            beta2: { type: "number" },
+            eps: { type: "number" },
+            weightDecay: { type: "number" },
+            clipNorm: numberOrNull,
+          },
+        },
+      },
+    },
+    matrices: adapterMatricesSchema,
+    addedTokens: { type: "array", items: { type: "integer", minimum: 0 }, nullable: true },
+    earlyStop: {
+      type: "object",
+      required: requiredKeys<CheckpointMeta["earlyStop"]>()(["bestLoss", "bestEpoch", "stopped", "best"]),
+      properties: {
+        bestLoss: numberOrNull,
+        bestEpoch: count,
+        stopped: { type: "boolean" },
+        best: { anyOf: [adapterMetaSchema, adapterMatricesSchema, NULL] },
+      },
+    },
+  },
+};
+
+const checkCheckpointMeta = compileCheck(checkpointMetaSchema);
+
+/** The checkpoint serializeCheckpoint wrote; `source` (its file) is named by any error, with the field at fault. */
+export function loadCheckpoint(bytes: Uint8Array, source = "checkpoint"): TrainerCheckpoint {
+  const { meta: raw, tensors } = readTensorFile(bytes, source);
+  if (raw.kind !== FORMAT || raw.version !== VERSION)
+    throw new CorruptDataError(source, "", `is not a trainer checkpoint of version ${VERSION}`);
+  const meta = checkCheckpointMeta(raw, source);
   const m: Record<string, Float32Array> = {};
   const v: Record<string, Float32Array> = {};
   for (const name of meta.optimizer.moments) {
-    m[name] = tensor(tensors, `m/${name}`);
-    v[name] = tensor(tensors, `v/${name}`);
+    m[name] = tensor(tensors, `m/${name}`, source);
+    v[name] = tensor(tensors, `v/${name}`, source);
   }
   const { clipNorm, ...adam } = meta.optimizer.options;
   const { best, ...earlyStop } = meta.earlyStop;
@@ -128,11 +206,11 @@ export function loadCheckpoint(bytes: Uint8Array): TrainerCheckpoint {
     step: meta.step,
     processedTokens: meta.processedTokens,
     firstLoss: meta.firstLoss ?? null,
-    adapter: takeAdapterTensors(tensors, "adapter/", meta),
+    adapter: takeAdapterTensors(tensors, "adapter/", meta, source),
     optimizer: { step: meta.optimizer.step, m, v, options: { ...adam, clipNorm: clipNorm ?? Infinity } },
     earlyStop: {
       ...earlyStop,
-      bestAdapter: best === null ? null : takeAdapterTensors(tensors, "best/", bestMeta(best)),
+      bestAdapter: best === null ? null : takeAdapterTensors(tensors, "best/", bestMeta(best), source),
     },
   };
 }
@@ -142,8 +220,8 @@ function bestMeta(best: AdapterMeta | AdapterMeta["matrices"]): AdapterMeta {
   return "matrices" in best ? (best as AdapterMeta) : { matrices: best as AdapterMeta["matrices"] };
 }
 
-function tensor(tensors: Map<string, Float32Array>, name: string): Float32Array {
+function tensor(tensors: Map<string, Float32Array>, name: string, source: string): Float32Array {
   const t = tensors.get(name);
-  if (t === undefined) throw new Error(`checkpoint: missing tensor ${name}`);
+  if (t === undefined) throw new CorruptDataError(source, "", `lacks the tensor ${name}`);
   return t;
 }

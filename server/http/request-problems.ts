@@ -11,14 +11,11 @@
  * does not exist) are asked, through `RequestProblems`.
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
-import Ajv2020Module from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import type { NextFunction, Request, Response } from "express";
 import { contractDocument } from "./contract.ts";
 import type { Operation } from "./operations.ts";
 import { invalidRequest, isInvalidRequest, mostSpecific, paramOf, type ValidatorItem } from "./validation.ts";
-
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
-  Ajv2020Module) as typeof Ajv2020Module.default;
 
 /** One problem of a request: where (`temperature`, `config.epochs`) and what (`must be <= 2`). */
 export interface Problem {

@@ -7,12 +7,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ErrorObject } from "ajv";
-import Ajv2020Module from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { defaultOf } from "../settings/parse.ts";
 import type { PlatformModel, UpstreamTrainerSettings } from "./catalog.ts";
-
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ??
-  Ajv2020Module) as typeof Ajv2020Module.default;
 
 export const DEFAULT_CATALOG_FILE = defaultOf("CATALOG_FILE");
 const SCHEMA_FILE = fileURLToPath(new URL("../catalog.schema.json", import.meta.url));

@@ -8,6 +8,8 @@ export { LocalProvider, REASONING_BUDGET, type LocalProviderOptions } from "./pr
 export { DEFAULT_WEIGHTS_PATH, loadModel, modelInfo, type LocalModel } from "./local-model.ts";
 export {
   adaptedVocabulary,
+  adapterMatricesSchema,
+  adapterMetaSchema,
   adaptModel,
   assertAdapterFits,
   cloneAdapter,

@@ -15,6 +15,8 @@
  * The arithmetic on weights alone (merging, gradients) is lora-merge.ts; this module adds
  * what needs the vocabulary and the tokenizer, and the adapter file.
  */
+import type { JSONSchemaType } from "ajv";
+import { compileCheck, CorruptDataError, requiredKeys } from "../../checked-json.ts";
 import { createRng, gaussian } from "./math.ts";
 import { layerName, parameterShapes, type Weights } from "./model.ts";
 import { EMBEDDINGS, mergeAdapter, OUTPUTS, type AddedTokens, type Adapter, type LoraMatrix } from "./lora-merge.ts";
@@ -122,6 +124,29 @@ export interface AdapterMeta {
   addedTokens?: number[];
 }
 
+/** The adapted matrices by name: each factor pair's rank and scale numerator. */
+export const adapterMatricesSchema: JSONSchemaType<AdapterMeta["matrices"]> = {
+  type: "object",
+  required: [],
+  additionalProperties: {
+    type: "object",
+    required: requiredKeys<AdapterMeta["matrices"][string]>()(["rank", "alpha"]),
+    properties: { rank: { type: "integer", minimum: 1 }, alpha: { type: "number" } },
+  },
+};
+
+/** An adapter's header entry (in an adapter file, and spread into a trainer checkpoint's). */
+export const adapterMetaSchema: JSONSchemaType<AdapterMeta> = {
+  type: "object",
+  required: requiredKeys<AdapterMeta>()(["matrices"]),
+  properties: {
+    matrices: adapterMatricesSchema,
+    addedTokens: { type: "array", items: { type: "integer", minimum: 0 }, nullable: true },
+  },
+};
+
+const checkAdapterMeta = compileCheck(adapterMetaSchema);
+
 /** Puts an adapter's tensors into `tensors` under `prefix` and returns its header entry. */
 export function putAdapterTensors(tensors: Map<string, Float32Array>, prefix: string, adapter: Adapter): AdapterMeta {
   const matrices: AdapterMeta["matrices"] = {};
@@ -140,10 +165,11 @@ export function takeAdapterTensors(
   tensors: ReadonlyMap<string, Float32Array>,
   prefix: string,
   meta: AdapterMeta,
+  source = "adapter",
 ): Adapter {
   const tensor = (name: string): Float32Array => {
     const t = tensors.get(`${prefix}${name}`);
-    if (t === undefined) throw new Error(`adapter: missing tensor ${prefix}${name}`);
+    if (t === undefined) throw new CorruptDataError(source, "", `lacks the tensor ${prefix}${name}`);
     return t;
   };
   const matrices: Record<string, LoraMatrix> = {};
@@ -168,10 +194,11 @@ export function serializeAdapter(adapter: Adapter): Uint8Array {
   return writeTensorFile({ kind: "lora", ...meta }, tensors);
 }
 
-export function loadAdapter(bytes: Uint8Array): Adapter {
-  const { meta, tensors } = readTensorFile(bytes);
-  if (meta.kind !== "lora") throw new Error("not a LoRA adapter file");
-  return takeAdapterTensors(tensors, "", meta as unknown as AdapterMeta);
+/** The adapter serializeAdapter wrote; `source` (its file) is named by any error, with the field at fault. */
+export function loadAdapter(bytes: Uint8Array, source = "adapter file"): Adapter {
+  const { meta, tensors } = readTensorFile(bytes, source);
+  if (meta.kind !== "lora") throw new CorruptDataError(source, "", "is not a LoRA adapter file (its kind is not lora)");
+  return takeAdapterTensors(tensors, "", checkAdapterMeta(meta, source), source);
 }
 
 /** Checks an adapter against a model before serving or training it. */

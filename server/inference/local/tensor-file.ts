@@ -5,6 +5,7 @@
  * Float32 little-endian in header order. Compact, and readable without any library.
  */
 import { endianness } from "node:os";
+import { compileCheck, CorruptDataError, requiredKeys } from "../../checked-json.ts";
 
 const MAGIC = "TLMW";
 
@@ -17,6 +18,28 @@ function assertLittleEndian(): void {
   // Float32Array views use the host byte order; the file format is little-endian.
   if (endianness() !== "LE") throw new Error("tensor files need a little-endian host");
 }
+
+interface TensorFileHeader {
+  meta: Record<string, unknown>;
+  tensors: { name: string; length: number }[];
+}
+
+const checkHeader = compileCheck<TensorFileHeader>({
+  type: "object",
+  required: requiredKeys<TensorFileHeader>()(["meta", "tensors"]),
+  properties: {
+    // What the meta holds is the reader's to check (lora.ts, trainer-checkpoint.ts, local-model.ts).
+    meta: { type: "object" },
+    tensors: {
+      type: "array",
+      items: {
+        type: "object",
+        required: requiredKeys<TensorFileHeader["tensors"][number]>()(["name", "length"]),
+        properties: { name: { type: "string" }, length: { type: "integer", minimum: 0 } },
+      },
+    },
+  },
+});
 
 export function writeTensorFile(meta: Record<string, unknown>, tensors: ReadonlyMap<string, Float32Array>): Uint8Array {
   assertLittleEndian();
@@ -36,18 +59,23 @@ export function writeTensorFile(meta: Record<string, unknown>, tensors: Readonly
   return bytes;
 }
 
-export function readTensorFile(bytes: Uint8Array): TensorFile {
+/** Reads the container; `source` (a file name) is named by every error, with the header's field at fault. */
+export function readTensorFile(bytes: Uint8Array, source = "tensor file"): TensorFile {
   assertLittleEndian();
-  if (new TextDecoder().decode(bytes.subarray(0, 4)) !== MAGIC) throw new Error("not a tensor file");
+  if (new TextDecoder().decode(bytes.subarray(0, 4)) !== MAGIC)
+    throw new CorruptDataError(source, "", `is not a tensor file (no ${MAGIC} at its start)`);
   const headerLength = new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength))) as {
-    meta: Record<string, unknown>;
-    tensors: { name: string; length: number }[];
-  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength)));
+  } catch (error) {
+    throw new CorruptDataError(source, "", `has a header that is not JSON (${(error as Error).message})`);
+  }
+  const header = checkHeader(parsed, `${source} header`);
   let offset = Math.ceil((8 + headerLength) / 4) * 4;
   const tensors = new Map<string, Float32Array>();
   for (const { name, length } of header.tensors) {
-    if (offset + length * 4 > bytes.length) throw new Error(`tensor file truncated at ${name}`);
+    if (offset + length * 4 > bytes.length) throw new CorruptDataError(source, "", `is truncated at tensor ${name}`);
     // Copy out so tensors are aligned and independent of the file buffer (a Node Buffer may be a pooled view).
     const tensor = new Float32Array(length);
     new Uint8Array(tensor.buffer).set(bytes.subarray(offset, offset + length * 4));
