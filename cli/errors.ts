@@ -44,16 +44,16 @@ export class CliError extends Error {
   readonly exitCode: ExitCode;
   /** Extra lines shown under the message (what to do next). */
   readonly hints: string[];
-  constructor(message: string, exitCode: ExitCode = EXIT.ERROR, hints: string[] = []) {
-    super(message);
+  constructor(message: string, exitCode: ExitCode = EXIT.ERROR, hints: string[] = [], options?: { cause: unknown }) {
+    super(message, options);
     this.name = "CliError";
     this.exitCode = exitCode;
     this.hints = hints;
   }
 }
 
-export function usageError(message: string, hints: string[] = []): CliError {
-  return new CliError(message, EXIT.USAGE, hints);
+export function usageError(message: string, hints: string[] = [], options?: { cause: unknown }): CliError {
+  return new CliError(message, EXIT.USAGE, hints, options);
 }
 
 export function exitCodeOfStatus(status: number): ExitCode {

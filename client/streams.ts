@@ -212,8 +212,8 @@ async function open<Event, Final>(
 function json(message: EventSourceMessage): unknown {
   try {
     return JSON.parse(message.data);
-  } catch {
-    throw new Error(`An event's data is not JSON: ${message.data.slice(0, 200)}`);
+  } catch (error) {
+    throw new Error(`An event's data is not JSON: ${message.data.slice(0, 200)}`, { cause: error });
   }
 }
 

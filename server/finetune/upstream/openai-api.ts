@@ -158,7 +158,7 @@ export class OpenAiFineTuningApi {
       });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      throw new UpstreamUnreachable(`${method} ${path}: ${(error as Error).message}`);
+      throw new UpstreamUnreachable(`${method} ${path}: ${(error as Error).message}`, { cause: error });
     }
     const text = await response.text().catch(() => "");
     if (response.ok) {

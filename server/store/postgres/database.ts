@@ -148,10 +148,12 @@ export async function pgCall<T>(work: () => Promise<T>): Promise<T> {
       throw new StoreError(
         "invalid-text",
         "A value holds the NUL character (U+0000), which no id or stored text can hold; remove it.",
+        { cause: error },
       );
     if (isUnavailable(error)) {
       throw new StoreError("unavailable", "The database is not answering. Retry shortly.", {
         retryAfterSeconds: RETRY_AFTER_SECONDS,
+        cause: error,
       });
     }
     throw error;

@@ -63,7 +63,7 @@ export class PostgresDatasetStore implements DatasetStore {
         return datasetFromRow(row as Row);
       } catch (error) {
         if (isDuplicate(error)) {
-          throw datasetTakenError(dataset.accountId, dataset.datasetId);
+          throw datasetTakenError(dataset.accountId, dataset.datasetId, error);
         }
         throw error;
       }
