@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL connection pool every PostgreSQL sub-store shares, with what they all
  * need: a transaction helper that retries serialization failures, and the translation of
- * a database that does not answer into 503 STORAGE_UNAVAILABLE.
+ * a database that does not answer into the StoreError `unavailable` (503 STORAGE_UNAVAILABLE at the HTTP edge).
  *
  * Nothing may hang on the database: connecting, waiting for a pooled connection, and every
  * statement have a time limit, and each limit that runs out is a 503 with Retry-After.
