@@ -8,7 +8,7 @@
 import type { UpstreamTrainerSettings } from "../../inference/catalog.ts";
 // undici's own fetch, not Node's bundled one: when a cancelled job aborts a call while its
 // answer is still arriving, Node 24's fetch enqueues into the closed body stream and the
-// process sees an unhandled rejection (seen in test/finetune/upstream-conformance.test.ts).
+// process sees an unhandled rejection (seen in test/finetune/upstream-conformance.slow.test.ts).
 import { fetch, FormData } from "undici";
 
 /** `fine_tuning.job`, as far as the trainer reads it. */
