@@ -10,7 +10,7 @@ export class ProviderFailure extends Error {
   /** Seconds the upstream asked us to wait (its Retry-After), passed on with 429/503. */
   readonly retryAfter: number | undefined;
 
-  /** `cause`: what the upstream did (the connection's error, its status and body), for the server's log only. */
+  /** `cause`: what the upstream did (the connection's error, its status and error code), for the server's log only. */
   constructor(
     code: SentErrorCode,
     message: string,

@@ -278,11 +278,25 @@ function connectionFailure(error: unknown, signal: AbortSignal): unknown {
   });
 }
 
-/** The upstream's error answer in the ProviderFailure's cause: its status and the start of its body, for the log. */
+/**
+ * The upstream's error answer in the ProviderFailure's cause, for the log: its status and
+ * the `error.code` and `error.type` of an OpenAI-format body. Not its message, which may
+ * quote the prompt (no body reaches the log).
+ */
 class UpstreamAnswer extends Error {
   override name = "UpstreamAnswer";
   constructor(status: number, body: string) {
-    super(`HTTP ${status}${body === "" ? "" : `: ${body.slice(0, 300)}`}`);
+    const error = (jsonOrUndefined(body) as { error?: { code?: unknown; type?: unknown } } | undefined)?.error;
+    const named = [error?.code, error?.type].filter((v): v is string => typeof v === "string" && v.length <= 100);
+    super(`HTTP ${status}${named.length > 0 ? ` (${named.join(", ")})` : ""}`);
+  }
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 
