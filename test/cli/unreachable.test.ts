@@ -4,24 +4,15 @@
  * connection errors, not fetch's TypeError and its `cause`.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, test } from "vitest";
 import { APIConnectionError, APIConnectionTimeoutError, APIUserAbortError } from "../../client/index.ts";
 import { describeError, EXIT } from "../../cli/errors.ts";
 import { cli } from "./helpers.ts";
-
-async function closedPort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+import { freePort } from "../support/listen.ts";
 
 describe("a service that cannot be reached", () => {
   test("a refused connection prints the error line and the hint, no stack, exit 7; --json one line", async () => {
-    const baseUrl = `http://127.0.0.1:${await closedPort()}/v1`;
+    const baseUrl = `http://127.0.0.1:${await freePort()}/v1`;
     const env = { SERVICE_BASE_URL: baseUrl, SERVICE_API_KEY: "sk-test", NO_COLOR: "1" };
     const plain = await cli(["models", "list"], { env });
     assert.equal(plain.code, EXIT.UNAVAILABLE, plain.stderr);

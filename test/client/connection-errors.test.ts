@@ -6,7 +6,6 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import {
@@ -17,8 +16,9 @@ import {
   ok,
   streamChatCompletion,
 } from "../../client/index.ts";
+import { freePort, listenLocally, type Listening } from "../support/listen.ts";
 
-/** Answers GET /v1/models only after `hangMs`; POST /v1/chat/completions sends one chunk, then drops the connection. */
+/** Answers GET /v1/models only after 5 s; POST /v1/chat/completions sends one chunk, then drops the connection. */
 const server = http.createServer((req, res) => {
   if (req.url === "/v1/chat/completions") {
     res.writeHead(200, { "content-type": "text/event-stream", "x-request-id": "req_cut" });
@@ -32,29 +32,18 @@ const server = http.createServer((req, res) => {
     res.end(JSON.stringify({ object: "list", data: [] }));
   }, 5_000).unref();
 });
+let listening: Listening;
 let baseUrl: string;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  listening = await listenLocally(server);
+  baseUrl = `${listening.origin}/v1`;
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+afterAll(() => listening.close());
 
 describe("no answer", () => {
   test("a refused connection is an APIConnectionError with fetch's error as cause and ECONNREFUSED as systemCode", async () => {
-    const client = createClient({ baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, retry: false });
+    const client = createClient({ baseUrl: `http://127.0.0.1:${await freePort()}/v1`, retry: false });
     const error = await ok(client.GET("/models")).catch((e: unknown) => e);
     assert.ok(error instanceof APIConnectionError, String(error));
     assert.ok(!(error instanceof APIConnectionTimeoutError));
@@ -119,7 +108,7 @@ describe("the caller's signal", () => {
   });
 
   test("a signal aborted before the call is an APIUserAbortError, not retried", async () => {
-    const client = createClient({ baseUrl: `http://127.0.0.1:${await closedPort()}/v1` });
+    const client = createClient({ baseUrl: `http://127.0.0.1:${await freePort()}/v1` });
     await assert.rejects(
       ok(client.GET("/models", { signal: AbortSignal.abort() })),
       (error: Error) => error instanceof APIUserAbortError,

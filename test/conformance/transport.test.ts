@@ -5,20 +5,18 @@
  */
 import assert from "node:assert/strict";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { send, TransportError, type PreparedRequest } from "../../conformance/http.ts";
+import { freePort, listenLocally, type Listening } from "../support/listen.ts";
 
 const hanging = http.createServer(() => {}); // takes the request, never answers
+let listening: Listening;
 let hangingUrl: string;
 beforeAll(async () => {
-  await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
-  hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/v1/models`;
+  listening = await listenLocally(hanging);
+  hangingUrl = `${listening.origin}/v1/models`;
 });
-afterAll(async () => {
-  hanging.closeAllConnections();
-  await new Promise<void>((resolve) => hanging.close(() => resolve()));
-});
+afterAll(() => listening.close());
 
 const get = (url: string): PreparedRequest => ({
   method: "GET",
@@ -28,17 +26,9 @@ const get = (url: string): PreparedRequest => ({
   headers: {},
 });
 
-async function closedPort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
-
 describe("the kit's transport failures", () => {
   test("a refused connection names the socket's failure and keeps fetch's error as cause", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}/v1/models`;
+    const url = `http://127.0.0.1:${await freePort()}/v1/models`;
     const error = await send(get(url), 5_000).catch((e: unknown) => e);
     assert.ok(error instanceof TransportError, String(error));
     assert.match(
