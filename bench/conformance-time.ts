@@ -1,6 +1,6 @@
 /**
  * Wall time of the whole conformance kit against the reference server (in this process,
- * as test/conformance/kit.test.ts runs it), twice: the first run includes the JIT
+ * as test/conformance/kit.slow.test.ts runs it), twice: the first run includes the JIT
  * warming up and the training of the fine-tuning transcripts' setup jobs.
  *
  *   node bench/conformance-time.ts

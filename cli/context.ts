@@ -85,7 +85,7 @@ export class Context {
       retry: {
         onRetry: (info) =>
           this.note(
-            `retrying ${info.method} ${info.url} in ${Math.round(info.delayMs)} ms (${typeof info.cause === "number" ? `HTTP ${info.cause}` : "connection failed"})`,
+            `retrying ${info.method} ${info.url} in ${Math.round(info.delayMs)} ms (${typeof info.cause === "number" ? `HTTP ${info.cause}` : `connection failed: ${info.cause.systemCode ?? info.cause.message}`})`,
           ),
       },
     });

@@ -3,7 +3,7 @@
  * message: the service's error code, its message and the request id to quote, never a
  * stack trace (`--debug` adds it).
  */
-import { ApiError, WaitTimeoutError } from "../client/index.ts";
+import { APIConnectionError, ApiError, APIUserAbortError, WaitTimeoutError } from "../client/index.ts";
 
 /**
  * The exit codes (docs/cli.md lists them). One per kind of outcome a script acts on
@@ -44,16 +44,16 @@ export class CliError extends Error {
   readonly exitCode: ExitCode;
   /** Extra lines shown under the message (what to do next). */
   readonly hints: string[];
-  constructor(message: string, exitCode: ExitCode = EXIT.ERROR, hints: string[] = []) {
-    super(message);
+  constructor(message: string, exitCode: ExitCode = EXIT.ERROR, hints: string[] = [], options?: { cause: unknown }) {
+    super(message, options);
     this.name = "CliError";
     this.exitCode = exitCode;
     this.hints = hints;
   }
 }
 
-export function usageError(message: string, hints: string[] = []): CliError {
-  return new CliError(message, EXIT.USAGE, hints);
+export function usageError(message: string, hints: string[] = [], options?: { cause: unknown }): CliError {
+  return new CliError(message, EXIT.USAGE, hints, options);
 }
 
 export function exitCodeOfStatus(status: number): ExitCode {
@@ -62,13 +62,6 @@ export function exitCodeOfStatus(status: number): ExitCode {
   if (status === 402 || status === 429) return EXIT.LIMITED;
   if (status >= 500) return EXIT.UNAVAILABLE;
   return EXIT.REJECTED;
-}
-
-/** A failure to reach the service at all (fetch's TypeError with a cause such as ECONNREFUSED). */
-function connectionFailure(error: unknown): string | null {
-  if (!(error instanceof TypeError) || !/fetch failed/i.test(error.message)) return null;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? error.message;
 }
 
 export interface ErrorReport {
@@ -118,8 +111,9 @@ export function describeError(error: unknown, context: { baseUrl?: string } = {}
       json: { error: { code: "TIMEOUT", message: error.message } },
     };
   }
-  const unreachable = connectionFailure(error);
-  if (unreachable !== null) {
+  if (error instanceof APIConnectionError) {
+    // The runtime's code (ECONNREFUSED, ENOTFOUND, UND_ERR_HEADERS_TIMEOUT…) says what went wrong in one word.
+    const unreachable = error.systemCode ?? error.message;
     const where = context.baseUrl ?? "the service";
     return {
       exitCode: EXIT.UNAVAILABLE,
@@ -130,7 +124,8 @@ export function describeError(error: unknown, context: { baseUrl?: string } = {}
       json: { error: { code: "UNREACHABLE", message: `cannot reach ${where} (${unreachable})` } },
     };
   }
-  if (error instanceof Error && error.name === "AbortError") {
+  // Ctrl-C: the client's calls throw APIUserAbortError, the CLI's own waits the signal's AbortError.
+  if (error instanceof APIUserAbortError || (error instanceof Error && error.name === "AbortError")) {
     return {
       exitCode: EXIT.INTERRUPTED,
       lines: ["interrupted"],

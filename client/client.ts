@@ -4,10 +4,12 @@
  * with the key sent on every call, job creates made idempotent, and retries.
  *
  * The calls keep openapi-fetch's shape, `{ data, error, response }`; `ok()` (errors.ts)
- * turns that into the data or a thrown ApiError.
+ * turns that into the data or a thrown ApiError. A call that gets no answer throws an
+ * APIConnectionError or APIUserAbortError (connection-errors.ts), never fetch's own error.
  */
 import createFetchClient from "openapi-fetch";
 import type { Client } from "openapi-fetch";
+import { typedFetchError, type APIConnectionError } from "./connection-errors.ts";
 import { hasHeader, randomIdempotencyKey, withIdempotencyKey } from "./idempotency.ts";
 import { retryDelay, sleep, type Outcome, type RetryOptions } from "./retry.ts";
 import type { paths } from "./types.ts";
@@ -74,7 +76,7 @@ export function createClient(options: ClientOptions): ApiClient {
         result = await request(method, url, init);
         outcome = { response: result.response };
       } catch (error) {
-        outcome = { error };
+        outcome = { error: typedFetchError(error, init.signal) };
       }
       const next = replayable ? retryDelay(outcome, { method, idempotencyKey, retries }, retry) : null;
       if (next === null) {
@@ -87,7 +89,8 @@ export function createClient(options: ClientOptions): ApiClient {
         fromRetryAfter: next.fromRetryAfter,
         method: method.toUpperCase(),
         url,
-        cause: "response" in outcome ? outcome.response.status : outcome.error,
+        // retryDelay returns a wait for a connection error only.
+        cause: "response" in outcome ? outcome.response.status : (outcome.error as APIConnectionError),
       });
       await sleep(next.delayMs, init.signal);
     }

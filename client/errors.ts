@@ -1,6 +1,7 @@
 /**
- * The one error class of the client, for an error answer (any non-2xx) and for an
- * `error` event part-way through a stream, and `ok()`, which turns openapi-fetch's
+ * The error class of the service's answers, for an error answer (any non-2xx) and for an
+ * `error` event part-way through a stream (a call that got no answer throws one of
+ * connection-errors.ts instead), and `ok()`, which turns openapi-fetch's
  * `{ data, error, response }` into the data or a thrown ApiError.
  */
 import { ERROR_STATUS, ERROR_TYPE } from "../generated/contract-values.ts";

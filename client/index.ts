@@ -7,6 +7,7 @@
  * bundler keeps only what an application uses.
  */
 export { createClient, type ApiClient, type ClientOptions } from "./client.ts";
+export { APIConnectionError, APIConnectionTimeoutError, APIUserAbortError } from "./connection-errors.ts";
 export { ApiError, ok, parseRetryAfter, type ApiErrorInit, type SuccessData } from "./errors.ts";
 export { RETRY_DEFAULTS, type RetryInfo, type RetryOptions } from "./retry.ts";
 export { IDEMPOTENT_CREATE_PATHS, randomIdempotencyKey } from "./idempotency.ts";

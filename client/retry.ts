@@ -12,6 +12,7 @@
  *   (the connection was refused or the host not found), never after a reset mid-request.
  * - `Retry-After` is honoured first; without it, exponential backoff with jitter and a cap.
  */
+import { APIConnectionError, APIUserAbortError } from "./connection-errors.ts";
 import { parseRetryAfter } from "./errors.ts";
 
 export interface RetryOptions {
@@ -40,7 +41,7 @@ export interface RetryInfo {
   method: string;
   url: string;
   /** The status that is retried, or the connection error. */
-  cause: number | unknown;
+  cause: number | APIConnectionError;
 }
 
 export const RETRY_DEFAULTS: Required<Omit<RetryOptions, "onRetry">> = {
@@ -56,12 +57,6 @@ const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "
 /** Statuses that say the request was refused, not applied. */
 const RETRYABLE_STATUSES = new Set([429, 503]);
 
-/**
- * Error codes (Node's and undici's; browsers do not tell) meaning no connection was ever
- * made, so the server cannot have seen the request.
- */
-const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
-
 export interface Attempt {
   method: string;
   /** Whether the request carries an `Idempotency-Key`. */
@@ -70,6 +65,7 @@ export interface Attempt {
   retries: number;
 }
 
+/** An answer, or the error of a call that got none (typed by connection-errors.ts). */
 export type Outcome = { response: Response } | { error: unknown };
 
 /** The wait before the next attempt, or null when the outcome is final. */
@@ -87,9 +83,11 @@ export function retryDelay(
       return retryAfter <= settings.maxRetryAfterMs ? { delayMs: retryAfter, fromRetryAfter: true } : null;
     return { delayMs: backoff(attempt.retries, settings), fromRetryAfter: false };
   }
-  if (isAbort(outcome.error)) return null;
+  // An abort is the caller's wish, and anything but a connection failure (a bug, a body
+  // that is not JSON) would fail again the same way.
+  if (!(outcome.error instanceof APIConnectionError)) return null;
   const replayable =
-    IDEMPOTENT_METHODS.has(attempt.method.toUpperCase()) || attempt.idempotencyKey || neverSent(outcome.error);
+    IDEMPOTENT_METHODS.has(attempt.method.toUpperCase()) || attempt.idempotencyKey || outcome.error.neverSent;
   return replayable ? { delayMs: backoff(attempt.retries, settings), fromRetryAfter: false } : null;
 }
 
@@ -99,34 +97,13 @@ export function backoff(retries: number, settings: { initialDelayMs: number; max
   return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
 }
 
-export function isAbort(error: unknown): boolean {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    ((error as { name?: unknown }).name === "AbortError" || (error as { name?: unknown }).name === "TimeoutError")
-  );
-}
-
-/** Whether a fetch failure proves the request was never sent (see NEVER_SENT_CODES). */
-function neverSent(error: unknown): boolean {
-  for (
-    let e: unknown = error, depth = 0;
-    typeof e === "object" && e !== null && depth < 4;
-    e = (e as { cause?: unknown }).cause, depth++
-  ) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && NEVER_SENT_CODES.has(code)) return true;
-  }
-  return false;
-}
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+/** Waits `ms`, or rejects with an APIUserAbortError (whose cause is the signal's reason) as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
+    if (signal?.aborted) return reject(new APIUserAbortError({ cause: signal.reason }));
     const onAbort = () => {
       clearTimeout(timer);
-      reject(signal?.reason);
+      reject(new APIUserAbortError({ cause: signal?.reason }));
     };
     const timer = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);

@@ -5,6 +5,7 @@
  */
 import type { EventSourceMessage } from "eventsource-parser";
 import { EventSourceParserStream } from "eventsource-parser/stream";
+import { typedFetchError } from "./connection-errors.ts";
 
 export type { EventSourceMessage };
 
@@ -22,7 +23,7 @@ export async function* readEvents(
   let finished = false;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await read(reader);
       if (done) {
         finished = true;
         return;
@@ -32,5 +33,14 @@ export async function* readEvents(
   } finally {
     if (!finished) await reader.cancel().catch(() => {});
     reader.releaseLock();
+  }
+}
+
+/** The next event; a body cut off (a reset, the server gone) is an APIConnectionError, not fetch's TypeError. */
+async function read(reader: ReadableStreamDefaultReader<EventSourceMessage>) {
+  try {
+    return await reader.read();
+  } catch (error) {
+    throw typedFetchError(error);
   }
 }

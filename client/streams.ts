@@ -9,8 +9,9 @@
  *   `finalResponse()` is the Message put together from its events.
  *
  * An `error` event part-way throws an ApiError (`midStream: true`) from the loop and from
- * `finalResponse()`. Cancel with the `signal` option or `stream.abort()`; leaving the loop
- * early also closes the connection.
+ * `finalResponse()`. Cancel with the `signal` option or `stream.abort()` (the loop then
+ * throws an APIUserAbortError); leaving the loop early also closes the connection. A body
+ * cut off part-way throws an APIConnectionError.
  */
 import {
   ChatAccumulator,
@@ -19,6 +20,7 @@ import {
   type StreamedChatCompletion,
 } from "./accumulate.ts";
 import type { ApiClient } from "./client.ts";
+import { APIUserAbortError } from "./connection-errors.ts";
 import { errorFromEvent, errorFromResponse } from "./errors.ts";
 import { readEvents, type EventSourceMessage } from "./sse.ts";
 import type {
@@ -91,7 +93,9 @@ export class EventStream<Event, Final> implements AsyncIterable<Event> {
         }
         yield next.value;
       }
-    } catch (error) {
+    } catch (raw) {
+      // The caller's signal or abort() stopped the call, whatever the reading threw then.
+      const error = this.#signal.aborted ? new APIUserAbortError({ cause: this.#signal.reason }) : raw;
       this.#settle.reject(error);
       throw error;
     } finally {
@@ -109,7 +113,7 @@ export class EventStream<Event, Final> implements AsyncIterable<Event> {
     return this.#final;
   }
 
-  /** Stops the call and closes the connection; the loop then throws the abort reason. */
+  /** Stops the call and closes the connection; the loop then throws an APIUserAbortError whose cause is `reason`. */
   abort(reason?: unknown): void {
     this.#controller.abort(reason);
   }
@@ -208,8 +212,8 @@ async function open<Event, Final>(
 function json(message: EventSourceMessage): unknown {
   try {
     return JSON.parse(message.data);
-  } catch {
-    throw new Error(`An event's data is not JSON: ${message.data.slice(0, 200)}`);
+  } catch (error) {
+    throw new Error(`An event's data is not JSON: ${message.data.slice(0, 200)}`, { cause: error });
   }
 }
 

@@ -8,6 +8,7 @@ import https from "node:https";
 import path from "node:path";
 import type { SseEvent } from "./contract.ts";
 import { parseSse } from "./sse.ts";
+import { describeTransportFailure, TransportError } from "./transport-error.ts";
 
 /** The text parsed as JSON, or undefined when it is not JSON. */
 export function jsonOrUndefined(text: string): unknown {
@@ -49,9 +50,7 @@ export interface Exchange {
   durationMs: number;
 }
 
-export class TransportError extends Error {
-  override name = "TransportError";
-}
+export { TransportError };
 
 /**
  * Sends one request; `signal` (a run interrupted) aborts it like the timeout does. The
@@ -89,7 +88,9 @@ export async function send(request: PreparedRequest, timeoutMs: number, signal?:
         response = await fetch(request.url, init);
       }
     } catch (error) {
-      throw new TransportError(`${request.method} ${request.url}: ${describeError(error)}`);
+      throw new TransportError(`${request.method} ${request.url}: ${describeTransportFailure(error)}`, {
+        cause: error,
+      });
     }
     return await exchangeOf(request, response, started);
   } finally {
@@ -103,7 +104,10 @@ async function exchangeOf(request: PreparedRequest, response: Response, started:
   try {
     text = await response.text();
   } catch (error) {
-    throw new TransportError(`${request.method} ${request.url}: the body could not be read: ${describeError(error)}`);
+    throw new TransportError(
+      `${request.method} ${request.url}: the body could not be read: ${describeTransportFailure(error)}`,
+      { cause: error },
+    );
   }
   const type = (response.headers.get("content-type") ?? "").toLowerCase();
   let json: unknown;
@@ -177,15 +181,6 @@ function withheldBody(request: PreparedRequest, declared: number, timeoutMs: num
     });
     req.flushHeaders();
   });
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as Error & { cause?: unknown }).cause;
-    if (error.name === "TimeoutError") return "no complete answer within the request timeout";
-    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-  }
-  return String(error);
 }
 
 /** Builds the body of a request spec. */

@@ -25,8 +25,13 @@ export class ApiError extends Error {
   /** Seconds, sent as Retry-After on 429 and 503. */
   readonly retryAfter: number | undefined;
 
-  constructor(code: SentErrorCode, message: string, options: { param?: string | null; retryAfter?: number } = {}) {
-    super(message);
+  /** `cause`: the failure this answer stands for (a provider's, the store's), for the server's log; never sent. */
+  constructor(
+    code: SentErrorCode,
+    message: string,
+    options: { param?: string | null; retryAfter?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ApiError";
     this.code = code;
     this.status = ERROR_STATUS[code];

@@ -29,7 +29,14 @@ async function loadKit(): Promise<Kit> {
   try {
     return await import("../../conformance/index.ts");
   } catch (error) {
-    throw new CliError(`the conformance kit cannot be loaded from ${KIT}: ${(error as Error).message}`, EXIT.ERROR);
+    throw new CliError(
+      `the conformance kit cannot be loaded from ${KIT}: ${(error as Error).message}`,
+      EXIT.ERROR,
+      [],
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -117,7 +124,7 @@ export function conformanceCommand(): Command {
             ...(flags.transcript ? { transcripts: flags.transcript } : {}),
           });
         } catch (error) {
-          if (error instanceof kit.SelectionError) throw usageError(error.message);
+          if (error instanceof kit.SelectionError) throw usageError(error.message, [], { cause: error });
           throw error;
         }
         let bar: cliProgress.SingleBar | undefined;
@@ -181,7 +188,7 @@ export function conformanceCommand(): Command {
           });
         } catch (error) {
           if (error instanceof kit.SelectionError || error instanceof kit.CapabilityError)
-            throw usageError((error as Error).message);
+            throw usageError((error as Error).message, [], { cause: error });
           throw error;
         } finally {
           process.off("SIGINT", onSignal);

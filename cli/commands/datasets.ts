@@ -13,6 +13,7 @@ import cliProgress from "cli-progress";
 import { waiting } from "../waiting.ts";
 import {
   ApiError,
+  APIUserAbortError,
   ok,
   paginate,
   parseDatasetName,
@@ -168,7 +169,7 @@ async function upload(
   try {
     size = statSync(file).size;
   } catch (error) {
-    throw new CliError(`cannot read ${file}: ${(error as Error).message}`, EXIT.ERROR);
+    throw new CliError(`cannot read ${file}: ${(error as Error).message}`, EXIT.ERROR, [], { cause: error });
   }
   const name = path.basename(file);
   const startedAt = performance.now();
@@ -206,8 +207,11 @@ async function upload(
     return version;
   } catch (error) {
     bar?.stop();
-    if (error instanceof ApiError) throw error;
-    throw new CliError(`upload failed after ${bytes(last)}: ${(error as Error).message}`, EXIT.UNAVAILABLE);
+    // An answer, or Ctrl-C, is reported as such; a connection lost part-way says how far it got.
+    if (error instanceof ApiError || error instanceof APIUserAbortError) throw error;
+    throw new CliError(`upload failed after ${bytes(last)}: ${(error as Error).message}`, EXIT.UNAVAILABLE, [], {
+      cause: error,
+    });
   }
 }
 

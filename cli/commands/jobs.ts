@@ -80,7 +80,7 @@ function datasetName(ctx: Context, value: string): string {
 const PLATFORM_MODEL_EXAMPLE = resourceName(PLATFORM_ACCOUNT, "models", "tiny-chat");
 
 /** A base model id (tiny-chat) or full name → the full resource name baseModel takes (accounts/maas/models/tiny-chat). */
-export function baseModelName(value: string): string {
+function baseModelName(value: string): string {
   if (parseResourceName(value, "models")?.account === PLATFORM_ACCOUNT) return value;
   if (/^[^/]+$/.test(value)) return resourceName(PLATFORM_ACCOUNT, "models", value);
   throw usageError(`not a base model: ${value}`, [`give its id (tiny-chat) or full name (${PLATFORM_MODEL_EXAMPLE})`]);
@@ -167,7 +167,7 @@ function trainingConfig(options: TrainingOptions): TrainingJobRequest["config"] 
 }
 
 /** The request body the options describe (the same for the estimate and the create). */
-export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobType; body: TrainingJobRequest } {
+function jobRequest(ctx: Context, options: TrainingOptions): { type: JobType; body: TrainingJobRequest } {
   const type = typeOf(options) ?? "JOB_TYPE_SFT";
   if (options.dpoBeta !== undefined && type !== "JOB_TYPE_DPO")
     throw usageError("--dpo-beta is for preference jobs: add --dpo");
@@ -181,7 +181,7 @@ export function jobRequest(ctx: Context, options: TrainingOptions): { type: JobT
 }
 
 /** The estimate with its working, for people. */
-export function estimateText(type: JobType, body: TrainingJobRequest, result: CostEstimate): string {
+function estimateText(type: JobType, body: TrainingJobRequest, result: CostEstimate): string {
   const e = result.estimate;
   const g = result.egress;
   const allowed = g.allowed
@@ -281,7 +281,7 @@ async function latestJob(ctx: Context, type: JobType | undefined, withSteps = fa
  * newest, or the newest with training steps); of the type given, or found by trying both
  * collections.
  */
-export async function findJob(
+async function findJob(
   ctx: Context,
   ref: string,
   type: JobType | undefined,

@@ -1,7 +1,7 @@
 /**
  * The fault matrix: the conformance kit run through a pass-through proxy (it must pass)
  * and through one proxy per fault of the catalogue (each must be caught: the run reports
- * at least one failure). Used by test/conformance/faults.test.ts (fast: only the fault's
+ * at least one failure). Used by test/conformance/faults.slow.test.ts (fast: only the fault's
  * areas, stopping at the first failure) and by `node conformance/faults/run-all.ts` (every
  * transcript per fault, listing each transcript that caught it).
  *

@@ -70,6 +70,7 @@ export function storageError(error: unknown): unknown {
   ) {
     return new ApiError("STORAGE_UNAVAILABLE", "Dataset storage is not available right now. Retry shortly.", {
       retryAfter: 1,
+      cause: error,
     });
   }
   return error;

@@ -188,7 +188,7 @@ function uploadError(error: unknown): unknown {
     code === "ERR_STREAM_PREMATURE_CLOSE" ||
     (error as Error | undefined)?.message === "aborted"
   ) {
-    return new ApiError("INVALID_REQUEST", "The upload ended before the whole body arrived.");
+    return new ApiError("INVALID_REQUEST", "The upload ended before the whole body arrived.", { cause: error });
   }
   return storageError(error);
 }

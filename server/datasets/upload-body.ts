@@ -42,7 +42,10 @@ function formFile(req: Request): Promise<UploadBody> {
       });
     } catch (error) {
       reject(
-        new ApiError("INVALID_REQUEST", `The form cannot be read: ${(error as Error).message}.`, { param: "file" }),
+        new ApiError("INVALID_REQUEST", `The form cannot be read: ${(error as Error).message}.`, {
+          param: "file",
+          cause: error,
+        }),
       );
       return;
     }
@@ -98,5 +101,5 @@ function formRows(part: Readable): Readable {
 }
 
 function badForm(error: Error): ApiError {
-  return new ApiError("INVALID_REQUEST", `The form cannot be read: ${error.message}.`, { param: "file" });
+  return new ApiError("INVALID_REQUEST", `The form cannot be read: ${error.message}.`, { param: "file", cause: error });
 }

@@ -39,6 +39,7 @@ import { writeFileDurably } from "./files.ts";
 import { TrainerFailure } from "./upstream/failure.ts";
 import { UpstreamTraining, upstreamTrainerOf } from "./upstream/upstream-training.ts";
 import { tunedAnswers } from "./job-output.ts";
+import { LeaseHeartbeat } from "./lease-heartbeat.ts";
 import { isHeldOut } from "./plan.ts";
 import type { ParsedRow } from "../datasets/rows.ts";
 import {
@@ -155,8 +156,13 @@ export class JobRunner {
     while (!this.#stopped) {
       try {
         await this.#options.store.fineTuning.expireQueued(new Date(Date.now() - this.#options.queueTtlMs), new Date());
-        const claimed = await this.#options.store.fineTuning.claimJob(this.#owner, new Date(), this.#options.leaseMs);
-        if (claimed) await this.#train(claimed);
+        const claimedAt = Date.now();
+        const claimed = await this.#options.store.fineTuning.claimJob(
+          this.#owner,
+          new Date(claimedAt),
+          this.#options.leaseMs,
+        );
+        if (claimed) await this.#train(claimed, claimedAt + this.#options.leaseMs);
         else await this.#idle();
       } catch (error) {
         // The store was unavailable or closed: wait and look again, unless stopping.
@@ -176,7 +182,8 @@ export class JobRunner {
     });
   }
 
-  async #train(claimed: ClaimedJob): Promise<void> {
+  /** `heldUntil`: when the lease taken with the claim ends. */
+  async #train(claimed: ClaimedJob, heldUntil: number): Promise<void> {
     const { job } = claimed;
     const abort = new AbortController();
     let released!: () => void;
@@ -188,8 +195,14 @@ export class JobRunner {
       released: new Promise((resolve) => (released = resolve)),
     };
     this.#current = current;
-    const heartbeat = setInterval(() => void this.#renew(job, abort), Math.max(50, this.#options.leaseMs / 3));
     const name = jobName(job.accountId, job.jobId);
+    const heartbeat = new LeaseHeartbeat({
+      job: name,
+      leaseMs: this.#options.leaseMs,
+      heldUntil,
+      renew: (until) => this.#options.store.fineTuning.renewLease(job.accountId, job.jobId, this.#owner, until),
+      onLost: (reason) => abort.abort(reason),
+    });
     this.#options.onEvent?.({ type: "claimed", job: name, resumed: claimed.resumed });
     let outcome: "done" | "stopped" = "done";
     try {
@@ -204,7 +217,7 @@ export class JobRunner {
       if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
       else outcome = "stopped";
     } finally {
-      clearInterval(heartbeat);
+      heartbeat.stop();
       if (this.#stopped && outcome === "stopped") await this.#releaseLease(job);
       this.#current = undefined;
       released();
@@ -216,15 +229,8 @@ export class JobRunner {
   async #releaseLease(job: JobRecord): Promise<void> {
     await this.#options.store.fineTuning
       .renewLease(job.accountId, job.jobId, this.#owner, new Date(0))
+      // A store that cannot be reached now: the lease then runs out by itself, later.
       .catch(() => false);
-  }
-
-  async #renew(job: JobRecord, abort: AbortController): Promise<void> {
-    const until = new Date(Date.now() + this.#options.leaseMs);
-    const held = await this.#options.store.fineTuning
-      .renewLease(job.accountId, job.jobId, this.#owner, until)
-      .catch(() => true);
-    if (!held) abort.abort(new Error("the job was cancelled or taken over"));
   }
 
   async #fail(job: JobRecord, error: unknown): Promise<void> {

@@ -16,6 +16,7 @@
  *   still sending is read for a moment so that it gets the answer (linger.ts).
  */
 import type { NextFunction, Request, Response } from "express";
+import { causeChain } from "../failure-causes.ts";
 import { log } from "../log.ts";
 import { fromBodyParserError } from "./body.ts";
 import { closeWhenAnswered } from "./linger.ts";
@@ -100,7 +101,11 @@ function isMessagesPath(path: string): boolean {
   return path === MESSAGES_PATH || path === `${MESSAGES_PATH}/`;
 }
 
-/** An ApiError or StoreError was meant (a 503 from upstream or storage): its message says enough. Anything else is a bug: log its stack. */
+/**
+ * An ApiError or StoreError was meant (a 503 from upstream or storage): its message and
+ * `cause`, what the upstream or the database did (the client got only the message).
+ * Anything else is a bug: log its stack.
+ */
 function logFailure(req: Request, res: Response, apiError: ApiError, detail: unknown): void {
   const what = isMeantError(detail)
     ? detail.message
@@ -114,5 +119,6 @@ function logFailure(req: Request, res: Response, apiError: ApiError, detail: unk
     method: req.method,
     path: req.originalUrl.split("?")[0],
     detail: what,
+    cause: isMeantError(detail) ? causeChain(detail) : undefined,
   });
 }

@@ -25,6 +25,7 @@ export function fromStoreError(error: StoreError): ApiError {
   return new ApiError(storeErrorCode(error), error.message, {
     param: error.field,
     retryAfter: error.retryAfterSeconds,
+    cause: error,
   });
 }
 

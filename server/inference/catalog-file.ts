@@ -45,13 +45,15 @@ export function loadCatalogFile(file: string = DEFAULT_CATALOG_FILE): PlatformMo
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new Error(`catalogue file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new Error(`catalogue file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`, {
+      cause: error,
+    });
   }
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new Error(`catalogue file ${file}: not JSON (${(error as Error).message})`);
+    throw new Error(`catalogue file ${file}: not JSON (${(error as Error).message})`, { cause: error });
   }
   return parseCatalog(raw, `catalogue file ${file}`);
 }

@@ -369,13 +369,13 @@ function checkedText(event: GenerationEvent, textSoFar: string): string {
   }
 }
 
+/** A provider's failure as the answer's ApiError; the failure stays its cause, for the server's log. */
 function asApiError(error: unknown): unknown {
   if (error instanceof ProviderFailure) {
-    return new ApiError(
-      error.code,
-      error.message,
-      error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {},
-    );
+    return new ApiError(error.code, error.message, {
+      cause: error,
+      ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
+    });
   }
   return error;
 }

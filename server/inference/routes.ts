@@ -6,6 +6,7 @@ import type { Request, Response } from "express";
 import type { components } from "../../generated/api.d.ts";
 import { ApiError } from "../api-error.ts";
 import type { OperationHandlers } from "../http/operation-routes.ts";
+import { causeChain } from "../failure-causes.ts";
 import { log } from "../log.ts";
 import { SseWriter } from "../http/sse-writer.ts";
 import { meantApiError } from "../http/store-errors.ts";
@@ -132,13 +133,26 @@ async function streamRun(
     if (wire.terminal !== undefined) writer.send(undefined, wire.terminal);
   } catch (error) {
     if (disconnect.signal.aborted) return; // the client left: no one to tell
-    const failure = meantApiError(error) ?? internalError(res, error);
+    const meant = meantApiError(error);
+    if (meant !== undefined && meant.status >= 500) logMeantFailure(res, meant);
+    const failure = meant ?? internalError(res, error);
     res.locals.errorCode = failure.code;
     send([wire.errorEvent(failure)]);
   } finally {
     unregister?.();
     writer.end();
   }
+}
+
+/** A provider's or the store's failure part-way through a stream, with what it stands for (never sent). */
+function logMeantFailure(res: Response, failure: ApiError): void {
+  log("error", "stream.failed", {
+    code: failure.code,
+    status: 200,
+    requestId: res.locals.requestId,
+    detail: failure.message,
+    cause: causeChain(failure),
+  });
 }
 
 function internalError(res: Response, error: unknown): ApiError {

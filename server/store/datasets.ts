@@ -96,12 +96,12 @@ export const EMPTY_VALIDATION: ValidationRecord = {
 };
 
 export interface DatasetStore {
-  /** ALREADY_EXISTS when the account has used the id before, even for a deleted dataset. */
+  /** `already-exists` when the account has used the id before, even for a deleted dataset. */
   create(dataset: NewDataset): Promise<DatasetRecord>;
   get(accountId: string, datasetId: string): Promise<DatasetRecord | undefined>;
   /** Newest first; `total` counts every match over all pages. */
   list(accountId: string, query: DatasetQuery): Promise<{ datasets: DatasetRecord[]; total: number }>;
-  /** Marks the dataset DELETED (again: unchanged). NOT_FOUND when missing. */
+  /** Marks the dataset DELETED (again: unchanged). `not-found` when missing. */
   markDeleted(accountId: string, datasetId: string, now: Date): Promise<DatasetRecord>;
 
   /** Every version of the dataset, oldest first. */
@@ -112,7 +112,7 @@ export interface DatasetStore {
 
   /**
    * Adds version n+1, UPLOADING and not yet stored, and moves the dataset to UPLOADING.
-   * NOT_FOUND when the dataset is missing; INVALID_REQUEST when it is deleted.
+   * `not-found` when the dataset is missing; `dataset-unusable` when it is deleted.
    */
   beginUpload(accountId: string, datasetId: string, owner: string, now: Date): Promise<VersionRecord>;
   /** Records the file complete and synced (`stored`), with its size. */
@@ -125,8 +125,8 @@ export interface DatasetStore {
 
   /**
    * Moves the newest version and the dataset to VALIDATING under `owner` and returns both
-   * (already VALIDATING: unchanged, owner included). NOT_FOUND when missing; INVALID_REQUEST
-   * when deleted, without a version, or while the newest upload is still being received.
+   * (already VALIDATING: unchanged, owner included). `not-found` when missing;
+   * `dataset-unusable` when deleted, without a version, or while the newest upload is still being received.
    */
   startValidation(
     accountId: string,

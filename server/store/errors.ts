@@ -31,6 +31,8 @@ export interface StoreErrorOptions {
   field?: string;
   /** With `unavailable`: seconds after which a retry may succeed. */
   retryAfterSeconds?: number;
+  /** The database's own error this refusal stands for, for the server's log. */
+  cause?: unknown;
 }
 
 export class StoreError extends Error {
@@ -39,7 +41,7 @@ export class StoreError extends Error {
   readonly retryAfterSeconds: number | undefined;
 
   constructor(kind: StoreErrorKind, message: string, options: StoreErrorOptions = {}) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "StoreError";
     this.kind = kind;
     this.field = options.field ?? null;

@@ -97,7 +97,7 @@ export type JobPatch = Partial<
 
 export interface IdempotencyClaim {
   key: string;
-  /** A hash of the request body; the same key with another body is IDEMPOTENCY_CONFLICT. */
+  /** A hash of the request body; the same key with another body is `idempotency-conflict`. */
   requestHash: string;
 }
 
@@ -144,14 +144,14 @@ export interface ListedJob extends JobRecord {
 export interface FineTuningStore {
   /**
    * Creates the job, in one transaction with its idempotency record: the same key and
-   * body return the first job (`created: false`); the same key with another body is 409
-   * IDEMPOTENCY_CONFLICT. An output model id already used by the account (by a model or
-   * by a job that has not failed) is 409 ALREADY_EXISTS.
+   * body return the first job (`created: false`); the same key with another body is
+   * `idempotency-conflict`. An output model id already used by the account (by a model or
+   * by a job that has not failed) is `already-exists`.
    */
   createJob(job: JobRecord, idempotency?: IdempotencyClaim): Promise<{ job: JobRecord; created: boolean }>;
   /**
    * The job an earlier create with this Idempotency-Key made, or undefined; the same key with
-   * another body is 409 IDEMPOTENCY_CONFLICT. Read before a create is planned, so that a retry
+   * another body is `idempotency-conflict`. Read before a create is planned, so that a retry
    * gets the first job even when planning it again would now be refused (its dataset deleted,
    * the balance spent); createJob checks the key again in its transaction for concurrent creates.
    */
@@ -188,7 +188,7 @@ export interface FineTuningStore {
   /** Drops points after `step` (a resumed job recomputes them). */
   truncateCurve(accountId: string, jobId: string, series: CurveSeries, afterStep: number): Promise<void>;
   /**
-   * Records the model and marks the job SUCCEEDED, in one transaction; JOB_STATE_INVALID
+   * Records the model and marks the job SUCCEEDED, in one transaction; `job-state`
    * when the job is no longer active (or no longer `leaseOwner`'s).
    */
   completeJob(
@@ -211,7 +211,7 @@ export function jobName(accountId: string, jobId: string): string {
   return resourceName(accountId, "trainingJobs", jobId);
 }
 
-/** An output model id the account already uses (409 ALREADY_EXISTS): the stores' refusal, and the estimate's. */
+/** An output model id the account already uses (`already-exists`): the stores' refusal, and the estimate's. */
 export function outputModelTakenError(modelId: string): StoreError {
   return new StoreError(
     "already-exists",

@@ -15,6 +15,7 @@
  * database does not answer. The HTTP edge (server/http/store-errors.ts) maps each kind to
  * the envelope's code.
  */
+import type { StoreError } from "./errors.ts";
 import type { DatasetStore } from "./datasets.ts";
 import type { FineTuningStore } from "./fine-tuning.ts";
 
@@ -82,12 +83,12 @@ export interface AccountImport {
 }
 
 export interface AccountStore {
-  /** ALREADY_EXISTS when the id is taken. */
+  /** `already-exists` when the id is taken. */
   create(account: NewAccount): Promise<Account>;
   get(id: string): Promise<Account | undefined>;
   /** Oldest first. */
   list(): Promise<Account[]>;
-  /** NOT_FOUND when there is no such account. */
+  /** `not-found` when there is no such account. */
   update(id: string, patch: AccountPatch): Promise<Account>;
   /**
    * Creates all the accounts and their keys in one transaction, only when the store has no
@@ -98,13 +99,13 @@ export interface AccountStore {
 }
 
 export interface ApiKeyStore {
-  /** NOT_FOUND when the account does not exist. */
+  /** `not-found` when the account does not exist. */
   create(key: NewApiKey): Promise<ApiKey>;
   /** The key whose secret hashes to `secretHash`, revoked or not; undefined when none. */
   findBySecretHash(secretHash: string): Promise<ApiKey | undefined>;
   /** The account's keys, oldest first. */
   list(accountId: string): Promise<ApiKey[]>;
-  /** Marks the key revoked (revoking twice keeps the first time). NOT_FOUND when missing. */
+  /** Marks the key revoked (revoking twice keeps the first time). `not-found` when missing. */
   revoke(id: string): Promise<ApiKey>;
 }
 
@@ -119,17 +120,18 @@ export interface UsageCharge {
   at: Date;
 }
 
-export type ChargeOutcome = { balanceMicros: number } | { error: Error };
+/** One charge of a batch: recorded, with the account's balance after the batch, or refused (no such account). */
+export type ChargeOutcome = { type: "charged"; balanceMicros: number } | { type: "refused"; error: StoreError };
 
 export interface UsageStore {
   /**
    * Records the charge and takes it from the account's balance in one transaction;
-   * returns the balance after it. NOT_FOUND when the account does not exist.
+   * returns the balance after it. `not-found` when the account does not exist.
    */
   charge(charge: UsageCharge): Promise<{ balanceMicros: number }>;
   /**
    * Records many charges in one transaction (a group commit): one outcome per charge, in
-   * order. A charge for a missing account is NOT_FOUND alone; the others are recorded. Each
+   * order. A charge for a missing account is `not-found` alone; the others are recorded. Each
    * balance is the account's balance after the whole batch.
    */
   chargeMany(charges: readonly UsageCharge[]): Promise<ChargeOutcome[]>;

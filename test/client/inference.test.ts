@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
 import {
   ApiError,
+  APIUserAbortError,
   createClient,
   ok,
   streamChatCompletion,
@@ -187,7 +188,7 @@ describe("POST /responses", () => {
 });
 
 describe("cancellation", () => {
-  test("aborting the signal mid-stream ends the loop with an AbortError and closes the upstream request", async () => {
+  test("aborting the signal mid-stream ends the loop with an APIUserAbortError and closes the upstream request", async () => {
     upstream.behaviour = { kind: "endless", chunk: "word ", delayMs: 20 };
     const upstreamClosed = upstream.nextClientClose();
     const abort = new AbortController();
@@ -203,7 +204,7 @@ describe("cancellation", () => {
           if (event.type === "response.output_text.delta" && ++deltas === 3) abort.abort();
         }
       },
-      (error: Error) => error.name === "AbortError",
+      (error: Error) => error instanceof APIUserAbortError && (error.cause as Error).name === "AbortError",
     );
     assert.equal(deltas, 3, "no event after the abort");
     await upstreamClosed; // fails by the test's timeout if generation went on
@@ -229,15 +230,18 @@ describe("cancellation", () => {
       store: false,
       max_output_tokens: 2_000,
     });
-    setTimeout(() => other.abort(), 100);
-    await assert.rejects(other.finalResponse(), (error: Error) => error.name === "AbortError");
+    setTimeout(() => other.abort("enough"), 100);
+    await assert.rejects(
+      other.finalResponse(),
+      (error: Error) => error instanceof APIUserAbortError && error.cause === "enough",
+    );
     await upstreamClosed;
   });
 
   test("a signal aborted before the answer starts rejects the call", async () => {
     await assert.rejects(
       streamResponse(client, { model: "tiny-chat", input: "Hi", store: false }, { signal: AbortSignal.abort() }),
-      (error: Error) => error.name === "AbortError",
+      (error: Error) => error instanceof APIUserAbortError,
     );
   });
 });

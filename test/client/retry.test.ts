@@ -8,7 +8,15 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { ApiError, createClient, ok, parseRetryAfter, type RetryInfo } from "../../client/index.ts";
+import {
+  APIConnectionError,
+  ApiError,
+  APIUserAbortError,
+  createClient,
+  ok,
+  parseRetryAfter,
+  type RetryInfo,
+} from "../../client/index.ts";
 import { backoff, retryDelay } from "../../client/retry.ts";
 import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 
@@ -133,12 +141,12 @@ describe("answers that prove the request was not applied", () => {
     assert.equal(scripted.arrivals.length, 1);
   });
 
-  test("aborting during the wait ends the call at once", async () => {
+  test("aborting during the wait ends the call at once, with an APIUserAbortError whose cause is the signal's reason", async () => {
     scripted.script(rateLimited("30"));
     const started = performance.now();
     await assert.rejects(
       ok(clientWith([]).GET("/models", { signal: AbortSignal.timeout(200) })),
-      (error: Error) => error.name === "TimeoutError" || error.name === "AbortError",
+      (error: Error) => error instanceof APIUserAbortError && (error.cause as Error).name === "TimeoutError",
     );
     // The server asked for 30 s; the abort came at 200 ms.
     assert.ok(performance.now() - started < 10_000);
@@ -148,7 +156,10 @@ describe("answers that prove the request was not applied", () => {
 describe("connection failures", () => {
   test("a POST /responses whose connection is reset after it was sent is not retried (it may have been applied)", async () => {
     scripted.script("reset", { status: 200, body: RESPONSE });
-    await assert.rejects(ok(clientWith([]).POST("/responses", { body: BODY })), TypeError);
+    await assert.rejects(
+      ok(clientWith([]).POST("/responses", { body: BODY })),
+      (error: Error) => error instanceof APIConnectionError && !error.neverSent && error.cause instanceof TypeError,
+    );
     assert.equal(scripted.arrivals.length, 1);
   });
 
@@ -158,7 +169,7 @@ describe("connection failures", () => {
     const list = await ok(clientWith(retries).GET("/models"));
     assert.equal(list.object, "list");
     assert.equal(scripted.arrivals.length, 2);
-    assert.ok(retries[0]?.cause instanceof Error);
+    assert.ok(retries[0]?.cause instanceof APIConnectionError);
   });
 
   test("a POST with an Idempotency-Key is retried after a reset, with the same key", async () => {
@@ -180,7 +191,10 @@ describe("connection failures", () => {
       baseUrl: `http://127.0.0.1:${port}/v1`,
       retry: { maxRetries: 2, initialDelayMs: 10, onRetry: (r) => retries.push(r) },
     });
-    await assert.rejects(client.POST("/responses", { body: BODY }), TypeError);
+    await assert.rejects(
+      client.POST("/responses", { body: BODY }),
+      (error: Error) => error instanceof APIConnectionError && error.systemCode === "ECONNREFUSED" && error.neverSent,
+    );
     assert.equal(retries.length, 2);
   });
 
@@ -213,9 +227,15 @@ describe("the policy itself", () => {
     }
   });
 
-  test("an aborted request is never retried", () => {
-    const abort = new DOMException("stopped", "AbortError");
-    assert.equal(retryDelay({ error: abort }, { method: "GET", idempotencyKey: false, retries: 0 }), null);
+  test("an aborted request is never retried, nor an error that is not a connection failure", () => {
+    const abort = new APIUserAbortError({ cause: new DOMException("stopped", "AbortError") });
+    const attempt = { method: "GET", idempotencyKey: false, retries: 0 };
+    assert.equal(retryDelay({ error: abort }, attempt), null);
+    assert.equal(retryDelay({ error: new SyntaxError("Unexpected token < in JSON") }, attempt), null);
+    assert.notEqual(
+      retryDelay({ error: new APIConnectionError({ cause: new TypeError("fetch failed") }) }, attempt),
+      null,
+    );
   });
 });
 

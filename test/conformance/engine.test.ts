@@ -2,7 +2,7 @@
  * The Node versions the packages declare, and the kit's own check at start: one minimum,
  * written in conformance/engine.ts and in every package's `engines`, no lower than what
  * their dependencies declare. (The packed kit refusing the machine's Node 20 with one line
- * is in package.test.ts.)
+ * is in package.slow.test.ts.)
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

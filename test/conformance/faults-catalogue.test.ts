@@ -3,7 +3,7 @@
  * fault cites a rule of conformance/rules.yaml and sits in the file of that rule's family,
  * every rule is broken by at least one fault or is listed below with the reason it is not,
  * and faults find the requests they act on through the contract's operations. Static: no
- * server is started (the matrix that runs the faults is faults.test.ts).
+ * server is started (the matrix that runs the faults is faults.slow.test.ts).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";

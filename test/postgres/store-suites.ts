@@ -13,7 +13,7 @@ const FOLDERS = ["test/store", "test/datasets", "test/finetune", "test/http", "t
  */
 const USES_STORE = /start\w*TestServer|openTestStore|startChild|storeEnvFor|databaseUrlFor/;
 /** Not about the store: the docs page in a browser. */
-const EXCLUDED = new Set(["test/server/docs-page.test.ts"]);
+const EXCLUDED = new Set(["test/server/docs-page.slow.test.ts"]);
 /**
  * Reach a store from a helper rather than the file itself: the hostile-input fuzzer (its
  * server is harness/fuzz/reference.ts's), which on PostgreSQL found a NUL character answered 500.

@@ -10,6 +10,7 @@ import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { startTestServer, type TestServer } from "../../harness/test-server.ts";
 import { parseSse, post, responsesBody } from "./http.ts";
 import { assertError } from "../support/http.ts";
+import { captureLog } from "../ops/log-capture.ts";
 
 let server: TestServer;
 let upstream: FakeUpstream;
@@ -111,6 +112,27 @@ describe("upstream failures with no standby", () => {
     assert.match(result.headers.get("retry-after") ?? "", /^\d+$/);
   });
 
+  test("the log shows what the upstream did (its status and error code, as the answer's cause; never its message); the client gets only the code and message", async (t) => {
+    const log = captureLog(t, { minLevel: "error" });
+    upstream.behaviour = {
+      kind: "status",
+      status: 500,
+      body: '{"error":{"code":"backend_overloaded","type":"server_error","message":"while reading: my secret prompt"}}',
+    };
+    const result = await call(alone);
+    assertError(result, { status: 503, code: "UPSTREAM_UNAVAILABLE", type: "service_unavailable" });
+    assert.equal(result.body.error.message, "the upstream answered HTTP 500");
+    assert.doesNotMatch(result.text, /backend_overloaded|ProviderFailure|secret/);
+    const line = log
+      .entries()
+      .find((e) => e.event === "request.failed" && e.requestId === result.headers.get("x-request-id"));
+    assert.equal(line?.detail, "the upstream answered HTTP 500");
+    assert.equal(
+      line?.cause,
+      "ProviderFailure: the upstream answered HTTP 500 (UPSTREAM_UNAVAILABLE) ← UpstreamAnswer: HTTP 500 (backend_overloaded, server_error)",
+    );
+  });
+
   test("no headers in time → 504 UPSTREAM_TIMEOUT", async () => {
     upstream.behaviour = { kind: "hang" };
     assertError(await call(alone), { status: 504, code: "UPSTREAM_TIMEOUT", type: "server_error" });
@@ -163,6 +185,19 @@ describe("failures part-way through a stream (errors rule 4)", () => {
       assert.ok(!events.some((e) => e.data.includes("forbidden-output")), "the blocked term is never sent");
     });
   }
+
+  test("a dropped connection mid-stream is logged with the socket's failure as cause", async (t) => {
+    const log = captureLog(t, { minLevel: "error" });
+    upstream.behaviour = { kind: "cut", text: TEXT };
+    const events = await streamed(alone);
+    assert.equal(events.at(-1)?.json.code, "UPSTREAM_UNAVAILABLE");
+    assert.doesNotMatch(JSON.stringify(events.at(-1)?.json), /ProviderFailure|other side closed|Socket/);
+    const line = log.entries().find((e) => e.event === "stream.failed" && e.code === "UPSTREAM_UNAVAILABLE");
+    assert.match(
+      String(line?.cause),
+      /^ProviderFailure: the upstream could not be reached \(UPSTREAM_UNAVAILABLE\) ← \w+Error: /,
+    );
+  });
 
   test("chat completions: a stall mid-stream is an error chunk and no [DONE]", async () => {
     upstream.behaviour = { kind: "stall", text: TEXT };

@@ -243,9 +243,15 @@ describe("transactions", () => {
       charge("acme", 300),
       charge("acme", 4),
     ]);
-    assert.deepEqual(outcomes.slice(0, 1), [{ balanceMicros: 596 }]);
-    assert.equal(storeErrorCode((outcomes[1] as { error: StoreError }).error), "NOT_FOUND");
-    assert.deepEqual(outcomes.slice(2), [{ balanceMicros: 30 }, { balanceMicros: 596 }, { balanceMicros: 596 }]);
+    assert.deepEqual(outcomes.slice(0, 1), [{ type: "charged", balanceMicros: 596 }]);
+    const refused = outcomes[1];
+    assert.equal(refused?.type, "refused");
+    assert.equal(storeErrorCode(refused.error), "NOT_FOUND");
+    assert.deepEqual(outcomes.slice(2), [
+      { type: "charged", balanceMicros: 30 },
+      { type: "charged", balanceMicros: 596 },
+      { type: "charged", balanceMicros: 596 },
+    ]);
     assert.equal((await store.accounts.get("acme"))?.balanceMicros, 596);
     assert.equal((await store.accounts.get("globex"))?.balanceMicros, 30);
     assert.equal(await store.usage.spentSince("acme", new Date(0)), 404);

@@ -55,8 +55,8 @@ export interface BuiltContract {
 /** The revision does not exist or its contract does not compile; `message` has the compiler's output. */
 export class ContractBuildError extends Error {
   readonly label: string;
-  constructor(label: string, message: string) {
-    super(message);
+  constructor(label: string, message: string, options?: { cause: unknown }) {
+    super(message, options);
     this.label = label;
   }
 }
@@ -100,8 +100,8 @@ async function contractTree(revision: Revision, repoRoot: string, label: string)
   let commit: string;
   try {
     commit = (await git(repoRoot, ["rev-parse", "--verify", "--quiet", `${revision.ref}^{commit}`])).trim();
-  } catch {
-    throw new ContractBuildError(label, `unknown git revision: ${revision.ref}`);
+  } catch (error) {
+    throw new ContractBuildError(label, `unknown git revision: ${revision.ref}`, { cause: error });
   }
   const listing = await git(repoRoot, ["ls-tree", "-r", "-z", commit, "--", ...CONTRACT_PATHS]);
   const ids = new Map<string, string>();
@@ -239,7 +239,7 @@ async function generateInExport(
     } catch (error) {
       const { stderr, stdout, message } = error as { stderr?: string; stdout?: string; message: string };
       const output = (stderr ?? "").trim() || (stdout ?? "").trim() || message;
-      throw new ContractBuildError(label, output.split(dir + "/").join(""));
+      throw new ContractBuildError(label, output.split(dir + "/").join(""), { cause: error });
     }
     return {
       "3.1": await readFile(join(out, "openapi.3.1.yaml"), "utf8"),

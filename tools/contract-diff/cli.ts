@@ -137,7 +137,7 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
       strict: true,
     }));
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError((error as Error).message, { cause: error });
   }
   const repo = resolve(cwd, values.repo ?? toolchainRoot);
   const at = (file: string) => (isAbsolute(file) ? file : resolve(cwd, file));
@@ -213,7 +213,7 @@ async function loadOpenapiArgument(argument: string, options: Options): Promise<
   } catch (error) {
     // Whatever a document does to the reader, it is an input problem: one line, exit 2.
     if (error instanceof DocumentError) throw error;
-    throw new DocumentError(`${argument}: ${(error as Error).message}`);
+    throw new DocumentError(`${argument}: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -319,7 +319,10 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
     diffed = diffDocuments(base.doc, head.doc, { strictQueryParams: options.strictQueryParams, date: options.date });
   } catch (error) {
     // A document shape no rule expected: still one line and exit 2, never a stack trace.
-    return inputFailure(new DocumentError(`cannot compare the documents: ${(error as Error).message}`), io);
+    return inputFailure(
+      new DocumentError(`cannot compare the documents: ${(error as Error).message}`, { cause: error }),
+      io,
+    );
   }
   progress(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const changes = groupChanges(diffed);

@@ -8,6 +8,7 @@
 import { checkExchange } from "../../checks.ts";
 import type { Contract } from "../../contract.ts";
 import { parseSse } from "../../sse.ts";
+import { describeTransportFailure } from "../../transport-error.ts";
 import { parseJson, type Json } from "../json.ts";
 
 /** Longest wait for any answer; longer is a hang. */
@@ -29,8 +30,8 @@ export class ServerFault extends Error {
   readonly noAnswer: boolean;
   /** The rule it breaks (rules.yaml, or `contract:<operation>`). */
   readonly rule: string;
-  constructor(message: string, noAnswer = false, rule = "errors.codes-by-status") {
-    super(message);
+  constructor(message: string, noAnswer = false, rule = "errors.codes-by-status", options?: { cause: unknown }) {
+    super(message, options);
     this.noAnswer = noAnswer;
     this.rule = rule;
   }
@@ -99,11 +100,12 @@ export async function send(
     const reason =
       (error as Error).name === "TimeoutError"
         ? `no answer within ${REQUEST_TIMEOUT_MS} ms (a hang)`
-        : `the connection failed: ${(error as Error).message} ${String((error as { cause?: unknown }).cause ?? "")}`;
+        : `the connection failed: ${describeTransportFailure(error)}`;
     throw new ServerFault(
       `${spec.method} ${spec.url}: ${reason} after ${Math.round(performance.now() - started)} ms`,
       true,
       "errors.malformed-request",
+      { cause: error },
     );
   }
   tally.count(`${spec.method} ${spec.label}`, response.status);

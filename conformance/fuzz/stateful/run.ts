@@ -192,6 +192,7 @@ export async function fuzzStateful(options: StatefulOptions): Promise<StatefulRe
       lastFinding = toFinding(error as Error, failing, traces, profile);
       const failure = new Error(
         `${(error as Error).name}: ${(error as Error).message}\nwhat each client did, in its order:\n  ${traces.join("\n  ")}`,
+        { cause: error },
       );
       failure.stack = failure.message;
       throw failure;

@@ -8,7 +8,7 @@
 import type { UpstreamTrainerSettings } from "../../inference/catalog.ts";
 // undici's own fetch, not Node's bundled one: when a cancelled job aborts a call while its
 // answer is still arriving, Node 24's fetch enqueues into the closed body stream and the
-// process sees an unhandled rejection (seen in test/finetune/upstream-conformance.test.ts).
+// process sees an unhandled rejection (seen in test/finetune/upstream-conformance.slow.test.ts).
 import { fetch, FormData } from "undici";
 import { credential } from "../../settings/environment.ts";
 
@@ -159,7 +159,7 @@ export class OpenAiFineTuningApi {
       });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      throw new UpstreamUnreachable(`${method} ${path}: ${(error as Error).message}`);
+      throw new UpstreamUnreachable(`${method} ${path}: ${(error as Error).message}`, { cause: error });
     }
     const text = await response.text().catch(() => "");
     if (response.ok) {

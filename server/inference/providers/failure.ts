@@ -10,8 +10,13 @@ export class ProviderFailure extends Error {
   /** Seconds the upstream asked us to wait (its Retry-After), passed on with 429/503. */
   readonly retryAfter: number | undefined;
 
-  constructor(code: SentErrorCode, message: string, options: { retryable: boolean; retryAfter?: number }) {
-    super(message);
+  /** `cause`: what the upstream did (the connection's error, its status and error code), for the server's log only. */
+  constructor(
+    code: SentErrorCode,
+    message: string,
+    options: { retryable: boolean; retryAfter?: number; cause?: unknown },
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ProviderFailure";
     this.code = code;
     this.retryable = options.retryable;

@@ -235,7 +235,10 @@ async function* parseChunks(body: AsyncIterable<Buffer | string>, signal: AbortS
     released = true;
   } catch (error) {
     if (error instanceof SyntaxError)
-      throw new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream sent a malformed stream", { retryable: true });
+      throw new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream sent a malformed stream", {
+        retryable: true,
+        cause: error,
+      });
     throw connectionFailure(error, signal);
   } finally {
     // Left before the end (the consumer stopped, a malformed chunk, a failed read): the body is destroyed.
@@ -257,29 +260,66 @@ function drainQuietly(reader: AsyncIterator<Buffer | string>): void {
 function connectionFailure(error: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason ?? error;
   if (error instanceof undiciErrors.HeadersTimeoutError) {
-    return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream did not answer in time", { retryable: true });
+    return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream did not answer in time", {
+      retryable: true,
+      cause: error,
+    });
   }
   if (error instanceof undiciErrors.BodyTimeoutError) {
     // The words of the engine's own stall timer (generation.ts): one failure, one message, whichever timer fires first.
-    return new ProviderFailure("PARTIAL_RESPONSE_TIMEOUT", "The response stream stalled.", { retryable: true });
+    return new ProviderFailure("PARTIAL_RESPONSE_TIMEOUT", "The response stream stalled.", {
+      retryable: true,
+      cause: error,
+    });
   }
-  return new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream could not be reached", { retryable: true });
+  return new ProviderFailure("UPSTREAM_UNAVAILABLE", "the upstream could not be reached", {
+    retryable: true,
+    cause: error,
+  });
+}
+
+/**
+ * The upstream's error answer in the ProviderFailure's cause, for the log: its status and
+ * the `error.code` and `error.type` of an OpenAI-format body. Not its message, which may
+ * quote the prompt (no body reaches the log).
+ */
+class UpstreamAnswer extends Error {
+  override name = "UpstreamAnswer";
+  constructor(status: number, body: string) {
+    const error = (jsonOrUndefined(body) as { error?: { code?: unknown; type?: unknown } } | undefined)?.error;
+    const named = [error?.code, error?.type].filter((v): v is string => typeof v === "string" && v.length <= 100);
+    super(`HTTP ${status}${named.length > 0 ? ` (${named.join(", ")})` : ""}`);
+  }
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function statusFailure(status: number, body: string, retryAfterHeader: string | string[] | undefined): ProviderFailure {
+  const cause = new UpstreamAnswer(status, body);
   const retryAfter = Number.parseInt(String(retryAfterHeader ?? ""), 10);
   const wait = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined;
   if (status === 429)
     return new ProviderFailure("UPSTREAM_RATE_LIMITED", "the upstream is rate limited", {
       retryable: true,
+      cause,
       ...(wait !== undefined ? { retryAfter: wait } : {}),
     });
   if ((status === 400 || status === 422) && /content[_ ]?(filter|policy)|safety|moderation/i.test(body)) {
     return new ProviderFailure("UPSTREAM_CONTENT_REJECTED", "the upstream provider refused the content", {
       retryable: false,
+      cause,
     });
   }
   if (status === 504 || status === 408)
-    return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream timed out", { retryable: true });
-  return new ProviderFailure("UPSTREAM_UNAVAILABLE", `the upstream answered HTTP ${status}`, { retryable: true });
+    return new ProviderFailure("UPSTREAM_TIMEOUT", "the upstream timed out", { retryable: true, cause });
+  return new ProviderFailure("UPSTREAM_UNAVAILABLE", `the upstream answered HTTP ${status}`, {
+    retryable: true,
+    cause,
+  });
 }

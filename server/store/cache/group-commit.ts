@@ -65,7 +65,7 @@ export class GroupCommit {
     }
     group.forEach((waiting, i) => {
       const outcome = outcomes[i]!;
-      if ("error" in outcome) return waiting.reject(outcome.error);
+      if (outcome.type === "refused") return waiting.reject(outcome.error);
       this.#committed(waiting.charge, outcome.balanceMicros);
       waiting.resolve({ balanceMicros: outcome.balanceMicros });
     });

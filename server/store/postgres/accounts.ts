@@ -74,7 +74,8 @@ async function insertAccount(db: Db, account: NewAccount): Promise<Account> {
     );
     return accountFromRow(inserted as Row);
   } catch (error) {
-    if (isDuplicate(error)) throw new StoreError("already-exists", `Account ${account.id} already exists.`);
+    if (isDuplicate(error))
+      throw new StoreError("already-exists", `Account ${account.id} already exists.`, { cause: error });
     throw error;
   }
 }

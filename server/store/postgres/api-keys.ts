@@ -55,8 +55,11 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<ApiKey> {
     );
     return apiKeyFromRow(row as Row);
   } catch (error) {
-    if (isDuplicate(error)) throw new StoreError("already-exists", `API key ${key.id} (or its secret) already exists.`);
-    if (isMissingReference(error)) throw new StoreError("not-found", `No account ${key.accountId}.`);
+    if (isDuplicate(error))
+      throw new StoreError("already-exists", `API key ${key.id} (or its secret) already exists.`, {
+        cause: error,
+      });
+    if (isMissingReference(error)) throw new StoreError("not-found", `No account ${key.accountId}.`, { cause: error });
     throw error;
   }
 }

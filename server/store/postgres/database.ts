@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL connection pool every PostgreSQL sub-store shares, with what they all
  * need: a transaction helper that retries serialization failures, and the translation of
- * a database that does not answer into 503 STORAGE_UNAVAILABLE.
+ * a database that does not answer into the StoreError `unavailable` (503 STORAGE_UNAVAILABLE at the HTTP edge).
  *
  * Nothing may hang on the database: connecting, waiting for a pooled connection, and every
  * statement have a time limit, and each limit that runs out is a 503 with Retry-After.
@@ -149,10 +149,12 @@ export async function pgCall<T>(work: () => Promise<T>): Promise<T> {
       throw new StoreError(
         "invalid-text",
         "A value holds the NUL character (U+0000), which no id or stored text can hold; remove it.",
+        { cause: error },
       );
     if (isUnavailable(error)) {
       throw new StoreError("unavailable", "The database is not answering. Retry shortly.", {
         retryAfterSeconds: RETRY_AFTER_SECONDS,
+        cause: error,
       });
     }
     throw error;

@@ -63,7 +63,7 @@ export class PostgresDatasetStore implements DatasetStore {
         return datasetFromRow(row as Row);
       } catch (error) {
         if (isDuplicate(error)) {
-          throw datasetTakenError(dataset.accountId, dataset.datasetId);
+          throw datasetTakenError(dataset.accountId, dataset.datasetId, error);
         }
         throw error;
       }
@@ -337,7 +337,7 @@ async function requireDataset(db: Db, accountId: string, datasetId: string): Pro
   return dataset;
 }
 
-/** The dataset, its row locked until the transaction ends; NOT_FOUND when missing (unless `required` is false). */
+/** The dataset, its row locked until the transaction ends; `not-found` when missing (unless `required` is false). */
 async function lockDataset(db: Db, accountId: string, datasetId: string): Promise<DatasetRecord>;
 async function lockDataset(
   db: Db,

@@ -79,8 +79,8 @@ export class PostgresUsageStore implements UsageStore {
         return charges.map((c): ChargeOutcome => {
           const balanceMicros = balances.get(c.accountId);
           return balanceMicros === undefined
-            ? { error: new StoreError("not-found", `No account ${c.accountId}.`) }
-            : { balanceMicros };
+            ? { type: "refused", error: new StoreError("not-found", `No account ${c.accountId}.`) }
+            : { type: "charged", balanceMicros };
         });
       }),
     );

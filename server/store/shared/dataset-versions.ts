@@ -37,11 +37,11 @@ export function unstoredProblem(version: VersionRecord, name: string): string {
 }
 
 /** A dataset id is taken for good: creating it again fails, even after a delete. */
-export function datasetTakenError(accountId: string, datasetId: string): StoreError {
+export function datasetTakenError(accountId: string, datasetId: string, cause?: unknown): StoreError {
   return new StoreError(
     "already-exists",
     `The dataset ${datasetName(accountId, datasetId)} already exists (an id stays taken after a delete).`,
-    { field: "datasetId" },
+    { field: "datasetId", ...(cause === undefined ? {} : { cause }) },
   );
 }
 

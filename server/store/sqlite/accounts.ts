@@ -77,7 +77,8 @@ function insertAccount(db: DatabaseSync, account: NewAccount): void {
       ...Object.values(row),
     );
   } catch (error) {
-    if (isDuplicate(error)) throw new StoreError("already-exists", `Account ${account.id} already exists.`);
+    if (isDuplicate(error))
+      throw new StoreError("already-exists", `Account ${account.id} already exists.`, { cause: error });
     throw error;
   }
 }

@@ -64,8 +64,11 @@ export function insertApiKey(db: DatabaseSync, key: NewApiKey): void {
       Date.now(),
     );
   } catch (error) {
-    if (isDuplicate(error)) throw new StoreError("already-exists", `API key ${key.id} (or its secret) already exists.`);
-    if (isConstraint(error)) throw new StoreError("not-found", `No account ${key.accountId}.`);
+    if (isDuplicate(error))
+      throw new StoreError("already-exists", `API key ${key.id} (or its secret) already exists.`, {
+        cause: error,
+      });
+    if (isConstraint(error)) throw new StoreError("not-found", `No account ${key.accountId}.`, { cause: error });
     throw error;
   }
 }

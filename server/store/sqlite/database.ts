@@ -77,7 +77,10 @@ export async function storeCall<T>(work: () => T): Promise<T> {
     return work();
   } catch (error) {
     if (isSqliteError(error) && [SQLITE_BUSY, SQLITE_LOCKED].includes(error.errcode & 0xff)) {
-      throw new StoreError("unavailable", "The database is busy. Retry shortly.", { retryAfterSeconds: 1 });
+      throw new StoreError("unavailable", "The database is busy. Retry shortly.", {
+        retryAfterSeconds: 1,
+        cause: error,
+      });
     }
     throw error;
   }

@@ -66,7 +66,7 @@ export class SqliteDatasetStore implements DatasetStore {
           );
       } catch (error) {
         if (isDuplicate(error)) {
-          throw datasetTakenError(dataset.accountId, dataset.datasetId);
+          throw datasetTakenError(dataset.accountId, dataset.datasetId, error);
         }
         throw error;
       }

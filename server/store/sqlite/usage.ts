@@ -44,9 +44,9 @@ export class SqliteUsageStore implements UsageStore {
         return charges.map((charge): ChargeOutcome => {
           const balanceMicros = balances.get(charge.accountId);
           if (balanceMicros === undefined)
-            return { error: new StoreError("not-found", `No account ${charge.accountId}.`) };
+            return { type: "refused", error: new StoreError("not-found", `No account ${charge.accountId}.`) };
           record.run(charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime());
-          return { balanceMicros };
+          return { type: "charged", balanceMicros };
         });
       });
     });

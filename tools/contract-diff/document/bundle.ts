@@ -37,7 +37,7 @@ export function parseText(text: string, label: string): unknown {
     return parse(text, { maxAliasCount: 1000, prettyErrors: false, logLevel: "error" });
   } catch (error) {
     const message = ((error as Error).message ?? String(error)).split("\n")[0];
-    throw new DocumentError(`${label}: not valid YAML or JSON: ${message}`);
+    throw new DocumentError(`${label}: not valid YAML or JSON: ${message}`, { cause: error });
   }
 }
 

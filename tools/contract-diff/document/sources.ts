@@ -24,8 +24,8 @@ export interface FileSource {
 function decodeTarget(target: string): string {
   try {
     return decodeURIComponent(target);
-  } catch {
-    throw new DocumentError(`$ref ${target}: not a valid URI reference`);
+  } catch (error) {
+    throw new DocumentError(`$ref ${target}: not a valid URI reference`, { cause: error });
   }
 }
 
@@ -33,7 +33,9 @@ export function fileSystemSource(): FileSource {
   return {
     async read(path) {
       return readFile(path, "utf8").catch((error: NodeJS.ErrnoException) => {
-        throw new DocumentError(`cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
+        throw new DocumentError(`cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`, {
+          cause: error,
+        });
       });
     },
     resolve: (from, target) => resolve(dirname(from), decodeTarget(target)),
@@ -52,8 +54,8 @@ export function gitSource(repo: string, revision: string): FileSource {
           encoding: "utf8",
         });
         return stdout;
-      } catch {
-        throw new DocumentError(`cannot read ${revision}:${path}: no such file at that revision`);
+      } catch (error) {
+        throw new DocumentError(`cannot read ${revision}:${path}: no such file at that revision`, { cause: error });
       }
     },
     resolve(from, target) {

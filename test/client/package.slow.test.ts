@@ -229,7 +229,7 @@ window.ready = true;
       assert.equal(error.status, 404);
       assert.equal(error.code, "MODEL_NOT_FOUND");
       assert.match(error.requestId, /^req_/);
-      assert.equal(aborted, "AbortError");
+      assert.equal(aborted, "APIUserAbortError");
       assert.equal(key, 36, "Web Crypto's randomUUID is there for Idempotency-Keys");
     } finally {
       await browser.close();
