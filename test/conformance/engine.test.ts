@@ -15,12 +15,12 @@ const manifest = (file: string) => JSON.parse(readFileSync(path.join(ROOT, file)
 
 test("the kit's check and the packages' engines name the same minimum", () => {
   const [major, minor] = MINIMUM_NODE.split(".");
-  for (const pkg of ["conformance", "client", "cli"])
+  for (const pkg of ["conformance", "client", "cli", "tools/contract-diff"])
     assert.equal(manifest(`${pkg}/package.json`).engines.node, `>=${major}.${minor}`, pkg);
 });
 
 test("no package declares a Node older than its dependencies do", () => {
-  for (const pkg of ["conformance", "client", "cli"]) {
+  for (const pkg of ["conformance", "client", "cli", "tools/contract-diff"]) {
     for (const dep of Object.keys(manifest(`${pkg}/package.json`).dependencies)) {
       const declared = /^>=\s*([\d.]+)$/.exec(manifest(`node_modules/${dep}/package.json`).engines?.node ?? "")?.[1];
       if (declared)
