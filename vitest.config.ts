@@ -31,6 +31,7 @@ const SLOW = [
   "test/store/admin-cli.test.ts",
   "test/store/cache-processes.test.ts",
   "test/contract-diff/build.test.ts",
+  "test/contract-diff/package.test.ts",
   "test/cli/browser.test.ts",
   "test/cli/terminal.test.ts",
   "test/server/docs-page.test.ts",

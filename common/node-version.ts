@@ -10,7 +10,7 @@
  */
 export const MINIMUM_NODE = "22.12.0";
 
-/** Whether `version` (`process.versions.node`, such as `20.20.2`) is older than MINIMUM_NODE. */
+/** Whether `version` (the running Node's, such as `20.20.2` or `v22.13.1`) is older than `minimum`. */
 export function nodeTooOld(version: string, minimum: string = MINIMUM_NODE): boolean {
   const parts = (v: string) =>
     v
