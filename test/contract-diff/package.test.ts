@@ -12,7 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
@@ -178,6 +178,42 @@ describe("installed from its tarball in an empty directory outside the repositor
     assert.match(rules.stdout, /\n\d+ rules \(\d+ INFO, \d+ WARN, \d+ ERR\)\.\n$/);
   });
 
+  test("the README's three commands, as written, in another team's git repository", async () => {
+    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("\n## Reviewing contract changes\n"));
+    const paragraph = section.slice(section.indexOf("**In another team's repository.**"));
+    const block = /```sh\n([\s\S]*?)```/.exec(paragraph)?.[1] ?? "";
+    const commands = block
+      .split("\n")
+      .map((line) => line.replace(/\s+#.*$/, ""))
+      .filter((line) => line.trim());
+    assert.equal(commands.length, 3, block);
+    const [build, install, compare] = commands as [string, string, string];
+    // The build is the one beforeAll ran (into a temp folder instead of dist-packages/).
+    assert.equal(build, "npm run build:packages -- --only contract-diff");
+    assert.match(block, /# here: dist-packages\/inference-toolkit-contract-diff-0\.2\.0\.tgz/);
+    assert.match(install, /^npm install \S+\/dist-packages\/inference-toolkit-contract-diff-0\.2\.0\.tgz$/);
+
+    const project = mkdtempSync(path.join(os.tmpdir(), "diff-project-"));
+    try {
+      writeFileSync(path.join(project, "openapi.yaml"), TEAM_DOCUMENT.replace('{ $ref: "./schemas/pet.yaml" }', INLINE_PET));
+      const committed = await shell("git init -q -b main && git add openapi.yaml && git commit -qm v1", project);
+      assert.equal(committed.code, 0, committed.stderr);
+      writeFileSync(path.join(project, "openapi.yaml"), TEAM_DOCUMENT.replace('{ $ref: "./schemas/pet.yaml" }', "{ type: string }"));
+      const installed = await shell(
+        install.replace(/\S+\.tgz$/, path.join(tarballs, "inference-toolkit-contract-diff-0.2.0.tgz")),
+        project,
+      );
+      assert.equal(installed.code, 0, installed.stdout + installed.stderr);
+      const compared = await shell(compare, project);
+      assert.equal(compared.code, 1, compared.stdout + compared.stderr);
+      assert.match(compared.stdout, /^Contract diff: main:openapi\.yaml → openapi\.yaml \(OpenAPI 3\.1 documents/);
+      assert.match(compared.stdout, /ERR  response-type-changed[^\n]*\n[^\n]*GET \/pets\/{petId} › response 200 application\/json: type object → string/);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
   const system = spawnSync("/usr/bin/node", ["--version"], { encoding: "utf8" });
   const old = system.status === 0 && nodeTooOld(system.stdout.trim());
   test.skipIf(!old)("an older Node (the machine's own) is refused at start in one line, exit 2", () => {
@@ -210,6 +246,8 @@ paths:
             application/json:
               schema: { $ref: "./schemas/pet.yaml" }
 `;
+
+const INLINE_PET = "{ type: object, required: [id], properties: { id: { type: string } } }";
 
 function petSchema(required: string[]): string {
   const properties = required.map((name) => `  ${name}: { type: string }`).join("\n");
