@@ -7,7 +7,7 @@
  *   (same exit code, same text, same changes in JSON);
  * - `<rev>:<path>` reads a multi-file document from a git repository the test makes;
  * - the TypeSpec mode (`--base <ref>`) is refused in one line, exit 2; its help describes the
- *   package's usage;
+ *   package's usage; the README's commands run as written; `--scope` renames it;
  * - the machine's older Node is refused at start in one line (as the kit's is).
  */
 import assert from "node:assert/strict";
@@ -93,13 +93,17 @@ afterAll(() => {
 describe("installed from its tarball in an empty directory outside the repository", () => {
   const pair = ["--base-openapi", PAIR[0] as string, "--head-openapi", PAIR[1] as string, "--date", DATE];
 
-  test("the example pair: the exit code and the report of this repository's own run", async () => {
-    const [packaged, own] = await Promise.all([shell(`npx contract-diff ${pair.join(" ")}`), repositoryRun(pair)]);
-    assert.equal(own.code, 1, own.stderr);
-    assert.equal(packaged.code, own.code, packaged.stderr);
-    assert.equal(packaged.stderr, "");
-    assert.match(own.stdout, /^Breaking changes \(7\)$/m);
-    assert.equal(packaged.stdout, own.stdout);
+  test("the example pair: the exit code and the report of this repository's own run, in every format", async () => {
+    for (const format of ["text", "markdown", "github"]) {
+      const args = [...pair, "--format", format];
+      const [packaged, own] = await Promise.all([shell(`npx contract-diff ${args.join(" ")}`), repositoryRun(args)]);
+      assert.equal(own.code, 1, own.stderr);
+      assert.equal(packaged.code, own.code, packaged.stderr);
+      assert.equal(packaged.stderr, "");
+      assert.equal(packaged.stdout, own.stdout, format);
+    }
+    const text = await shell(`npx contract-diff ${pair.join(" ")}`);
+    assert.match(text.stdout, /^Breaking changes \(7\)$/m);
   });
 
   test("--format json parses, with the same changes and summary as this repository's run", async () => {
@@ -146,6 +150,17 @@ describe("installed from its tarball in an empty directory outside the repositor
       report.changes.map((c: { rule: string }) => c.rule),
       ["response-required-property-removed"],
     );
+    // A reviewed exception accepts it.
+    writeFileSync(
+      path.join(team, "accepted.yaml"),
+      "ignore:\n  - rule: response-required-property-removed\n    location: pet.name\n    reason: no client reads it\n",
+    );
+    const accepted = await shell(
+      "npx contract-diff --base-openapi main:openapi.yaml --head-openapi HEAD:openapi.yaml --ignore-file accepted.yaml",
+      team,
+    );
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
+    assert.match(accepted.stdout, /1 ignored/);
     // Nothing changed between two names of the same commit.
     const same = await shell("npx contract-diff --base-openapi main~0:openapi.yaml --head-openapi main:openapi.yaml", team);
     assert.equal(same.code, 0, same.stdout + same.stderr);
@@ -211,6 +226,36 @@ describe("installed from its tarball in an empty directory outside the repositor
       assert.match(compared.stdout, /ERR  response-type-changed[^\n]*\n[^\n]*GET \/pets\/{petId} › response 200 application\/json: type object → string/);
     } finally {
       rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  test("--scope publishes it under another name, with the same command", () => {
+    const scoped = mkdtempSync(path.join(os.tmpdir(), "diff-scoped-"));
+    try {
+      const built = spawnSync(
+        process.execPath,
+        [path.join(ROOT, "scripts/build-packages.ts"), "--out", scoped, "--only", "contract-diff", "--scope", "@acme"],
+        { encoding: "utf8" },
+      );
+      assert.equal(built.status, 0, built.stdout + built.stderr);
+      assert.deepEqual(readdirSync(scoped), ["acme-contract-diff-0.2.0.tgz"]);
+      const manifest = spawnSync("tar", ["-xzOf", path.join(scoped, "acme-contract-diff-0.2.0.tgz"), "package/package.json"], {
+        encoding: "utf8",
+      });
+      const { name, bin, license, engines, dependencies, private: hidden } = JSON.parse(manifest.stdout);
+      assert.deepEqual(
+        { name, bin, license, engines, dependencies, hidden },
+        {
+          name: "@acme/contract-diff",
+          bin: { "contract-diff": "./dist/tools/contract-diff/bin.js" },
+          license: "Apache-2.0",
+          engines: { node: ">=22.12" },
+          dependencies: { yaml: "2.9.1" },
+          hidden: undefined,
+        },
+      );
+    } finally {
+      rmSync(scoped, { recursive: true, force: true });
     }
   });
 
