@@ -162,7 +162,7 @@ export function parseOptions(argv: string[], cwd = process.cwd(), edition: Editi
     throw new UsageError((error as Error).message);
   }
   if (!edition.buildsContract) checkDocumentsOnly(values);
-  // The package compares documents of the repository it runs in; this checkout's tool, its own.
+  // Installed, <rev>:<path> is read from the current directory's repository; here, from this one.
   const repo = resolve(cwd, values.repo ?? (edition.buildsContract ? toolchainRoot : cwd));
   const at = (file: string) => (isAbsolute(file) ? file : resolve(cwd, file));
   const options: Options = {
