@@ -4,7 +4,7 @@
  * before loading anything else, since an older one may fail on the kit's code in ways
  * that say nothing useful (or hang), then runs cli.ts.
  */
-import { nodeTooOld, MINIMUM_NODE } from "./engine.ts";
+import { nodeTooOld, MINIMUM_NODE } from "../common/node-version.ts";
 
 if (nodeTooOld(process.versions.node)) {
   console.error(

@@ -1,11 +1,12 @@
 /**
- * Builds installable tarballs of the three packages anyone may use (Apache-2.0):
+ * Builds installable tarballs of the four packages anyone may use (Apache-2.0):
  *
  *   npm run build:packages [-- --scope @your-org] [--out dist-packages] [--only conformance]…
  *
  *   dist-packages/<scope>-conformance-<version>.tgz   the conformance kit (library, `conformance` command, vitest entry)
  *   dist-packages/<scope>-client-<version>.tgz        the typed client
  *   dist-packages/<scope>-cli-<version>.tgz           the `itk` command, with the client and the kit inside it
+ *   dist-packages/<scope>-contract-diff-<version>.tgz the `contract-diff` command (OpenAPI documents)
  *
  * Each package is built into a staging folder by its own build script, given the LICENSE
  * and a manifest without the build-time scripts (and under `--scope` when given, to
@@ -45,20 +46,28 @@ if (scope !== undefined && !/^@[a-z0-9][a-z0-9._-]*$/.test(scope)) {
   console.error(`build:packages: --scope must look like @your-org, not ${scope}`);
   process.exit(2);
 }
+/** Each package's name (for --only), its folder in this repository, and how it is built. */
+const PACKAGES = [
+  ["conformance", "conformance", buildWithOwnScript],
+  ["client", "client", buildWithOwnScript],
+  ["cli", "cli", buildCli],
+  ["contract-diff", "tools/contract-diff", buildWithOwnScript],
+] as const;
+const unknown = values.only?.filter((name) => !PACKAGES.some(([known]) => known === name)) ?? [];
+if (unknown.length > 0) {
+  console.error(`build:packages: --only takes ${PACKAGES.map(([name]) => name).join(", ")}, not ${unknown.join(", ")}`);
+  process.exit(2);
+}
 const out = path.resolve(values.out as string);
 mkdirSync(out, { recursive: true });
 const staging = mkdtempSync(path.join(os.tmpdir(), "build-packages-"));
 
 try {
-  for (const [name, build] of [
-    ["conformance", buildWithOwnScript],
-    ["client", buildWithOwnScript],
-    ["cli", buildCli],
-  ] as const) {
+  for (const [name, source, build] of PACKAGES) {
     if (values.only && !values.only.includes(name)) continue;
     const dir = path.join(staging, name);
     mkdirSync(dir, { recursive: true });
-    const manifest = build(name, dir);
+    const manifest = build(source, dir);
     copyFileSync(path.join(ROOT, "LICENSE"), path.join(dir, "LICENSE"));
     writeFileSync(path.join(dir, "package.json"), `${JSON.stringify(published(manifest), null, 2)}\n`);
     console.log(`${pack(dir)}`);
@@ -67,16 +76,16 @@ try {
   rmSync(staging, { recursive: true, force: true });
 }
 
-/** conformance/ and client/: their own build script into the folder, their manifest. */
-function buildWithOwnScript(name: string, dir: string): Manifest {
-  run(process.execPath, [path.join(ROOT, name, "scripts/build.ts"), dir]);
-  const readme = path.join(ROOT, name, "README.md");
+/** conformance/, client/ and tools/contract-diff/: their own build script into the folder, their manifest. */
+function buildWithOwnScript(source: string, dir: string): Manifest {
+  run(process.execPath, [path.join(ROOT, source, "scripts/build.ts"), dir]);
+  const readme = path.join(ROOT, source, "README.md");
   try {
     copyFileSync(readme, path.join(dir, "README.md"));
   } catch {
     // A package without a README of its own ships none.
   }
-  return readManifest(name);
+  return readManifest(source);
 }
 
 /**

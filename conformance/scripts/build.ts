@@ -3,7 +3,8 @@
  *
  *   node conformance/scripts/build.ts [outDir]    # default: conformance/ itself (what `npm pack` ships)
  *
- * `dist/` holds the JavaScript and declarations (tsc with conformance/tsconfig.build.json);
+ * `dist/` holds the JavaScript and declarations (tsc with conformance/tsconfig.build.json),
+ * `common/` the Node version check its command starts with (common/node-version.ts);
  * `generated/` the contract's values the kit imports (contract-values.js, with api.d.ts for
  * its declarations: scripts/build-package.ts) and the contract it reads (openapi.3.2.yaml);
  * beside them, when building elsewhere than in place, the transcripts, goldens, fixtures,

@@ -1,6 +1,6 @@
 /**
  * The Node versions the packages declare, and the kit's own check at start: one minimum,
- * written in conformance/engine.ts and in every package's `engines`, no lower than what
+ * written in common/node-version.ts and in every package's `engines`, no lower than what
  * their dependencies declare. (The packed kit refusing the machine's Node 20 with one line
  * is in package.slow.test.ts.)
  */
@@ -8,19 +8,19 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { test } from "vitest";
-import { MINIMUM_NODE, nodeTooOld } from "../../conformance/engine.ts";
+import { MINIMUM_NODE, nodeTooOld } from "../../common/node-version.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const manifest = (file: string) => JSON.parse(readFileSync(path.join(ROOT, file), "utf8"));
 
 test("the kit's check and the packages' engines name the same minimum", () => {
   const [major, minor] = MINIMUM_NODE.split(".");
-  for (const pkg of ["conformance", "client", "cli"])
+  for (const pkg of ["conformance", "client", "cli", "tools/contract-diff"])
     assert.equal(manifest(`${pkg}/package.json`).engines.node, `>=${major}.${minor}`, pkg);
 });
 
 test("no package declares a Node older than its dependencies do", () => {
-  for (const pkg of ["conformance", "client", "cli"]) {
+  for (const pkg of ["conformance", "client", "cli", "tools/contract-diff"]) {
     for (const dep of Object.keys(manifest(`${pkg}/package.json`).dependencies)) {
       const declared = /^>=\s*([\d.]+)$/.exec(manifest(`node_modules/${dep}/package.json`).engines?.node ?? "")?.[1];
       if (declared)

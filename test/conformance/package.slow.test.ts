@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import { nodeTooOld } from "../../conformance/engine.ts";
+import { nodeTooOld } from "../../common/node-version.ts";
 import { installBuiltPackage } from "../support/package.ts";
 import { startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 

@@ -10,6 +10,9 @@
  * 2 a revision does not build, or an input (arguments, ignore file, document) is invalid:
  * one line on stderr, never a stack trace.
  * See docs/contract-review.md.
+ *
+ * Installed as a package (`npx contract-diff`, bin.ts) it runs in another edition: the
+ * documents mode only, since building TypeSpec revisions needs this repository.
  */
 import { existsSync } from "node:fs";
 import { isAbsolute, join, posix, resolve } from "node:path";
@@ -66,6 +69,22 @@ Exit status: 0 no failing change, 1 breaking changes found (by default any chang
 for clients or implementations), 2 build failure or bad input.
 `;
 
+/**
+ * Where the command runs. In this repository both modes work; installed as a package only
+ * the documents one does (--base/--head build main.tsp with this checkout's scripts and
+ * node_modules, which the package does not ship), with its own usage text.
+ */
+export interface Edition {
+  usage: string;
+  /** Whether --base/--head build the TypeSpec contract of a revision. */
+  buildsContract: boolean;
+}
+
+export const REPOSITORY: Edition = { usage: USAGE, buildsContract: true };
+
+/** The options that only make sense when building the TypeSpec contract. */
+const CONTRACT_BUILD_OPTIONS = ["base", "head", "document", "no-cache", "cache-dir", "repo-url"] as const;
+
 export interface Io {
   stdout(text: string): void;
   stderr(text: string): void;
@@ -82,6 +101,9 @@ const processIo: Io = {
 type Progress = (message: string) => void;
 
 class UsageError extends Error {}
+
+/** A TypeSpec-mode option where the contract cannot be built: one line, exit 2. */
+class ContractBuildUnavailable extends Error {}
 
 interface Options {
   base?: string;
@@ -110,7 +132,7 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
   return found;
 }
 
-export function parseOptions(argv: string[], cwd = process.cwd()): Options {
+export function parseOptions(argv: string[], cwd = process.cwd(), edition: Edition = REPOSITORY): Options {
   let values;
   try {
     ({ values } = parseArgs({
@@ -139,7 +161,9 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   } catch (error) {
     throw new UsageError((error as Error).message, { cause: error });
   }
-  const repo = resolve(cwd, values.repo ?? toolchainRoot);
+  if (!edition.buildsContract) checkDocumentsOnly(values);
+  // Installed, <rev>:<path> is read from the current directory's repository; here, from this one.
+  const repo = resolve(cwd, values.repo ?? (edition.buildsContract ? toolchainRoot : cwd));
   const at = (file: string) => (isAbsolute(file) ? file : resolve(cwd, file));
   const options: Options = {
     format: oneOf("format", values.format, ["text", "markdown", "json", "github"], "text"),
@@ -167,11 +191,9 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   if (values["head-openapi"] !== undefined) options.headOpenapi = values["head-openapi"];
   options.cwd = cwd;
   if (values["repo-url"] !== undefined) options.repoUrl = values["repo-url"];
-  if (values["no-cache"] !== true)
+  if (edition.buildsContract && values["no-cache"] !== true)
     options.cacheDir = values["cache-dir"] !== undefined ? at(values["cache-dir"]) : defaultCacheDir(toolchainRoot);
-  if (!options.listRules && !options.help && options.base === undefined && options.baseOpenapi === undefined) {
-    throw new UsageError("--base <git ref> is required (or --base-openapi <file>)");
-  }
+  if (!options.listRules && !options.help) requireSides(options, edition);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(options.date))
     throw new UsageError(`--date must be YYYY-MM-DD (got ${options.date})`);
   if (options.head !== undefined && options.headOpenapi !== undefined)
@@ -179,6 +201,25 @@ export function parseOptions(argv: string[], cwd = process.cwd()): Options {
   if (options.base !== undefined && options.baseOpenapi !== undefined)
     throw new UsageError("give --base or --base-openapi, not both");
   return options;
+}
+
+/** Both sides must be named: built revisions (head: the working tree) or documents. */
+function requireSides(options: Options, edition: Edition): void {
+  if (!edition.buildsContract) {
+    if (options.baseOpenapi === undefined || options.headOpenapi === undefined)
+      throw new UsageError("--base-openapi <file> and --head-openapi <file> are both required");
+  } else if (options.base === undefined && options.baseOpenapi === undefined) {
+    throw new UsageError("--base <git ref> is required (or --base-openapi <file>)");
+  }
+}
+
+/** Refuses what needs this repository's TypeSpec toolchain, saying what to use instead. */
+function checkDocumentsOnly(values: Record<string, unknown>): void {
+  const option = CONTRACT_BUILD_OPTIONS.find((name) => values[name] !== undefined);
+  if (option === undefined) return;
+  throw new ContractBuildUnavailable(
+    `--${option}: building the TypeSpec contract of a revision needs the toolkit's repository (npm run contract:diff there); this package compares OpenAPI documents: --base-openapi <file or rev:path> --head-openapi <file or rev:path>`,
+  );
 }
 
 export function formatRules(format: Options["format"]): string {
@@ -278,17 +319,26 @@ function inputFailure(error: DocumentError, io: Io): number {
   return 2;
 }
 
-export async function run(argv: string[], io: Io = processIo, cwd = process.cwd()): Promise<number> {
+export async function run(
+  argv: string[],
+  io: Io = processIo,
+  cwd = process.cwd(),
+  edition: Edition = REPOSITORY,
+): Promise<number> {
   let options: Options;
   try {
-    options = parseOptions(argv, cwd);
+    options = parseOptions(argv, cwd, edition);
   } catch (error) {
+    if (error instanceof ContractBuildUnavailable) {
+      io.stderr(`contract-diff: ${error.message}\n`);
+      return 2;
+    }
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`${error.message}\n\n${USAGE}`);
+    io.stderr(`${error.message}\n\n${edition.usage}`);
     return 2;
   }
   if (options.help) {
-    io.stdout(USAGE);
+    io.stdout(edition.usage);
     return 0;
   }
   if (options.listRules) {
@@ -347,8 +397,9 @@ export async function run(argv: string[], io: Io = processIo, cwd = process.cwd(
   return report.failed ? 1 : 0;
 }
 
-if (import.meta.main) {
-  run(process.argv.slice(2)).then(
+/** Runs the command on the process's arguments and sets its exit code. */
+export function main(edition: Edition = REPOSITORY): void {
+  run(process.argv.slice(2), processIo, process.cwd(), edition).then(
     (code) => {
       process.exitCode = code;
     },
@@ -359,3 +410,5 @@ if (import.meta.main) {
     },
   );
 }
+
+if (import.meta.main) main();
