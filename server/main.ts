@@ -12,6 +12,7 @@ import { setLogLevel } from "./log.ts";
 import { stopOnSignals } from "./ops/shutdown.ts";
 import { readSettings } from "./settings/environment.ts";
 import type { SettingsOf } from "./settings/parse.ts";
+import { DEV_CHECKPOINT_HOLD_MS } from "./dev/checkpoint-hold.ts";
 import { storeConfig } from "./store/open.ts";
 import { type ServerOptions, startServer } from "./server.ts";
 
@@ -39,9 +40,6 @@ function serverOptions(settings: SettingsOf<"server">): ServerOptions {
     },
   };
 }
-
-/** settings.checkpointingMs of conformance/profiles/reference.json. */
-const DEV_CHECKPOINT_HOLD_MS = 500;
 
 try {
   const settings = readSettings("server");

@@ -22,6 +22,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, test } from "vitest";
 import { startTestServer, type TestServer } from "../../harness/test-server.ts";
+import { DEV_CHECKPOINT_HOLD_MS } from "../../server/dev/checkpoint-hold.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const README = readFileSync(path.join(ROOT, "README.md"), "utf8");
@@ -48,8 +49,12 @@ let cwd: string;
 
 beforeAll(async () => {
   // As `npm start` serves the development seed (server/main.ts): with the fault models that
-  // profiles/reference.json names, for the walkthroughs' conformance run.
-  server = await startTestServer({ devFaultModels: true, fineTuning: { pollMs: 20 } });
+  // profiles/reference.json names, for the walkthroughs' conformance run,
+  // and its first-checkpoint hold, which the profile's settings.checkpointingMs names.
+  server = await startTestServer({
+    devFaultModels: true,
+    fineTuning: { pollMs: 20, checkpointHoldMs: DEV_CHECKPOINT_HOLD_MS },
+  });
   origin = new URL(server.baseUrl).origin;
   // A reader's checkout: the commands name files under docs/, the snippet imports ./client/,
   // `node_modules/.bin/node` runs it, and reports/ is written next to them.
@@ -131,7 +136,7 @@ function readerScript(): string {
 }
 
 // Twice, on one server: what a reader does who runs it again. The ids of a pass are its own
-// ($RUN); the kit's run of each pass sends about 1 000 requests within the same minute, which
+// ($RUN); the kit's run of each pass sends about 1 500 requests within the same minute, which
 // the dev seed's acme allows (6 000 a minute).
 const PASSES = 2;
 
