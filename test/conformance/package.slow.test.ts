@@ -5,12 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { nodeTooOld } from "../../common/node-version.ts";
-import { installBuiltPackage } from "../support/package.ts";
+import { buildTarballs, installBuiltPackage, userEnv, userProject } from "../support/package.ts";
 import { startReferenceServer, type Reference } from "../../harness/conformance-reference.ts";
 
 let scratch: string;
@@ -116,28 +115,17 @@ describe("installed from its tarball in an empty directory outside the repositor
   );
   let app: string;
   let tarballs: string;
-  const env = () => ({
-    ...process.env,
-    // The Node running this test first: npm's and npx's `node`, as a user's would be one Node >= 22.12.
-    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
-    npm_config_prefer_offline: "true",
-    npm_config_audit: "false",
-    npm_config_fund: "false",
-    npm_config_update_notifier: "false",
-    CONFORMANCE_PRIMARY_KEY: ref.server.keys.acme as string,
-    CONFORMANCE_SECONDARY_ACCOUNT: "globex",
-    CONFORMANCE_SECONDARY_KEY: ref.server.keys.globex as string,
-  });
+  const env = () =>
+    userEnv({
+      CONFORMANCE_PRIMARY_KEY: ref.server.keys.acme as string,
+      CONFORMANCE_SECONDARY_ACCOUNT: "globex",
+      CONFORMANCE_SECONDARY_KEY: ref.server.keys.globex as string,
+    });
 
   beforeAll(() => {
-    tarballs = mkdtempSync(path.join(os.tmpdir(), "kit-tarballs-"));
-    const built = spawnSync(process.execPath, [path.join(ROOT, "scripts/build-packages.ts"), "--out", tarballs], {
-      encoding: "utf8",
-    });
-    assert.equal(built.status, 0, built.stdout + built.stderr);
-    app = mkdtempSync(path.join(os.tmpdir(), "kit-user-"));
-    assert.ok(!path.relative(ROOT, app).match(/^[^.]/), "the directory is outside the repository");
-    writeFileSync(path.join(app, "package.json"), JSON.stringify({ private: true, type: "module" }));
+    // The kit and the toolkit CLI with the client beside it: what this section installs.
+    tarballs = buildTarballs("kit", ["conformance", "client", "cli"]);
+    app = userProject("kit");
   }, 240_000);
   afterAll(() => {
     for (const dir of [app, tarballs]) if (dir) rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { nodeTooOld } from "../../common/node-version.ts";
 import { run, type Io } from "../../tools/contract-diff/cli.ts";
+import { buildTarballs, userEnv, userProject } from "../support/package.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const PAIR = ["docs/examples/petstore-v1.yaml", "docs/examples/petstore-v2.yaml"];
@@ -27,19 +28,13 @@ const DATE = "2026-11-28";
 let app: string;
 let tarballs: string;
 
-/** Node 24 (the one running this test) first, as a user's `npx` would find one Node >= 22.12. */
-const env = () => ({
-  ...process.env,
-  PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
-  npm_config_prefer_offline: "true",
-  npm_config_audit: "false",
-  npm_config_fund: "false",
-  npm_config_update_notifier: "false",
-  GIT_AUTHOR_NAME: "Team",
-  GIT_AUTHOR_EMAIL: "team@example.com",
-  GIT_COMMITTER_NAME: "Team",
-  GIT_COMMITTER_EMAIL: "team@example.com",
-});
+const env = () =>
+  userEnv({
+    GIT_AUTHOR_NAME: "Team",
+    GIT_AUTHOR_EMAIL: "team@example.com",
+    GIT_COMMITTER_NAME: "Team",
+    GIT_COMMITTER_EMAIL: "team@example.com",
+  });
 
 interface Ran {
   code: number | null;
@@ -68,18 +63,10 @@ async function repositoryRun(args: string[]): Promise<Ran> {
 }
 
 beforeAll(async () => {
-  tarballs = mkdtempSync(path.join(os.tmpdir(), "diff-tarballs-"));
-  const built = spawnSync(
-    process.execPath,
-    [path.join(ROOT, "scripts/build-packages.ts"), "--out", tarballs, "--only", "contract-diff"],
-    { encoding: "utf8" },
-  );
-  assert.equal(built.status, 0, built.stdout + built.stderr);
+  tarballs = buildTarballs("diff", ["contract-diff"]);
   const tarball = readdirSync(tarballs).filter((f) => f.endsWith(".tgz"));
   assert.deepEqual(tarball, ["inference-toolkit-contract-diff-0.2.0.tgz"]);
-  app = mkdtempSync(path.join(os.tmpdir(), "diff-user-"));
-  assert.match(path.relative(ROOT, app), /^\.\./, "the directory is outside the repository");
-  writeFileSync(path.join(app, "package.json"), JSON.stringify({ private: true, type: "module" }));
+  app = userProject("diff");
   const install = await shell(`npm install ${path.join(tarballs, tarball[0] as string)}`);
   assert.equal(install.code, 0, install.stdout + install.stderr);
   const installed = readdirSync(path.join(app, "node_modules")).filter((d) => !d.startsWith("."));
