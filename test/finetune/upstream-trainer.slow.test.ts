@@ -249,7 +249,9 @@ describe("a job on the upstream trainer", () => {
     assert.ok(midRun.length > 0, "progress was seen mid-run");
     for (const p of midRun) {
       const share = Number(p.processedTokens) / estimated;
-      assert.ok(share >= p.percent / 100 && share < (p.percent + 1) / 100, JSON.stringify({ p, estimated }));
+      // 99 % at most while running, even once every step's tokens are counted.
+      const below = p.percent === 99 ? share <= 1 : share < (p.percent + 1) / 100;
+      assert.ok(share >= p.percent / 100 && below, JSON.stringify({ p, estimated }));
     }
   });
 
@@ -339,6 +341,7 @@ test("cancel: the upstream job is cancelled too, and nothing is billed", async (
 describe("failures", () => {
   test("an outage shorter than the bound: the job waits RUNNING, then succeeds", async () => {
     trainer.hold = true;
+    const before = await balance();
     const jobId = await create(sftBody("through-outage", { epochs: 1 }));
     await waitFor(async () => (upstreamJobOf(jobId)?.status === "running" ? true : undefined));
     trainer.outage = true;
@@ -348,6 +351,9 @@ describe("failures", () => {
     trainer.hold = false;
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
     assert.equal(job.state, "JOB_STATE_SUCCEEDED", JSON.stringify(job));
+    // Billed once it succeeded; the charge is written just after the state, so it is awaited
+    // here, not left to land in the next test's balance.
+    await waitFor(async () => ((await balance()) < before ? true : undefined), 5_000);
   });
 
   test("an outage past the bound: FAILED INTERNAL, a stateDetail that names no provider, not billed", async () => {

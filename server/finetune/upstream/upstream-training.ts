@@ -272,11 +272,17 @@ export class UpstreamTraining {
     if (evaluation.length > 0) await this.#store.appendCurve(accountId, jobId, "evaluation", evaluation);
     const last = points.at(-1);
     if (last !== undefined && upstream.status === "running") {
-      // 99 at most until the upstream says it succeeded: its last step is not its end.
       const done = last.step / totalSteps;
-      const percent = Math.min(99, Math.floor(done * 100));
       // Counted as the estimate counts, until the upstream reports what it trained.
-      const processedTokens = Math.floor((this.#state.tokensPerEpoch ?? 0) * this.#job.config.epochs * done);
+      const planned = (this.#state.tokensPerEpoch ?? 0) * this.#job.config.epochs;
+      const processedTokens = Math.floor(planned * done);
+      // The percent of that same count, so the two never disagree by a rounding (at step 6 of
+      // 12 with an odd total, 50 % stood beside tokens just under half); 99 at most until the
+      // upstream says it succeeded: its last step is not its end.
+      const percent = Math.min(
+        99,
+        planned > 0 ? Math.floor((processedTokens * 100) / planned) : Math.floor(done * 100),
+      );
       await this.#update({ progress: { ...this.#job.progress, percent, epoch: last.epoch, processedTokens } });
     }
     return events.length > 0;
@@ -360,12 +366,8 @@ export class UpstreamTraining {
       error: JSON.stringify(upstream.error),
     });
     const code = upstream.error?.code ?? "";
-    const param = upstream.error?.param ?? "";
-    if (/file|data|example|format/i.test(`${code} ${param}`))
-      return new TrainerFailure(
-        "INVALID_DATA",
-        `The trainer refused the training data (${[code, param].filter(Boolean).join(", ")}); fix the dataset and create the job again. It is not billed.`,
-      );
+    const refusedData = dataRefusal(code, upstream.error?.param);
+    if (refusedData) return refusedData;
     if (/diverg|nan/i.test(code))
       return new TrainerFailure(
         "TRAINING_DIVERGED",
@@ -382,12 +384,9 @@ export class UpstreamTraining {
       code: error.code,
       detail: error.message,
     });
+    const refusedData = dataRefusal(error.code, error.param);
+    if (refusedData) return refusedData;
     const which = [error.code, error.param].filter(Boolean).join(", ");
-    if (/file|data|example|format/i.test(which))
-      return new TrainerFailure(
-        "INVALID_DATA",
-        `The trainer refused the training data (${which}); fix the dataset and create the job again. It is not billed.`,
-      );
     return new TrainerFailure(
       "INTERNAL",
       `The trainer refused the job${which ? ` (${which})` : ""}; it is not billed. The operator's trainer settings need a look.`,
@@ -483,6 +482,16 @@ export class UpstreamTraining {
 }
 
 const STOP_CHECK_MS = 250;
+
+/** INVALID_DATA when the upstream's code or parameter names the data (a file, an example, a format). */
+function dataRefusal(code: string | null | undefined, param: string | null | undefined): TrainerFailure | undefined {
+  const which = [code, param].filter(Boolean).join(", ");
+  if (!/file|data|example|format/i.test(which)) return undefined;
+  return new TrainerFailure(
+    "INVALID_DATA",
+    `The trainer refused the training data (${which}); fix the dataset and create the job again. It is not billed.`,
+  );
+}
 
 function sleepOrAbort(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
