@@ -51,8 +51,12 @@ describe("rules", () => {
       input: "Weather please.",
       tools: [{ type: "web_search_preview" }, weather],
       tool_choice: "required",
+      // Sampled, the arguments now and then ran past the default output ceiling: the answer was
+      // incomplete, with no call in it (a flake in about one full run in three).
+      temperature: 0,
     });
     assert.equal(mixed.status, 200, mixed.text);
+    assert.equal(mixed.body.status, "completed", mixed.text);
     const calls = mixed.body.output.filter((item: { type: string }) => item.type === "function_call");
     assert.deepEqual(
       calls.map((c: { name: string }) => c.name),
