@@ -6,7 +6,7 @@
  * Servers and workers also migrate when they start unless MIGRATE_ON_START=0; with that
  * setting they refuse a schema that is behind, and this command is the deploy step.
  */
-import { createPool } from "./postgres/database.ts";
+import { createPool, POSTGRES_DEFAULTS } from "./postgres/database.ts";
 import { appliedVersions, migrate, MIGRATIONS } from "./postgres/migrations.ts";
 import { readSettings } from "../settings/environment.ts";
 import { storeConfig } from "./open.ts";
@@ -15,7 +15,10 @@ import { openSqliteStore } from "./sqlite.ts";
 try {
   const config = storeConfig(readSettings("admin"));
   if (config.databaseUrl) {
-    const pool = createPool(config.databaseUrl);
+    // The PG_* settings apply here as in every process: an operator who shortened the connect
+    // timeout or raised the statement timeout for a long migration gets what they set.
+    const { migrate: _ignored, ...poolSettings } = config.postgres ?? {};
+    const pool = createPool(config.databaseUrl, { ...POSTGRES_DEFAULTS, ...poolSettings });
     try {
       const applied = await migrate(pool);
       const all = await appliedVersions(pool);
