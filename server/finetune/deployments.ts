@@ -3,7 +3,8 @@
  * job's LoRA adapter. A process loads an adapter from disk the first time the model is
  * called; until it has, calls get 503 DEPLOYMENT_SCALING_UP with Retry-After (as a real
  * deployment answers while it scales up from zero). The process that trained a model
- * warms its deployment before the job reports SUCCEEDED, so it serves at once.
+ * warms its deployment before the job reports SUCCEEDED, so it serves at once. An adapter
+ * that fails to load is a 500 INTERNAL on the next call (and loaded again), not a 503 for ever.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -84,10 +85,15 @@ export class Deployments implements AccountModels {
   #adapter(model: AccountModel): Adapter {
     const loading = this.#loaded.get(key(model));
     if (loading?.state === "ready") return loading.adapter;
-    if (loading === undefined || loading.state === "failed") this.#load(model);
-    throw new ApiError("DEPLOYMENT_SCALING_UP", `The deployment of ${model.modelId} is loading; retry shortly.`, {
-      retryAfter: 1,
-    });
+    if (loading?.state === "loading") throw scalingUp(model);
+    this.#load(model);
+    // The last load failed (a corrupt or missing adapter file): say so instead of "loading",
+    // which a client would retry for ever. The load starts again, so a passing fault (a
+    // read error) costs one answer, not the model.
+    if (loading?.state === "failed") {
+      throw new ApiError("INTERNAL", `The deployment of ${model.modelId} could not load its model.`);
+    }
+    throw scalingUp(model);
   }
 
   #load(model: AccountModel): void {
@@ -104,6 +110,12 @@ export class Deployments implements AccountModels {
         },
       );
   }
+}
+
+function scalingUp(model: AccountModel): ApiError {
+  return new ApiError("DEPLOYMENT_SCALING_UP", `The deployment of ${model.modelId} is loading; retry shortly.`, {
+    retryAfter: 1,
+  });
 }
 
 function key(model: Pick<AccountModel, "accountId" | "modelId">): string {
