@@ -102,6 +102,9 @@ function failureClass(error: unknown): "INVALID_DATA" | "TRAINING_DIVERGED" | "I
   return "INTERNAL";
 }
 
+/** Times one job may stop for a store that cannot be reached before it fails INTERNAL. */
+const MAX_STORE_PAUSES = 10;
+
 /** How often progress and curve points are written while training. */
 const FLUSH_MS = 250;
 
@@ -112,6 +115,8 @@ export class JobRunner {
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
   #current: CurrentJob | undefined;
+  /** Jobs this runner stopped because the store could not be reached, and how often. */
+  readonly #storePauses = new Map<string, number>();
 
   constructor(options: RunnerOptions) {
     this.#options = options;
@@ -214,8 +219,11 @@ export class JobRunner {
       ).run();
     } catch (error) {
       // Cancelled, taken over or stopping: the job is no longer this runner's to fail.
-      if (!abort.signal.aborted && !(error instanceof CancelledError)) await this.#fail(job, error);
-      else outcome = "stopped";
+      if (abort.signal.aborted || error instanceof CancelledError) outcome = "stopped";
+      else if (this.#pausedByStore(name, error)) {
+        outcome = "stopped";
+        await this.#releaseLease(job);
+      } else await this.#fail(job, error);
     } finally {
       heartbeat.stop();
       if (this.#stopped && outcome === "stopped") await this.#releaseLease(job);
@@ -223,6 +231,21 @@ export class JobRunner {
       released();
       this.#options.onEvent?.({ type: "released", job: name, outcome });
     }
+  }
+
+  /**
+   * A store that could not be reached mid-job (a progress or curve write in an outage) is
+   * not the job's failure: the run stops, and the job is claimed again from its last
+   * checkpoint once the store answers (at once if the lease could be released, else when it
+   * runs out). Bounded, so that a write that can never succeed still ends the job.
+   */
+  #pausedByStore(name: string, error: unknown): boolean {
+    if (!isStoreError(error, "unavailable")) return false;
+    const pauses = (this.#storePauses.get(name) ?? 0) + 1;
+    if (pauses > MAX_STORE_PAUSES) return false;
+    this.#storePauses.set(name, pauses);
+    log("warn", "job.paused", { job: name, pauses, detail: describe(error) });
+    return true;
   }
 
   /** Lets another runner claim the job now: a lease that ran out long ago (no change when the job is no longer this runner's). */

@@ -132,19 +132,20 @@ export function instrumentStore<S extends Store>(store: S, options: InstrumentOp
 }
 
 function instrumentArea<T extends object>(area: string, target: T, options: InstrumentOptions): T {
-  const wrapped = new Map<string, unknown>();
+  // Each method wrapped once, and again if the target's method is replaced (as cached-store.ts).
+  const wrapped = new Map<string, { method: unknown; wrapper: unknown }>();
   return new Proxy(target, {
     get(object, property) {
       const value: unknown = Reflect.get(object, property, object);
       if (typeof value !== "function" || typeof property !== "string") return value;
-      let wrapper = wrapped.get(property);
-      if (wrapper === undefined) {
+      let entry = wrapped.get(property);
+      if (entry?.method !== value) {
         const method = value as (...args: unknown[]) => unknown;
         const operation = `${area}.${property}`;
-        wrapper = options.timed ? timedCall(operation, method, object) : observedCall(operation, method, object);
-        wrapped.set(property, wrapper);
+        const wrapper = options.timed ? timedCall(operation, method, object) : observedCall(operation, method, object);
+        wrapped.set(property, (entry = { method: value, wrapper }));
       }
-      return wrapper;
+      return entry.wrapper;
     },
   });
 }

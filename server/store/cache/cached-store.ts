@@ -121,14 +121,17 @@ function cachedFineTuning(
 
 /** `target` with some methods replaced; the others called on `target` itself (they use private fields). */
 function delegate<T extends object>(target: T, overrides: Partial<T>): T {
-  const bound = new Map<PropertyKey, unknown>();
+  // Each method bound once, and bound again if the target's method is replaced (a test's
+  // stand-in for a store that fails), so the proxy never serves a stale method.
+  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
   return new Proxy(target, {
     get(object, property) {
       if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
       const value: unknown = Reflect.get(object, property, object);
       if (typeof value !== "function") return value;
-      if (!bound.has(property)) bound.set(property, value.bind(object));
-      return bound.get(property);
+      let entry = bound.get(property);
+      if (entry?.method !== value) bound.set(property, (entry = { method: value, bound: value.bind(object) }));
+      return entry.bound;
     },
   });
 }
