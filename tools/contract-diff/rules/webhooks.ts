@@ -3,7 +3,8 @@
  * roles are reversed: the implementation (the API) writes the payload and the client (the
  * receiver) reads it, so a payload is compared as a *response* schema (a new required
  * field: implementations built on the base never send it; a removed one: receivers lose
- * it), and what the receiver answers is compared as a *request* schema.
+ * it), and what the receiver answers is compared as a *request* (its statuses, media types
+ * and schemas).
  */
 import { defineRule, type Change, type Rule } from "../model.ts";
 import { derefObject, isObject, operationsOf, type Doc, type Node } from "../openapi.ts";
@@ -35,7 +36,47 @@ export const webhookPayloadAdded = defineRule({
   description: "A webhook may send a payload in a new media type; receivers built on the base cannot parse it.",
 });
 
-export const webhookRules = [webhookRemoved, webhookAdded, webhookPayloadRemoved, webhookPayloadAdded];
+/*
+ * What receivers answer is judged like a request: a status or media type the API no longer
+ * accepts refuses answers receivers built on the base give (ERR clients); a new one is an
+ * answer an API built on the base does not expect (WARN implementations).
+ */
+export const webhookAnswerStatusRemoved = defineRule({
+  id: "webhook-answer-status-removed",
+  level: "ERR",
+  breaks: "clients",
+  description: "A status receivers answered a webhook with is no longer accepted; receivers answering it are refused.",
+});
+export const webhookAnswerStatusAdded = defineRule({
+  id: "webhook-answer-status-added",
+  level: "WARN",
+  breaks: "implementations",
+  description: "Receivers may answer a webhook with a new status; an API built on the base does not expect it.",
+});
+export const webhookAnswerMediaTypeRemoved = defineRule({
+  id: "webhook-answer-media-type-removed",
+  level: "ERR",
+  breaks: "clients",
+  description:
+    "A media type receivers answered a webhook in is no longer accepted; receivers answering in it are refused.",
+});
+export const webhookAnswerMediaTypeAdded = defineRule({
+  id: "webhook-answer-media-type-added",
+  level: "WARN",
+  breaks: "implementations",
+  description: "Receivers may answer a webhook in a new media type; an API built on the base cannot read it.",
+});
+
+export const webhookRules = [
+  webhookRemoved,
+  webhookAdded,
+  webhookPayloadRemoved,
+  webhookPayloadAdded,
+  webhookAnswerStatusRemoved,
+  webhookAnswerStatusAdded,
+  webhookAnswerMediaTypeRemoved,
+  webhookAnswerMediaTypeAdded,
+];
 
 interface Webhook {
   key: string;
@@ -100,20 +141,57 @@ function compareAnswers(base: Webhook, head: Webhook, ctx: DiffContext): Change[
   const after = isObject(head.operation.responses) ? head.operation.responses : {};
   const changes: Change[] = [];
   for (const [status, raw] of Object.entries(before)) {
-    if (!(status in after)) continue;
-    const beforeContent = contentOf(ctx.base, raw);
-    const afterContent = contentOf(ctx.head, after[status]);
-    for (const [mediaType, media] of Object.entries(beforeContent)) {
-      const other = afterContent[mediaType];
-      if (!isObject(other) || !isObject(media)) continue;
-      const part = `receiver's answer ${status} ${mediaType}`;
-      changes.push(
-        ...inPart(part, diffSchemas(media.schema, other.schema, ctx.request)).map((c) => ({
-          ...c,
-          operation: label(head),
-        })),
-      );
+    if (!(status in after)) {
+      changes.push(change(webhookAnswerStatusRemoved, head, `receivers may no longer answer ${status}`));
+      continue;
     }
+    changes.push(
+      ...compareAnswerContent(status, contentOf(ctx.base, raw), contentOf(ctx.head, after[status]), head, ctx),
+    );
+  }
+  for (const status of Object.keys(after)) {
+    if (!(status in before)) changes.push(change(webhookAnswerStatusAdded, head, `receivers may now answer ${status}`));
+  }
+  return changes;
+}
+
+/** One status's answer bodies; an answer without declared content accepts any body, so content added there is not compared. */
+function compareAnswerContent(
+  status: string,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  head: Webhook,
+  ctx: DiffContext,
+): Change[] {
+  const changes: Change[] = [];
+  for (const [mediaType, media] of Object.entries(before)) {
+    const part = `receiver's answer ${status} ${mediaType}`;
+    const other = after[mediaType];
+    if (other === undefined) {
+      changes.push(
+        change(webhookAnswerMediaTypeRemoved, head, `answer media type \`${mediaType}\` no longer accepted`, part),
+      );
+      continue;
+    }
+    if (!isObject(other) || !isObject(media)) continue;
+    changes.push(
+      ...inPart(part, diffSchemas(media.schema, other.schema, ctx.request)).map((c) => ({
+        ...c,
+        operation: label(head),
+      })),
+    );
+  }
+  if (Object.keys(before).length === 0) return changes;
+  for (const mediaType of Object.keys(after)) {
+    if (!(mediaType in before))
+      changes.push(
+        change(
+          webhookAnswerMediaTypeAdded,
+          head,
+          `answer media type \`${mediaType}\` now accepted`,
+          `receiver's answer ${status} ${mediaType}`,
+        ),
+      );
   }
   return changes;
 }
