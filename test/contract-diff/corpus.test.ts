@@ -111,3 +111,28 @@ test("docs/contract-review.md shows the agreement figure of this corpus", () => 
       `on the ${read} pairs whose change oasdiff's checkers read, **${readFailOnWarn} of ${read}** (${percent(readFailOnWarn, read)}) counting WARN.`,
   );
 });
+
+/** The corpus's make-up in one line, as docs/contract-review.md states it. */
+function corpusShape(pairs: CorpusPair[]): string {
+  const count = (keep: (p: CorpusPair) => boolean) => pairs.filter(keep).length;
+  const families = new Map<string, number>();
+  for (const p of pairs) families.set(p.name.split("/")[0]!, (families.get(p.name.split("/")[0]!) ?? 0) + 1);
+  const byFamily = [...families]
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([family, n]) => `${family} ${n}`)
+    .join(", ");
+  const declares32 = (p: CorpusPair) => String((p.base as { openapi?: unknown } | undefined)?.openapi).startsWith("3.2");
+  return (
+    `<!-- corpus-shape --> ${pairs.length} change pairs: ${count((p) => p.version === "3.0")} in OpenAPI 3.0 and ` +
+    `${count((p) => p.version === "3.1")} in 3.1 (${count(declares32)} of them against 3.2), ` +
+    `${count((p) => p.format === "json")} written as JSON, ${count((p) => p.tree !== undefined)} multi-file trees, ` +
+    `${count((p) => p.error !== undefined)} inputs that must be refused, ${count((p) => p.reverse !== undefined)} also run backwards. ` +
+    `By file: ${byFamily}.`
+  );
+}
+
+test("docs/contract-review.md states the corpus's make-up as it is", () => {
+  const doc = readFileSync(join(import.meta.dirname, "..", "..", "docs", "contract-review.md"), "utf8");
+  const line = doc.split("\n").find((l) => l.startsWith("<!-- corpus-shape -->")) ?? "";
+  assert.equal(line, corpusShape(corpus));
+});
