@@ -2,7 +2,8 @@
  * Runs every pair of the corpus (test/contract-diff/corpus/, see corpus.ts) through the
  * command line on real files: the exit code and every reported rule must be what the
  * pair expects, and input errors must be one line with exit 2. Then every base is
- * compared with another pair's head, which must never throw, and the agreement with
+ * compared with another pair's head, which must never throw, each intent line is marked
+ * `BC` exactly when the pair breaks clients, and the agreement with
  * oasdiff's documented levels must be the figure docs/contract-review.md shows.
  */
 import assert from "node:assert/strict";
@@ -14,6 +15,7 @@ import { stringify } from "yaml";
 import { run, type Io } from "../../tools/contract-diff/cli.ts";
 import { diffDocuments } from "../../tools/contract-diff/diff.ts";
 import { prepareDocument } from "../../tools/contract-diff/document/load.ts";
+import { findRule } from "../../tools/contract-diff/rules/catalog.ts";
 import { agreement, loadCorpus, oursBreaking, type CorpusPair } from "./corpus.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "contract-diff-corpus-"));
@@ -50,6 +52,15 @@ test("the corpus holds at least 200 pairs: 3.0 and 3.1, JSON and YAML, single an
   for (const format of ["json", "yaml"]) assert.ok(corpus.some((p) => p.format === format), format);
   assert.ok(corpus.filter((p) => p.tree !== undefined).length >= 8);
   assert.equal(new Set(corpus.map((p) => p.name)).size, corpus.length, "pair names are unique");
+});
+
+test("an intent line starts with `BC` exactly when the pair breaks clients, as oasdiff's `// BC:` lines", () => {
+  const breaksClients = (pair: CorpusPair) =>
+    pair.expect.some((e) => ["clients", "both"].includes(findRule(e.split(" ")[1]!)?.breaks ?? ""));
+  const wrong = corpus
+    .filter((p) => p.error === undefined && /^BC\b/.test(p.intent) !== breaksClients(p))
+    .map((p) => `${p.name}: ${p.intent}`);
+  assert.deepEqual(wrong, []);
 });
 
 for (const pair of corpus) {
@@ -99,4 +110,29 @@ test("docs/contract-review.md shows the agreement figure of this corpus", () => 
       `**${failOnErr} of ${pairs}** (${percent(failOnErr, pairs)}) counting only ERR; ` +
       `on the ${read} pairs whose change oasdiff's checkers read, **${readFailOnWarn} of ${read}** (${percent(readFailOnWarn, read)}) counting WARN.`,
   );
+});
+
+/** The corpus's make-up in one line, as docs/contract-review.md states it. */
+function corpusShape(pairs: CorpusPair[]): string {
+  const count = (keep: (p: CorpusPair) => boolean) => pairs.filter(keep).length;
+  const families = new Map<string, number>();
+  for (const p of pairs) families.set(p.name.split("/")[0]!, (families.get(p.name.split("/")[0]!) ?? 0) + 1);
+  const byFamily = [...families]
+    .sort(([a, x], [b, y]) => y - x || a.localeCompare(b))
+    .map(([family, n]) => `${family} ${n}`)
+    .join(", ");
+  const declares32 = (p: CorpusPair) => String((p.base as { openapi?: unknown } | undefined)?.openapi).startsWith("3.2");
+  return (
+    `<!-- corpus-shape --> ${pairs.length} change pairs: ${count((p) => p.version === "3.0")} in OpenAPI 3.0 and ` +
+    `${count((p) => p.version === "3.1")} in 3.1 (${count(declares32)} of them against 3.2), ` +
+    `${count((p) => p.format === "json")} written as JSON, ${count((p) => p.tree !== undefined)} multi-file trees, ` +
+    `${count((p) => p.error !== undefined)} inputs that must be refused, ${count((p) => p.reverse !== undefined)} also run backwards. ` +
+    `By file: ${byFamily}.`
+  );
+}
+
+test("docs/contract-review.md states the corpus's make-up as it is", () => {
+  const doc = readFileSync(join(import.meta.dirname, "..", "..", "docs", "contract-review.md"), "utf8");
+  const line = doc.split("\n").find((l) => l.startsWith("<!-- corpus-shape -->")) ?? "";
+  assert.equal(line, corpusShape(corpus));
 });

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "vitest";
+import { diffDocuments } from "../../tools/contract-diff/diff.ts";
 import { RULES } from "../../tools/contract-diff/rules/catalog.ts";
 import type { DiffOptions } from "../../tools/contract-diff/rules/context.ts";
 import { loadCorpus } from "./corpus.ts";
@@ -353,6 +354,16 @@ for (const c of cases) {
     for (const expectation of [...c.expect, ...(c.reverse ?? [])]) exercised.add(expectation.split(" ")[2]!);
   });
 }
+
+test("an API key scheme kept by name but moved to another header reads as one alternative gone, another come", () => {
+  const base = edited(fixture, (d) => (getThing(d).security = [{ ApiKeyAuth: [] }]));
+  const head = edited(base, (d) => (d.components.securitySchemes.ApiKeyAuth.name = "x-key"));
+  const messages = diffDocuments(base, head).map((c) => `${c.rule.id}: ${c.message}`);
+  assert.deepEqual(messages.sort(), [
+    "security-alternative-added: security `ApiKeyAuth` (apiKey in header x-key) now accepted",
+    "security-alternative-removed: security `ApiKeyAuth` (apiKey in header x-api-key) no longer accepted",
+  ]);
+});
 
 test("every rule in the catalog is exercised by a case above or by a pair of the corpus (corpus.test.ts)", () => {
   const inCorpus = new Set(loadCorpus().flatMap((p) => [...p.expect, ...(p.reverse ?? [])].map((e) => e.split(" ")[1]!)));

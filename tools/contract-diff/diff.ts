@@ -1,7 +1,8 @@
 /**
  * Compares two OpenAPI documents and returns every change, each tagged with its rule.
  * Walks from the operations (what is on the wire), never from component names; webhooks
- * are walked the same way with the parties' roles reversed (rules/webhooks.ts).
+ * and each operation's callbacks are walked the same way with the parties' roles reversed
+ * (rules/webhooks.ts).
  */
 import type { Change } from "./model.ts";
 import type { Doc } from "./openapi.ts";
@@ -13,7 +14,7 @@ import { checkRequestBody } from "./rules/request-body.ts";
 import { checkResponses } from "./rules/responses.ts";
 import { checkDocumentSecurity, checkSecurity } from "./rules/security.ts";
 import { checkServers } from "./rules/servers.ts";
-import { checkWebhooks } from "./rules/webhooks.ts";
+import { checkCallbacks, checkWebhooks } from "./rules/webhooks.ts";
 
 export function diffDocuments(base: Doc, head: Doc, options: Partial<DiffOptions> = {}): Change[] {
   const errorCodes = new Set([...errorCodeRegistry(base), ...errorCodeRegistry(head)]);
@@ -33,6 +34,7 @@ export function diffDocuments(base: Doc, head: Doc, options: Partial<DiffOptions
       ...checkParameters(b, h, ctx),
       ...checkRequestBody(b, h, ctx),
       ...checkResponses(b, h, ctx),
+      ...checkCallbacks(b, h, ctx),
     );
   }
   return changes;

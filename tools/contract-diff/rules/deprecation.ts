@@ -20,7 +20,7 @@ function removalRules(thing: string, id: string): { afterDeprecation: Rule; befo
       id: `${id}-removed-before-sunset`,
       level: "ERR",
       breaks: "clients",
-      description: `A deprecated ${thing} was removed before the sunset date the base promised (x-sunset).`,
+      description: `A deprecated ${thing} was removed before the sunset date the base promised (x-sunset), or with a sunset that is not a date.`,
     }),
   };
 }
@@ -42,15 +42,26 @@ export interface Deprecation {
   note: string;
 }
 
-function sunsetOf(node: Node): string | undefined {
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * The sunset day of a node: `x-sunset` as a date (`2026-12-31`, an RFC 3339 time, or the
+ * HTTP date of RFC 8594's Sunset header); `unreadable` when it is given but is no date.
+ */
+function sunsetOf(node: Node): string | { unreadable: unknown } | undefined {
   const sunset = node["x-sunset"];
+  if (sunset === undefined) return undefined;
   if (sunset instanceof Date) return sunset.toISOString().slice(0, 10);
-  return typeof sunset === "string" && /^\d{4}-\d{2}-\d{2}/.test(sunset) ? sunset.slice(0, 10) : undefined;
+  if (typeof sunset === "string" && /^\d{4}-\d{2}-\d{2}/.test(sunset)) return sunset.slice(0, 10);
+  if (typeof sunset === "string" && HTTP_DATE.test(sunset) && !Number.isNaN(Date.parse(sunset)))
+    return new Date(sunset).toISOString().slice(0, 10);
+  return { unreadable: sunset };
 }
 
 /**
  * The rule for removing `nodes` (an operation, a parameter, every operation of a path)
  * when all were deprecated in the base; undefined when one was not (the ordinary rule applies).
+ * A sunset that is given but is no date may still be ahead: the removal is judged as before it.
  */
 export function deprecatedRemoval(
   kind: keyof typeof deprecationRules,
@@ -58,10 +69,14 @@ export function deprecatedRemoval(
   today: string,
 ): Deprecation | undefined {
   if (nodes.length === 0 || !nodes.every((n) => n.deprecated === true)) return undefined;
-  const sunsets = nodes
-    .map(sunsetOf)
-    .filter((s): s is string => s !== undefined)
-    .sort();
+  const read = nodes.map(sunsetOf);
+  const unreadable = read.find((s) => typeof s === "object");
+  if (unreadable !== undefined)
+    return {
+      rule: deprecationRules[kind].beforeSunset,
+      note: `deprecated, but its sunset ${JSON.stringify(unreadable.unreadable)} is not a date (YYYY-MM-DD): it may not have passed`,
+    };
+  const sunsets = read.filter((s): s is string => typeof s === "string").sort();
   const latest = sunsets[sunsets.length - 1];
   if (latest !== undefined && latest > today)
     return {

@@ -140,6 +140,11 @@ function shortfall(
   return { kind: "alternative", detail: "" };
 }
 
+/** What an alternative's schemes are, so a scheme kept by name but changed (another header) reads as two. */
+function describe(alternative: Alternative): string {
+  return alternative.schemes.size === 0 ? "none" : [...alternative.schemes.keys()].sort().join(" + ");
+}
+
 function compareAlternatives(before: Alternative[], after: Alternative[], location: Partial<Change>): Change[] {
   const changes: Change[] = [];
   for (const alternative of before) {
@@ -152,7 +157,7 @@ function compareAlternatives(before: Alternative[], after: Alternative[], locati
     }[kind];
     const message =
       kind === "alternative"
-        ? `security \`${alternative.label}\` no longer accepted`
+        ? `security \`${alternative.label}\` (${describe(alternative)}) no longer accepted`
         : `clients using \`${alternative.label}\` now need more: ${detail}`;
     changes.push({ rule, message, path: [], before: alternative.label, ...location });
   }
@@ -166,7 +171,7 @@ function compareAlternatives(before: Alternative[], after: Alternative[], locati
     }[kind];
     const message =
       kind === "alternative"
-        ? `security \`${alternative.label}\` now accepted`
+        ? `security \`${alternative.label}\` (${describe(alternative)}) now accepted`
         : `\`${alternative.label}\` now suffices; the base also asked for more (${detail === "authentication required" ? "authentication" : detail})`;
     changes.push({ rule, message, path: [], after: alternative.label, ...location });
   }

@@ -5,6 +5,7 @@
  */
 import { defineRule, type Change } from "../../model.ts";
 import { allOf, defineDirectionalRules, schemaChange } from "../directional.ts";
+import type { NormalSchema } from "../../schema.ts";
 import type { SchemaRuleSet } from "./check.ts";
 import { under } from "./subschema.ts";
 
@@ -50,6 +51,21 @@ const closedRules = {
   },
 };
 
+const FREE = Symbol("any item");
+const CLOSED = Symbol("no item");
+
+/**
+ * What item `i` must match: its `prefixItems` schema, else the rest's `items` schema (so
+ * `items: {type: number}` → `prefixItems: [{type: number}]` constrains nothing new), else
+ * nothing (closed) or anything.
+ */
+function positionOf(schema: NormalSchema, i: number): unknown {
+  const prefix = schema.prefixItems ?? [];
+  if (i < prefix.length) return prefix[i];
+  if (schema.itemsClosed) return CLOSED;
+  return schema.items ?? FREE;
+}
+
 export const prefixItemsRule: SchemaRuleSet = {
   rules: [...allOf(rules), ...Object.values(closedRules.request), ...Object.values(closedRules.response)],
   check(base, head, ctx) {
@@ -57,11 +73,13 @@ export const prefixItemsRule: SchemaRuleSet = {
     const before = base.prefixItems ?? [];
     const after = head.prefixItems ?? [];
     for (let i = 0; i < Math.max(before.length, after.length); i++) {
-      if (i >= before.length)
+      const [b, h] = [positionOf(base, i), positionOf(head, i)];
+      if (b === h) continue;
+      if (b === FREE || h === CLOSED)
         changes.push(schemaChange(rules[ctx.direction].narrowed!, `tuple position ${i} constrained`));
-      else if (i >= after.length)
+      else if (h === FREE || b === CLOSED)
         changes.push(schemaChange(rules[ctx.direction].widened!, `tuple position ${i} freed`));
-      else changes.push(...under(`[${i}]`, ctx.compare?.(before[i], after[i]) ?? []));
+      else changes.push(...under(`[${i}]`, ctx.compare?.(b, h) ?? []));
     }
     if (base.itemsClosed !== head.itemsClosed) {
       const effect = head.itemsClosed ? "narrowed" : "widened";
