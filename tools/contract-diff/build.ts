@@ -149,6 +149,12 @@ async function toolchainFingerprint(toolchainRoot: string): Promise<string> {
   return hash.digest("hex");
 }
 
+/** A revision as the terminal names it: its name, with its commit when the name is not already that commit. */
+function buildLabel(label: string, commit: string | undefined): string {
+  if (commit === undefined || commit.startsWith(label.toLowerCase())) return label;
+  return `${label} (${commit.slice(0, 7)})`;
+}
+
 function cacheKey(ids: Map<string, string>, toolchain: string): string {
   const hash = createHash("sha256").update(toolchain);
   for (const [path, id] of [...ids].sort(([a], [b]) => a.localeCompare(b))) hash.update(`\n${path} ${id}`);
@@ -173,9 +179,7 @@ export async function buildRevision(revision: Revision, options: BuildOptions): 
   // Both sides with the same contract (a branch without contract changes) build once.
   let building = inFlight.get(key);
   if (building === undefined) {
-    options.onBuild?.(
-      revision.kind === "git" && tree.commit !== undefined ? `${label} (${tree.commit.slice(0, 7)})` : label,
-    );
+    options.onBuild?.(buildLabel(label, tree.commit));
     building = buildEntry(tree, options, label, cacheFile);
     inFlight.set(key, building);
     building.then(
