@@ -61,6 +61,7 @@ export const PROFILE_KEYS = {
     "blockedOutput",
     "cutStream",
     "fallback",
+    "ignoredCeiling",
     "internalError",
     "slowAnswer",
     "stalledStream",

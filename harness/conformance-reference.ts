@@ -74,6 +74,7 @@ export function upstreamFaultProfile(baseUrl: string): Profile {
     cutStream: faulty("fault:cut"),
     blockedOutput: { ...faulty("fault:blocked"), term: "forbidden-output" },
     slowAnswer: faulty("fault:endless"),
+    ignoredCeiling: faulty("fault:verbose"),
     internalError: { model: "tiny-chat", input: "Hi", headers: {} },
     fallback: { model: "tiny-chat-community", input: "Hi", headers: {} },
   };

@@ -1,7 +1,9 @@
 /**
  * An OpenAI-compatible upstream that misbehaves on request: the last user message names
  * the failure (`fault:429`, `fault:503`, `fault:hang`, `fault:content`, `fault:stall`,
- * `fault:cut`, `fault:blocked`, `fault:endless`); anything else is a normal short answer.
+ * `fault:cut`, `fault:blocked`, `fault:endless`, `fault:verbose`: a long answer whatever
+ * `max_tokens` it was sent); anything else is a normal short answer (which ignores
+ * `max_tokens` too).
  * It lets the conformance kit provoke every upstream error code through a black-box
  * recipe of the profile (`faults.<name>: {model, input}`), the way a third party's test
  * deployment would route a model to a failing upstream. Development only: `npm start` on
@@ -20,6 +22,11 @@ export interface TriggeredUpstream {
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-up", object: "chat.completion.chunk", created: 0, model: "up", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+/** What `fault:verbose` answers, sent whole: about 60 tokens, far past any small ceiling. */
+const VERBOSE_ANSWER =
+  "The upstream ignores the ceiling it was sent and goes on at length: first a greeting, then a long " +
+  "account of the weather in three cities, then a list of things nobody asked about, and a closing line.";
 
 function lastUserText(body: string): string {
   try {
@@ -78,6 +85,9 @@ export async function startTriggeredUpstream(): Promise<TriggeredUpstream> {
           return;
         case "blocked":
           void stream(res, "Fine words come first, then forbidden-output appears.");
+          return;
+        case "verbose":
+          void stream(res, VERBOSE_ANSWER);
           return;
         case "endless":
           res.writeHead(200, { "content-type": "text/event-stream" });

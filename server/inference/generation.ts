@@ -24,11 +24,16 @@ export interface EngineSettings extends MediaSettings {
 /** The request field a format calls the output ceiling, named by CONTEXT_LENGTH_EXCEEDED. */
 export type CeilingField = "max_output_tokens" | "max_tokens" | "max_completion_tokens";
 
+/** The request field a format calls the input, named by CONTEXT_LENGTH_EXCEEDED when it alone fills the window. */
+export type InputField = "input" | "messages" | "prompt";
+
 /** A generation request before routing: what a format produces. */
 export type GenerationInput = Omit<GenerationRequest, "model" | "signal"> & {
   model: string;
   /** What the format calls `maxOutputTokens`; `max_output_tokens` when not said. */
   ceilingField?: CeilingField;
+  /** What the format calls its input; `input` when not said. */
+  inputField?: InputField;
 };
 
 export interface GenerationCall {
@@ -93,7 +98,7 @@ export class InferenceEngine {
     const maxOutputTokens = outputCeiling(model.spec, inputTokens, input);
 
     const watch = new RunWatch(call.signal, deadlineAt, this.#settings.stallTimeoutMs);
-    const { ceilingField: _field, ...generation } = input;
+    const { ceilingField: _ceiling, inputField: _input, ...generation } = input;
     const request: GenerationRequest = {
       ...generation,
       model: model.spec.id,
@@ -189,24 +194,28 @@ function checkInputPolicy(policy: ContentPolicy, input: GenerationInput): void {
 
 /**
  * The output token ceiling: the request's, or what the context window leaves up to the
- * model's default. CONTEXT_LENGTH_EXCEEDED names the field as the request's format calls it.
+ * model's default. CONTEXT_LENGTH_EXCEEDED names the field as the request's format calls it:
+ * the input's when the input alone leaves no room (no ceiling could help then), else the
+ * ceiling's, with the most it may be.
  */
 function outputCeiling(spec: PlatformModel, inputTokens: number, input: GenerationInput): number {
   const requested = input.maxOutputTokens;
-  const field = input.ceilingField ?? "max_output_tokens";
   const room = spec.contextWindow - inputTokens;
-  if (requested !== undefined && requested > room) {
+  if (room < 1) {
+    const field = input.inputField ?? "input";
+    const named = field === "input" ? "the input" : `the input (${field})`;
     throw new ApiError(
       "CONTEXT_LENGTH_EXCEEDED",
-      `The input (${inputTokens} tokens) plus ${field} (${requested}) exceed the model's context window of ${spec.contextWindow} tokens; lower ${field} to at most ${Math.max(0, room)} or shorten the input.`,
+      `The input (${inputTokens} tokens) fills the model's context window of ${spec.contextWindow} tokens; shorten ${named}.`,
       { param: field },
     );
   }
-  if (room < 1) {
+  if (requested !== undefined && requested > room) {
+    const field = input.ceilingField ?? "max_output_tokens";
     throw new ApiError(
       "CONTEXT_LENGTH_EXCEEDED",
-      `The input (${inputTokens} tokens) fills the model's context window of ${spec.contextWindow} tokens; shorten the input.`,
-      { param: "input" },
+      `The input (${inputTokens} tokens) plus ${field} (${requested}) exceed the model's context window of ${spec.contextWindow} tokens; lower ${field} to at most ${room} or shorten the input.`,
+      { param: field },
     );
   }
   return requested ?? Math.min(spec.defaultMaxOutputTokens, room);

@@ -98,3 +98,29 @@ describe("CONTEXT_LENGTH_EXCEEDED names the field the request used", () => {
     });
   }
 });
+
+describe("an input that alone fills the window: CONTEXT_LENGTH_EXCEEDED names the input field", () => {
+  // Over the 16 384-token window in 34 KB (" 7" is a token per byte), under the body limit.
+  const long = " 7".repeat(17_000);
+  const cases: [string, string, Record<string, unknown>, string][] = [
+    ["responses", "/responses", { input: long, store: false, max_output_tokens: 16 }, "input"],
+    [
+      "chat completions",
+      "/chat/completions",
+      { messages: [{ role: "user", content: long }], max_tokens: 16 },
+      "messages",
+    ],
+    ["completions, its default max_tokens", "/completions", { prompt: long }, "prompt"],
+    ["messages", "/messages", { messages: [{ role: "user", content: long }], max_tokens: 16 }, "messages"],
+  ];
+  for (const [name, path, body, field] of cases) {
+    test(`${name}: param ${field}; the message does not ask for a ceiling of 0`, async () => {
+      const result = await call(path, { model: "tiny-chat", ...body });
+      assertError(result, { status: 400, code: "CONTEXT_LENGTH_EXCEEDED", type: "invalid_request_error" });
+      assert.equal(result.body.error.param, field);
+      assert.match(result.body.error.message, /fills the model's context window of 16384 tokens; shorten the input/);
+      assert.doesNotMatch(result.body.error.message, /at most 0|max_tokens|max_output_tokens/);
+      if (field !== "input") assert.match(result.body.error.message, new RegExp(`\\(${field}\\)`));
+    });
+  }
+});

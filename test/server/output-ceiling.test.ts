@@ -18,6 +18,7 @@ let routed: TestServer;
 let upstream: FakeUpstream;
 
 const UPSTREAM_TEXT = "The upstream says hello to you, and then a great deal more than anyone asked for.";
+const CALL_ARGUMENTS = '{"city":"Paris","unit":"celsius"}';
 const WEATHER = "What's the weather like in Paris?";
 
 beforeAll(async () => {
@@ -236,6 +237,18 @@ describe("the embedded model's function call is cut at the ceiling", () => {
   }
 });
 
+describe("chat completions' max_completion_tokens is the same ceiling on the function path", () => {
+  for (const stream of [false, true]) {
+    test(`${stream ? "streamed" : "not streamed"}: max_completion_tokens 1 with a named function → length, no call, 1 output token`, async () => {
+      const { max_tokens: _ceiling, ...body } = chat.body(1, WEATHER, "named");
+      const outcome = await ask(local, chat, { ...body, max_completion_tokens: 1 }, stream);
+      assert.deepEqual(outcome.calls, []);
+      assert.equal(outcome.incomplete, true, JSON.stringify(outcome));
+      assert.equal(outcome.outputTokens, 1);
+    });
+  }
+});
+
 test("a reasoning model under a small ceiling: its summary and answer together stay within it", async () => {
   for (const stream of [false, true]) {
     const body = { ...responses.body(3, "Hello!"), model: "tiny-reasoner", reasoning: { effort: "high" } };
@@ -262,12 +275,20 @@ describe("an upstream that ignores the forwarded max_tokens is cut at the ceilin
     }
     if (!endpoint.tools) continue;
     for (const stream of [false, true]) {
-      test(`${endpoint.name}, ${stream ? "streamed" : "not streamed"}: a call past a ceiling of 2 → no call, incomplete`, async () => {
-        upstream.behaviour = { kind: "tool_call", name: "get_weather", arguments: '{"city":"Paris","unit":"celsius"}' };
-        const outcome = await ask(routed, endpoint, endpoint.body(2, WEATHER, "auto"), stream);
-        assert.deepEqual(outcome.calls, []);
-        assert.equal(outcome.incomplete, true);
-        assert.equal(outcome.outputTokens, 2);
+      for (const choice of ["auto", "named"] as const) {
+        test(`${endpoint.name}, ${stream ? "streamed" : "not streamed"}, tool_choice ${choice}: a call past a ceiling of 2 → no call, incomplete`, async () => {
+          upstream.behaviour = { kind: "tool_call", name: "get_weather", arguments: CALL_ARGUMENTS };
+          const outcome = await ask(routed, endpoint, endpoint.body(2, WEATHER, choice), stream);
+          assert.deepEqual(outcome.calls, []);
+          assert.equal(outcome.incomplete, true);
+          assert.equal(outcome.outputTokens, 2);
+        });
+      }
+      test(`${endpoint.name}, ${stream ? "streamed" : "not streamed"}: an upstream call within the ceiling passes whole, complete`, async () => {
+        upstream.behaviour = { kind: "tool_call", name: "get_weather", arguments: CALL_ARGUMENTS };
+        const outcome = await ask(routed, endpoint, endpoint.body(64, WEATHER, "named"), stream);
+        assert.deepEqual(outcome.calls, ["get_weather"]);
+        assert.equal(outcome.incomplete, false);
       });
     }
   }

@@ -105,6 +105,25 @@ export const finetuneJobFaults: Fault[] = [
     },
   },
   {
+    id: "jobs.cancelled-not-billed",
+    areas: ["finetune"],
+    transcripts: ["finetune/cancel-running-sft"],
+    rule: "finetune.billing",
+    description:
+      "A cancelled job is not billed: it shows billedTokens 0 and billedCost 0.00 however many tokens it trained before the cancel.",
+    match: (request) => isOperation(request, ...JOB_OPERATIONS.cancel, ...JOB_OPERATIONS.get, ...JOB_OPERATIONS.list),
+    onResponse(response) {
+      const jobs = jobsOf(response).filter((job) => job.state === "JOB_STATE_CANCELLED");
+      const billed = jobs.filter((job) => objectAt(job.execution)?.billedTokens !== "0");
+      if (billed.length === 0) return;
+      for (const job of billed) {
+        const currency = stringAt(job, "execution", "billedCost", "currency") ?? "USD";
+        job.execution = { ...objectAt(job.execution), billedTokens: "0", billedCost: { amount: "0.00", currency } };
+      }
+      return response;
+    },
+  },
+  {
     id: "jobs.output-model-other-account",
     areas: ["finetune"],
     transcripts: ["finetune/dpo"],

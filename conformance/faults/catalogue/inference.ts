@@ -222,6 +222,25 @@ export const inferenceFaults: Fault[] = [
     },
   },
   {
+    id: "upstream.ceiling-trusted-to-upstream",
+    areas: ["upstream"],
+    transcripts: ["upstream/output-ceiling"],
+    target: "upstream",
+    rule: "inference.output-ceiling",
+    description:
+      "The ceiling is forwarded to the upstream as max_tokens and trusted: what an upstream that ignores it sends is passed on whole, reported complete (emulated by raising the request's ceiling past anything the upstream sends).",
+    match: inferenceSuccess,
+    onRequest(request) {
+      const json = objectAt(request.json);
+      const fields = CEILING_FIELDS.filter(
+        (field) => typeof json?.[field] === "number" && (json[field] as number) < 256,
+      );
+      if (!json || fields.length === 0) return;
+      for (const field of fields) json[field] = 256;
+      return request;
+    },
+  },
+  {
     id: "upstream.timeout-code-swapped",
     areas: ["upstream"],
     transcripts: ["upstream/timeout"],

@@ -22,6 +22,7 @@ export function chatInput(body: Request): GenerationInput {
     // max_completion_tokens is the newer name and wins when both are sent.
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens,
     ceilingField: body.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens",
+    inputField: "messages",
     temperature: body.temperature,
     topP: body.top_p,
     stop: typeof body.stop === "string" ? [body.stop] : body.stop,

@@ -23,6 +23,7 @@ export function completionsInput(body: Request): GenerationInput {
     toolChoice: { mode: "none" },
     maxOutputTokens: body.max_tokens ?? DEFAULT_MAX_TOKENS,
     ceilingField: "max_tokens",
+    inputField: "prompt",
     temperature: body.temperature,
     topP: body.top_p,
     stop: typeof body.stop === "string" ? [body.stop] : body.stop,

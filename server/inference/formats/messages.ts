@@ -29,6 +29,7 @@ export function messagesInput(body: Request): GenerationInput {
     toolChoice: messagesToolChoice(body.tool_choice),
     maxOutputTokens: body.max_tokens,
     ceilingField: "max_tokens",
+    inputField: "messages",
     temperature: body.temperature,
     topP: body.top_p,
     stop: body.stop_sequences,
