@@ -4,10 +4,7 @@
  * it) and a file without a single row failing as a whole.
  */
 import { validateFile } from "./validate-file.ts";
-import type { ValidationRecord } from "../store/datasets.ts";
-
-/** Line 0 in `firstInvalidLine` stands for the file as a whole, not one of its lines. */
-export const WHOLE_FILE = 0;
+import { WHOLE_FILE, type ValidationRecord } from "../store/datasets.ts";
 
 export async function checkVersionFile(file: string): Promise<ValidationRecord> {
   const result = await validateFile(file);

@@ -5,10 +5,8 @@
  * A version whose validation is cut short by close() stays VALIDATING in the store;
  * startDatasets validates it again on the next start, so nothing stays stuck.
  */
-import type { ValidationRecord, VersionKey } from "../store/datasets.ts";
-import { versionName } from "../store/datasets.ts";
+import { versionName, WHOLE_FILE, type ValidationRecord, type VersionKey } from "../store/datasets.ts";
 import type { Store } from "../store/store.ts";
-import { WHOLE_FILE } from "./check-file.ts";
 import { ValidationPool } from "./validation-pool.ts";
 
 /** Validations at once: each keeps a core busy, and the server has requests to answer too. */

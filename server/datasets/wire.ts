@@ -2,9 +2,8 @@
  * Dataset records (numbers and Dates) as the contract's shapes: 64-bit counts as decimal
  * strings, times as RFC 3339, `versions` and `jobs` only in the full view.
  */
-import { WHOLE_FILE } from "./check-file.ts";
 import type { components } from "../../generated/api.d.ts";
-import { datasetName, versionName, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
+import { datasetName, versionName, WHOLE_FILE, type DatasetRecord, type VersionRecord } from "../store/datasets.ts";
 
 type Schemas = components["schemas"];
 

@@ -11,7 +11,7 @@
  */
 import { storeErrorCode } from "../http/store-errors.ts";
 import { log } from "../log.ts";
-import { datasetName, versionName, type VersionKey, type VersionRecord } from "../store/datasets.ts";
+import { datasetName, versionName, WHOLE_FILE, type VersionKey, type VersionRecord } from "../store/datasets.ts";
 import { StoreError } from "../store/errors.ts";
 import { jobName, TERMINAL_STATES, type ClaimedJob, type JobPatch, type JobRecord } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
@@ -108,9 +108,17 @@ function datasetValidated(version: VersionRecord): void {
     lines: version.validation.totalLines,
     validLines: version.validation.validLines,
     examples: version.validation.exampleCount,
-    // The line number only: the reason may quote the row.
-    firstInvalidLine: version.validation.firstInvalidLine?.lineNumber,
+    ...validationFailure(version.validation.firstInvalidLine),
   });
+}
+
+/**
+ * The line number only (the reason may quote the row); a failure no line is to blame for
+ * (line 0, datasets/check-file.ts) is the reason itself, as the API reports it.
+ */
+function validationFailure(line: { lineNumber: number; reason: string } | undefined) {
+  if (line === undefined) return {};
+  return line.lineNumber === WHOLE_FILE ? { failureReason: line.reason } : { firstInvalidLine: line.lineNumber };
 }
 
 export interface InstrumentOptions {

@@ -35,11 +35,14 @@ export interface DatasetRecord {
   updateTime: Date;
 }
 
+/** Line 0 in `firstInvalidLine` stands for the file as a whole, not one of its lines. */
+export const WHOLE_FILE = 0;
+
 /** What validation found; all zero and empty until a validation has finished. */
 export interface ValidationRecord {
   totalLines: number;
   validLines: number;
-  /** Set on a FAILED version. Line 0 means the whole file (e.g. an interrupted upload). */
+  /** Set on a FAILED version. Line 0 (`WHOLE_FILE`) means the whole file (e.g. an interrupted upload). */
   firstInvalidLine?: { lineNumber: number; reason: string };
   topLevelKeys: string[];
   format?: DatasetFormat;

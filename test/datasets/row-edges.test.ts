@@ -5,6 +5,7 @@
  * so and no invented line number.
  */
 import assert from "node:assert/strict";
+import { captureLog } from "../ops/log-capture.ts";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { checkRow } from "../../server/datasets/rows.ts";
 import { startTestServer, type TestServer } from "../../harness/test-server.ts";
@@ -86,7 +87,8 @@ describe("over HTTP", () => {
     assert.equal(dataset.versions[0].validation.firstInvalidLine.lineNumber, "1");
   });
 
-  test("an empty upload fails with failureReason and no line number", async () => {
+  test("an empty upload fails with failureReason and no line number, in the answer and the log", async (t) => {
+    const log = captureLog(t, { minLevel: "warn" });
     await createDataset(acme, "nothing");
     const dataset = await uploadAndValidate(acme, "nothing", "");
     assert.equal(dataset.state, "DATASET_STATE_FAILED");
@@ -94,5 +96,11 @@ describe("over HTTP", () => {
     assert.equal(validation.firstInvalidLine, undefined, JSON.stringify(validation));
     assert.match(validation.failureReason, /no rows/);
     assert.doesNotMatch(JSON.stringify(validation), /line 0/);
+    const logged = log
+      .entries()
+      .find((e) => e.event === "dataset.validated" && String(e.version).includes("/nothing/"));
+    assert.ok(logged, "the failed validation is logged");
+    assert.equal(logged.firstInvalidLine, undefined, JSON.stringify(logged));
+    assert.match(String(logged.failureReason), /no rows/);
   });
 });
