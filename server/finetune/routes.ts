@@ -14,7 +14,7 @@ import { requireFineTuningEnabled } from "../http/permissions.ts";
 import { CANCELLABLE_STATES, type JobRecord, type JobType } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
 import { platformModelName } from "../inference/catalog.ts";
-import { billedExecution, chargeBill } from "./billing.ts";
+import { jobBill } from "./billing.ts";
 import { costEstimate, planJob, type JobPlan, type TrainingJobRequest } from "./plan.ts";
 import { toCurve, toTrainingJob } from "./wire.ts";
 
@@ -85,13 +85,21 @@ export function registerJobRoutes(handlers: OperationHandlers, deps: JobRouteDep
         completeTime: new Date(),
         stateDetail: "Cancelled by request.",
       };
-      const cancelled = await deps.store.fineTuning.updateJob(job.accountId, job.jobId, patch, CANCELLABLE_STATES);
+      // Billed for what it trained before the cancel, in the cancel's transaction (billing.ts).
+      const cancelled = await deps.store.fineTuning.updateJob(
+        job.accountId,
+        job.jobId,
+        patch,
+        CANCELLABLE_STATES,
+        undefined,
+        jobBill(job),
+      );
       if (cancelled === undefined) {
         const now = (await requireJob(deps.store, collection, params)).state;
         throw new ApiError("JOB_STATE_INVALID", cancelRefusal(now));
       }
       deps.cancelled(job.accountId, job.jobId);
-      res.json(toTrainingJob(await billCancelled(deps.store, cancelled)));
+      res.json(toTrainingJob(cancelled));
     });
     handlers.on(ids.metrics, async (req, res, params) => {
       const job = await requireJob(deps.store, collection, params);
@@ -111,19 +119,6 @@ function cancelRefusal(state: JobRecord["state"]): string {
   return state === "JOB_STATE_CHECKPOINTING"
     ? `The job is saving a checkpoint (JOB_STATE_CHECKPOINTING) and cannot be cancelled now; ${rule}. It is RUNNING again in a moment: cancel then.`
     : `A job in ${state} cannot be cancelled; ${rule}.`;
-}
-
-/**
- * Bills a job just cancelled for the tokens it trained before the cancel: its progress as
- * the cancel found it (the runner writes no more progress once the job is CANCELLED). The
- * bill is written on the job, from CANCELLED only, before the balance is charged.
- */
-async function billCancelled(store: Store, job: JobRecord): Promise<JobRecord> {
-  const execution = billedExecution(job, job.progress.processedTokens);
-  const billed = await store.fineTuning.updateJob(job.accountId, job.jobId, { execution }, ["JOB_STATE_CANCELLED"]);
-  if (billed === undefined) return job;
-  await chargeBill(store, billed);
-  return billed;
 }
 
 async function createJob(

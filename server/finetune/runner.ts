@@ -33,7 +33,7 @@ import {
   type JobRecord,
 } from "../store/fine-tuning.ts";
 import type { Store } from "../store/store.ts";
-import { billedExecution, chargeBill } from "./billing.ts";
+import { jobBill } from "./billing.ts";
 import type { Deployments } from "./deployments.ts";
 import { writeFileDurably } from "./files.ts";
 import { TrainerFailure } from "./upstream/failure.ts";
@@ -464,21 +464,15 @@ class Training {
       adapterPath,
       createTime: new Date(),
     };
-    // Billed for the tokens it trained (finetune/billing.ts); the charge follows the record.
-    const execution = billedExecution(
-      {
-        ...job,
-        execution: {
-          ...job.execution,
-          examplesTrained: result.examplesTrained,
-          examplesSkipped: result.examplesSkipped,
-          evalExamples: result.evalExamples,
-        },
-      },
-      job.progress.processedTokens,
-    );
+    const execution = {
+      ...job.execution,
+      examplesTrained: result.examplesTrained,
+      examplesSkipped: result.examplesSkipped,
+      evalExamples: result.evalExamples,
+    };
     const progress = { ...job.progress, percent: 100 };
     const stateDetail = result.stoppedEarly ? "Stopped early: the evaluation loss stopped improving." : undefined;
+    // Billed for the tokens it trained, in the same transaction (finetune/billing.ts).
     this.#job = await this.#store.completeJob(
       job.accountId,
       job.jobId,
@@ -491,8 +485,8 @@ class Training {
         ...(stateDetail ? { stateDetail } : {}),
       },
       this.#owner,
+      jobBill(job),
     );
-    await chargeBill(this.#options.store, this.#job);
   }
 
   async #writeOutput(adapter: ReturnType<typeof loadAdapter>, evaluation: ParsedRow[]): Promise<void> {

@@ -47,6 +47,17 @@ export interface JobExecution {
   billedMicros?: number;
 }
 
+/**
+ * What a job is billed as it ends (store/shared/job-bill.ts): the tokens its progress shows
+ * then, at this rate, charged in the same transaction.
+ */
+export interface JobBill {
+  /** The base model's training price per million tokens (a decimal string, as the catalogue has it). */
+  ratePerMillion: string;
+  /** When the charge is recorded. */
+  at: Date;
+}
+
 export interface JobRecord {
   accountId: string;
   jobId: string;
@@ -164,7 +175,8 @@ export interface FineTuningStore {
    * Applies the patch when the job is in one of `fromStates` (any state when omitted) and,
    * with `leaseOwner`, while that runner still holds the job's lease (a runner that lost its
    * job to another, say after a long pause, cannot write over the new holder's work);
-   * returns the job after, or undefined when it was not so.
+   * returns the job after, or undefined when it was not so. With `bill` (a cancel), the job
+   * after the patch is billed and the account charged in the same transaction.
    */
   updateJob(
     accountId: string,
@@ -172,6 +184,7 @@ export interface FineTuningStore {
     patch: JobPatch,
     fromStates?: readonly JobState[],
     leaseOwner?: string,
+    bill?: JobBill,
   ): Promise<JobRecord | undefined>;
   /**
    * Takes the oldest job that needs a runner: QUEUED, or active with an expired lease (its
@@ -188,8 +201,9 @@ export interface FineTuningStore {
   /** Drops points after `step` (a resumed job recomputes them). */
   truncateCurve(accountId: string, jobId: string, series: CurveSeries, afterStep: number): Promise<void>;
   /**
-   * Records the model and marks the job SUCCEEDED, in one transaction; `job-state`
-   * when the job is no longer active (or no longer `leaseOwner`'s).
+   * Records the model and marks the job SUCCEEDED, in one transaction (with `bill`, the job
+   * billed and the account charged in it too); `job-state` when the job is no longer active
+   * (or no longer `leaseOwner`'s).
    */
   completeJob(
     accountId: string,
@@ -197,6 +211,7 @@ export interface FineTuningStore {
     model: AccountModel,
     patch: JobPatch,
     leaseOwner?: string,
+    bill?: JobBill,
   ): Promise<JobRecord>;
   findModel(accountId: string, modelId: string): Promise<AccountModel | undefined>;
   listModels(accountId: string): Promise<AccountModel[]>;

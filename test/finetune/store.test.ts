@@ -1,6 +1,7 @@
 /**
  * The fine-tuning store on its own: queue expiry, claiming under leases (never twice at
- * once, taken over once a lease runs out), idempotency records and output model ids.
+ * once, taken over once a lease runs out), idempotency records, output model ids, and a
+ * job's bill written with its end.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -19,6 +20,8 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), "ft-store-"));
   store = await openTestStore(dir);
   await store.accounts.create({ id: "acme" });
+  // The key the test jobs name as their creator (test/store/records.ts): a bill is charged to it.
+  await store.apiKeys.create({ id: "key_1", accountId: "acme", secretHash: "0".repeat(64), hint: "sk-…0000" });
 });
 afterAll(async () => {
   await store.close();
@@ -149,4 +152,76 @@ test("a runner that lost its job to another cannot write over it (updates fenced
     (await store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-b")).state,
     "JOB_STATE_SUCCEEDED",
   );
+});
+
+/** The account's balance and its fine-tuning charges, as the store has them. */
+async function money(): Promise<{ balanceMicros: number; spentMicros: number }> {
+  const account = await store.accounts.get("acme");
+  return { balanceMicros: account!.balanceMicros, spentMicros: await store.usage.spentSince("acme", new Date(0)) };
+}
+
+function modelOf(queued: JobRecord) {
+  return {
+    accountId: "acme",
+    modelId: queued.config.outputModelId,
+    baseModel: "tiny-chat",
+    jobName: `accounts/acme/trainingJobs/${queued.jobId}`,
+    adapterPath: "models/x.lora",
+    createTime: new Date(),
+  };
+}
+
+// 2 000 tokens at 0.50 a million: 1 000 micro-units.
+const BILL = { ratePerMillion: "0.50", at: new Date() };
+const TRAINED = { percent: 40, epoch: 1, totalEpochs: 3, processedTokens: 2_000 };
+
+test("a job ends with its bill: completing or cancelling writes the bill on the job and charges the account in one transaction", async () => {
+  const succeeding = job();
+  await store.fineTuning.createJob(succeeding);
+  await store.fineTuning.claimJob("runner-a", new Date(), 60_000);
+  await store.fineTuning.updateJob("acme", succeeding.jobId, { progress: TRAINED }, undefined, "runner-a");
+  const before = await money();
+  const done = await store.fineTuning.completeJob("acme", succeeding.jobId, modelOf(succeeding), {}, "runner-a", BILL);
+  assert.equal(done.execution.billedTokens, 2_000);
+  assert.equal(done.execution.billedMicros, 1_000);
+  const after = await money();
+  assert.equal(before.balanceMicros - after.balanceMicros, 1_000);
+  assert.equal(after.spentMicros - before.spentMicros, 1_000);
+
+  const cancelling = job();
+  await store.fineTuning.createJob(cancelling);
+  await store.fineTuning.claimJob("runner-a", new Date(), 60_000);
+  await store.fineTuning.updateJob("acme", cancelling.jobId, { progress: TRAINED }, undefined, "runner-a");
+  const cancelled = await store.fineTuning.updateJob(
+    "acme",
+    cancelling.jobId,
+    { state: "JOB_STATE_CANCELLED" },
+    ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING"],
+    undefined,
+    BILL,
+  );
+  assert.equal(cancelled?.execution.billedMicros, 1_000);
+  assert.equal(after.balanceMicros - (await money()).balanceMicros, 1_000);
+});
+
+test("an end that is refused charges nothing: a fenced-out completion, a cancel of an ended job", async () => {
+  const queued = job();
+  await store.fineTuning.createJob(queued);
+  await store.fineTuning.claimJob("runner-a", new Date(), 60_000);
+  await store.fineTuning.updateJob("acme", queued.jobId, { progress: TRAINED }, undefined, "runner-a");
+  const before = await money();
+  await assert.rejects(store.fineTuning.completeJob("acme", queued.jobId, modelOf(queued), {}, "runner-b", BILL), {
+    kind: "job-state",
+  });
+  await store.fineTuning.completeJob("acme", queued.jobId, modelOf(queued), {}, "runner-a");
+  const refused = await store.fineTuning.updateJob(
+    "acme",
+    queued.jobId,
+    { state: "JOB_STATE_CANCELLED" },
+    ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING"],
+    undefined,
+    BILL,
+  );
+  assert.equal(refused, undefined);
+  assert.deepEqual(await money(), before, "no charge for either");
 });

@@ -115,6 +115,9 @@ function cachedFineTuning(
     listModels,
     findModel: async (accountId, modelId) => (await listModels(accountId)).find((m) => m.modelId === modelId),
     completeJob: async (...args) => changed(await inner.completeJob(...args)),
+    // A cancel charges the account in the same transaction: its balance is read afresh.
+    updateJob: async (...args) =>
+      args[5] === undefined ? inner.updateJob(...args) : changed(await inner.updateJob(...args)),
   };
   return delegate(inner, overrides);
 }

@@ -24,6 +24,7 @@ import {
   type CurveSeries,
   type FineTuningStore,
   type IdempotencyClaim,
+  type JobBill,
   type JobPatch,
   type JobQuery,
   type JobRecord,
@@ -39,7 +40,9 @@ import {
   parseRecord,
   serializeRecord,
 } from "../shared/job-records.ts";
+import { withBill } from "../shared/job-bill.ts";
 import { inTransaction, pgCall, query, queryOne, type Db } from "./database.ts";
+import { recordCharge } from "./usage.ts";
 
 export class PostgresFineTuningStore implements FineTuningStore {
   readonly #pool: pg.Pool;
@@ -122,9 +125,10 @@ export class PostgresFineTuningStore implements FineTuningStore {
     patch: JobPatch,
     fromStates?: readonly JobState[],
     leaseOwner?: string,
+    bill?: JobBill,
   ): Promise<JobRecord | undefined> {
     return pgCall(() =>
-      inTransaction(this.#pool, (db) => updateLocked(db, accountId, jobId, patch, fromStates, leaseOwner)),
+      inTransaction(this.#pool, (db) => updateLocked(db, accountId, jobId, patch, fromStates, leaseOwner, bill)),
     );
   }
 
@@ -238,6 +242,7 @@ export class PostgresFineTuningStore implements FineTuningStore {
     model: AccountModel,
     patch: JobPatch,
     leaseOwner?: string,
+    bill?: JobBill,
   ): Promise<JobRecord> {
     return pgCall(() =>
       inTransaction(this.#pool, async (db) => {
@@ -259,6 +264,7 @@ export class PostgresFineTuningStore implements FineTuningStore {
           { ...patch, state: "JOB_STATE_SUCCEEDED" },
           ACTIVE_STATES,
           leaseOwner,
+          bill,
         );
         // Thrown inside the transaction: the model row is rolled back with it.
         if (job === undefined) throw new StoreError("job-state", `The job ${jobId} is no longer running.`);
@@ -388,6 +394,7 @@ async function updateLocked(
   patch: JobPatch,
   fromStates?: readonly JobState[],
   leaseOwner?: string,
+  bill?: JobBill,
 ): Promise<JobRecord | undefined> {
   const row = await queryOne(
     db,
@@ -398,13 +405,14 @@ async function updateLocked(
   const current = parseRecord(row.record as string);
   if (fromStates && !fromStates.includes(current.state)) return undefined;
   if (leaseOwner !== undefined && row.lease_owner !== leaseOwner) return undefined;
-  const next: JobRecord = { ...current, ...patch };
+  const { job: next, charge } = bill ? withBill({ ...current, ...patch }, bill) : { job: { ...current, ...patch } };
   await db.query("UPDATE training_jobs SET state = $1, record = $2 WHERE seq = $3", [
     next.state,
     serializeRecord(next),
     row.seq,
   ]);
   if (patch.datasetIds) await linkDatasets(db, next, Number(row.seq));
+  if (charge) await recordCharge(db, charge);
   return next;
 }
 

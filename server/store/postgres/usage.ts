@@ -2,7 +2,7 @@
 import type pg from "pg";
 import { StoreError } from "../errors.ts";
 import type { ChargeOutcome, UsageCharge, UsageStore } from "../store.ts";
-import { inTransaction, pgCall, query, queryOne } from "./database.ts";
+import { inTransaction, pgCall, query, queryOne, type Db } from "./database.ts";
 
 /**
  * A batch of charges in one statement: each account's balance goes down by the sum of its
@@ -24,6 +24,24 @@ const GROUP_CHARGE = `
   )
   SELECT id, balance_micros FROM charged`;
 
+/**
+ * One charge inside the caller's transaction (`charge` alone, or a job's bill written as the
+ * job ends): the balance and the record together.
+ */
+export async function recordCharge(db: Db, charge: UsageCharge): Promise<{ balanceMicros: number }> {
+  const updated = await queryOne(
+    db,
+    "UPDATE accounts SET balance_micros = balance_micros - $1 WHERE id = $2 RETURNING balance_micros",
+    [charge.amountMicros, charge.accountId],
+  );
+  if (updated === undefined) throw new StoreError("not-found", `No account ${charge.accountId}.`);
+  await db.query(
+    "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES ($1, $2, $3, $4, $5)",
+    [charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime()],
+  );
+  return { balanceMicros: Number(updated.balance_micros) };
+}
+
 export class PostgresUsageStore implements UsageStore {
   readonly #pool: pg.Pool;
 
@@ -41,17 +59,7 @@ export class PostgresUsageStore implements UsageStore {
       inTransaction(this.#pool, async (db) => {
         // The UPDATE locks the account row until COMMIT: concurrent charges from any number
         // of processes are applied one after the other, none lost.
-        const updated = await queryOne(
-          db,
-          "UPDATE accounts SET balance_micros = balance_micros - $1 WHERE id = $2 RETURNING balance_micros",
-          [charge.amountMicros, charge.accountId],
-        );
-        if (updated === undefined) throw new StoreError("not-found", `No account ${charge.accountId}.`);
-        await db.query(
-          "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES ($1, $2, $3, $4, $5)",
-          [charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime()],
-        );
-        return { balanceMicros: Number(updated.balance_micros) };
+        return recordCharge(db, charge);
       }),
     );
   }

@@ -13,6 +13,7 @@ import {
   type CurveSeries,
   type FineTuningStore,
   type IdempotencyClaim,
+  type JobBill,
   type JobPatch,
   type JobQuery,
   type JobRecord,
@@ -28,7 +29,9 @@ import {
   parseRecord,
   serializeRecord,
 } from "../shared/job-records.ts";
+import { withBill } from "../shared/job-bill.ts";
 import { inTransaction, storeCall } from "./database.ts";
+import { recordCharge } from "./usage.ts";
 
 export class SqliteFineTuningStore implements FineTuningStore {
   readonly #db: DatabaseSync;
@@ -99,9 +102,10 @@ export class SqliteFineTuningStore implements FineTuningStore {
     patch: JobPatch,
     fromStates?: readonly JobState[],
     leaseOwner?: string,
+    bill?: JobBill,
   ): Promise<JobRecord | undefined> {
     return storeCall(() =>
-      inTransaction(this.#db, () => this.#update(accountId, jobId, patch, fromStates, leaseOwner)),
+      inTransaction(this.#db, () => this.#update(accountId, jobId, patch, fromStates, leaseOwner, bill)),
     );
   }
 
@@ -208,6 +212,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
     model: AccountModel,
     patch: JobPatch,
     leaseOwner?: string,
+    bill?: JobBill,
   ): Promise<JobRecord> {
     return storeCall(() =>
       inTransaction(this.#db, () => {
@@ -229,6 +234,7 @@ export class SqliteFineTuningStore implements FineTuningStore {
           { ...patch, state: "JOB_STATE_SUCCEEDED" },
           ACTIVE_STATES,
           leaseOwner,
+          bill,
         );
         if (job === undefined) throw new StoreError("job-state", `The job ${jobId} is no longer running.`);
         return job;
@@ -343,15 +349,17 @@ export class SqliteFineTuningStore implements FineTuningStore {
     patch: JobPatch,
     fromStates?: readonly JobState[],
     leaseOwner?: string,
+    bill?: JobBill,
   ): JobRecord | undefined {
     const current = this.#require(accountId, jobId);
     if (fromStates && !fromStates.includes(current.state)) return undefined;
     if (leaseOwner !== undefined && this.#leaseOwner(accountId, jobId) !== leaseOwner) return undefined;
-    const next: JobRecord = { ...current, ...patch };
+    const { job: next, charge } = bill ? withBill({ ...current, ...patch }, bill) : { job: { ...current, ...patch } };
     this.#db
       .prepare("UPDATE training_jobs SET state = ?, record = ? WHERE account_id = ? AND job_id = ?")
       .run(next.state, serializeRecord(next), accountId, jobId);
     if (patch.datasetIds) this.#linkDatasets(next, this.#seq(accountId, jobId));
+    if (charge) recordCharge(this.#db, charge);
     return next;
   }
 

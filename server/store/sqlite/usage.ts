@@ -4,6 +4,9 @@ import { StoreError } from "../errors.ts";
 import type { ChargeOutcome, UsageCharge, UsageStore } from "../store.ts";
 import { inTransaction, storeCall } from "./database.ts";
 
+const DEBIT = "UPDATE accounts SET balance_micros = balance_micros - ? WHERE id = ? RETURNING balance_micros";
+const RECORD = "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES (?, ?, ?, ?, ?)";
+
 export class SqliteUsageStore implements UsageStore {
   readonly #db: DatabaseSync;
   #statements: { debit: StatementSync; record: StatementSync } | undefined;
@@ -52,25 +55,13 @@ export class SqliteUsageStore implements UsageStore {
     });
   }
 
-  /** The balance update comes first: when the account is missing nothing is written. */
   #record(charge: UsageCharge): { balanceMicros: number } {
-    const { debit, record } = this.#prepared();
-    const updated = debit.get(charge.amountMicros, charge.accountId);
-    if (updated === undefined) throw new StoreError("not-found", `No account ${charge.accountId}.`);
-    record.run(charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime());
-    return { balanceMicros: Number(updated.balance_micros) };
+    return recordWith(this.#prepared(), charge);
   }
 
   /** Prepared once: compiling the two statements cost more than running them (CPU profile). */
   #prepared(): { debit: StatementSync; record: StatementSync } {
-    return (this.#statements ??= {
-      debit: this.#db.prepare(
-        "UPDATE accounts SET balance_micros = balance_micros - ? WHERE id = ? RETURNING balance_micros",
-      ),
-      record: this.#db.prepare(
-        "INSERT INTO usage_records (account_id, key_id, kind, amount_micros, at_ms) VALUES (?, ?, ?, ?, ?)",
-      ),
-    });
+    return (this.#statements ??= { debit: this.#db.prepare(DEBIT), record: this.#db.prepare(RECORD) });
   }
 
   spentSince(accountId: string, since: Date): Promise<number> {
@@ -83,6 +74,32 @@ export class SqliteUsageStore implements UsageStore {
       return Number(row?.spent ?? 0);
     });
   }
+}
+
+/**
+ * One charge inside the caller's transaction (a job's bill, written as the job ends): the
+ * balance and the record, as `charge` writes them.
+ */
+export function recordCharge(db: DatabaseSync, charge: UsageCharge): { balanceMicros: number } {
+  checkAmount(charge);
+  return recordWith(
+    {
+      debit: db.prepare(DEBIT),
+      record: db.prepare(RECORD),
+    },
+    charge,
+  );
+}
+
+/** The balance update comes first: when the account is missing nothing is written. */
+function recordWith(
+  statements: { debit: StatementSync; record: StatementSync },
+  charge: UsageCharge,
+): { balanceMicros: number } {
+  const updated = statements.debit.get(charge.amountMicros, charge.accountId);
+  if (updated === undefined) throw new StoreError("not-found", `No account ${charge.accountId}.`);
+  statements.record.run(charge.accountId, charge.keyId, charge.kind, charge.amountMicros, charge.at.getTime());
+  return { balanceMicros: Number(updated.balance_micros) };
 }
 
 function checkAmount(charge: UsageCharge): void {
