@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
-import { costMicros } from "../../server/store/money.ts";
+import { costMicros, formatMoney } from "../../server/store/money.ts";
 import type { TestServer } from "../../harness/test-server.ts";
 import { post } from "../server/http.ts";
 import type { FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
@@ -261,6 +261,9 @@ describe("a job on the upstream trainer", () => {
     assert.ok(trained > 0);
     assert.equal(job.progress.processedTokens, String(trained));
     assert.equal(charged, costMicros(RATE, trained));
+    // The job shows the bill the balance moved by, as a job trained here does.
+    assert.equal(job.execution.billedTokens, String(trained));
+    assert.deepEqual(job.execution.billedCost, { amount: formatMoney(charged), currency: "USD" });
   });
 
   test("its training curve is the upstream's step metrics, every step once", async () => {

@@ -18,8 +18,8 @@ import { readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from 
 import type { ParsedRow } from "../../datasets/rows.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../../inference/catalog.ts";
 import { log } from "../../log.ts";
-import { costMicros } from "../../store/money.ts";
 import { ACTIVE_STATES, jobName, type CurvePoint, type JobPatch, type JobRecord } from "../../store/fine-tuning.ts";
+import { billedExecution, chargeBill } from "../billing.ts";
 import { writeFileDurably } from "../files.ts";
 import { isHeldOut } from "../plan.ts";
 import { exampleTokens, fitsContext } from "../trainer.ts";
@@ -315,6 +315,20 @@ export class UpstreamTraining {
     const file: UpstreamModelFile = { trainer: "openai-fine-tuning", model: upstream.fine_tuned_model };
     await writeFileDurably(`${this.#options.dataDir}/${adapterPath}`, new TextEncoder().encode(JSON.stringify(file)));
     const trainedTokens = upstream.trained_tokens ?? 0;
+    // Billed for the tokens the upstream reports trained (finetune/billing.ts): the job shows
+    // the bill, and the charge follows the record.
+    const execution = billedExecution(
+      {
+        ...job,
+        execution: {
+          ...job.execution,
+          examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
+          examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
+          evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
+        },
+      },
+      trainedTokens,
+    );
     this.#job = await this.#store.completeJob(
       job.accountId,
       job.jobId,
@@ -329,33 +343,12 @@ export class UpstreamTraining {
       {
         outputModel: resourceName(job.accountId, "models", modelId),
         completeTime: new Date(),
-        execution: {
-          ...job.execution,
-          examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
-          examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
-          evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
-        },
+        execution,
         progress: { ...job.progress, percent: 100, epoch: job.config.epochs, processedTokens: trainedTokens },
       },
       this.#owner,
     );
-    await this.#charge();
-  }
-
-  /** Training is billed once, when the job succeeds, for the tokens the upstream reports it trained. */
-  async #charge(): Promise<void> {
-    const job = this.#job;
-    const rate = findPlatformModel(job.baseModel)?.training?.ratePerMillion ?? "0";
-    const amountMicros = costMicros(rate, job.progress.processedTokens);
-    if (amountMicros === 0) return;
-    const keyId = job.createdBy.startsWith("keys/") ? job.createdBy.slice("keys/".length) : null;
-    await this.#options.store.usage.charge({
-      accountId: job.accountId,
-      keyId,
-      kind: "fine_tuning",
-      amountMicros,
-      at: new Date(),
-    });
+    await chargeBill(this.#options.store, this.#job);
   }
 
   /** The upstream's failure in the document's classes; its own words go to the log only (they may name it). */
