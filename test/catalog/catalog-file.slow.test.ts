@@ -86,6 +86,16 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
       /model "tiny-chat" \(models\[0\]\): training\.trainer\.type must be equal to one of the allowed values/,
     ],
     [
+      "a misspelt trainer type, with the upstream trainer's settings: the type is named, not a setting",
+      (c) =>
+        (c.models[0].training.trainer = {
+          type: "openai-finetuning",
+          baseUrl: "https://trainer.example.com/v1",
+          model: "base-8b",
+        }),
+      /model "tiny-chat" \(models\[0\]\): training\.trainer\.type must be equal to one of the allowed values \(local-lora, openai-fine-tuning\)/,
+    ],
+    [
       "an upstream trainer without its base URL",
       (c) => (c.models[0].training.trainer = { type: "openai-fine-tuning", model: "gpt-x" }),
       /model "tiny-chat" \(models\[0\]\): training\.trainer\.baseUrl is missing/,
