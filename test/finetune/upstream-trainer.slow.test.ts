@@ -363,7 +363,10 @@ describe("failures", () => {
     const before = await balance();
     trainer.hold = true;
     const jobId = await create(sftBody("lost-to-outage", { epochs: 1 }));
-    await waitFor(async () => (upstreamJobOf(jobId)?.status === "running" ? true : undefined));
+    const upstream = await waitFor(async () => {
+      const found = upstreamJobOf(jobId);
+      return found?.status === "running" ? found : undefined;
+    });
     trainer.outage = true;
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
     assert.equal(job.state, "JOB_STATE_FAILED");
@@ -371,6 +374,10 @@ describe("failures", () => {
     assert.match(job.stateDetail, /could not be reached/);
     assertNoProviderDetail(job.stateDetail);
     assert.equal(await balance(), before);
+    // Back again: the upstream job of a job failed here is cancelled, not left training (and billing the operator).
+    trainer.outage = false;
+    await waitFor(async () => (trainer.cancels.includes(upstream.id) ? true : undefined), UNREACHABLE_FOR_MS * 2);
+    assert.equal(upstreamJobOf(jobId)?.status, "cancelled");
   });
 
   test("the upstream refuses the create (4xx): FAILED with the mapped class before any charge", async () => {

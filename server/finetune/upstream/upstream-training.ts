@@ -10,8 +10,9 @@
  * The runner (runner.ts) holds the job under its lease as for local training. A restart
  * resumes here: the stored upstream job id is polled again, and a job created just before
  * a crash, before its id was stored, is found by the metadata this server tagged it with,
- * so one job never makes two upstream jobs. A cancel of the job cancels the upstream job;
- * a process that is only stopping leaves it running for the next runner.
+ * so one job never makes two upstream jobs. A cancel of the job cancels the upstream job,
+ * and so does a failure here once the job is FAILED (abandon.ts); a process that is only
+ * stopping leaves it running for the next runner.
  */
 import { resourceName } from "../../../common/resource-names.ts";
 import { readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../../datasets/training-data.ts";
@@ -25,6 +26,7 @@ import { isHeldOut } from "../plan.ts";
 import { exampleTokens, fitsContext } from "../trainer.ts";
 import type { RunnerOptions } from "../runner.ts";
 import { CancelledError } from "../runner.ts";
+import { abandonUpstreamJob } from "./abandon.ts";
 import { upstreamHyperparameters } from "./config-map.ts";
 import { TrainerFailure } from "./failure.ts";
 import {
@@ -111,8 +113,27 @@ export class UpstreamTraining {
       await this.#poll(upstreamJobId);
     } catch (error) {
       if (this.#signal.aborted || error instanceof CancelledError) await this.#cancelUpstreamIfCancelled();
+      else this.#abandonUpstream();
       throw error;
     }
+  }
+
+  /** The job fails here (the runner writes FAILED): its upstream job, if one was made, is cancelled in the background. */
+  #abandonUpstream(): void {
+    if (this.#state.upstreamJobId === undefined && this.#state.trainingFileId === undefined) return;
+    const first = this.#settings.pollMs ?? DEFAULT_POLL_MS;
+    const { accountId, jobType, jobId } = this.#job;
+    void abandonUpstreamJob({
+      api: this.#api,
+      name: this.#name,
+      upstreamJobId: async (signal) =>
+        this.#state.upstreamJobId ?? (await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal))?.id,
+      jobState: async () => (await this.#store.getJob(accountId, jobType, jobId))?.state,
+      firstWaitMs: first,
+      longestWaitMs: Math.max(first, this.#settings.maxPollMs ?? DEFAULT_MAX_POLL_MS),
+      boundMs: this.#settings.unreachableForMs ?? DEFAULT_UNREACHABLE_FOR_MS,
+      callTimeoutMs: CANCEL_TIMEOUT_MS,
+    });
   }
 
   /** The upstream job's id: the stored one, one this job made before a crash, or a new one. */
