@@ -76,6 +76,8 @@ export class UpstreamTraining {
   #lastEventId: string | undefined;
   /** The upstream's total steps, from its metrics events. */
   #totalSteps: number | undefined;
+  /** The first checkpoint of this run was held (checkpointHoldMs). */
+  #checkpointHeld = false;
 
   constructor(
     options: RunnerOptions,
@@ -321,6 +323,10 @@ export class UpstreamTraining {
     const epochs = this.#job.config.epochs;
     const epoch = Math.min(epochs, Math.max(1, Math.round((step * epochs) / totalSteps)));
     await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
+    // The run's first checkpoint lasts checkpointHoldMs (the development server's, as for the
+    // embedded trainer), so a client sees the state and the kit can prove a cancel there is 409.
+    if (!this.#checkpointHeld) await this.#sleep(this.#options.checkpointHoldMs ?? 0);
+    this.#checkpointHeld = true;
     await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: epoch, checkpointStep: step }, [
       "JOB_STATE_CHECKPOINTING",
     ]);
