@@ -102,3 +102,12 @@ export function checkRoutedModels(
       );
   }
 }
+
+/**
+ * Declared models the routing file does not route: the embedded model serves them under
+ * their catalogue ids, which is right for the embedded models and a trap for a model meant
+ * to come from an upstream (a forgotten route serves the 2-layer model as `acme-8b`).
+ */
+export function unroutedModels(routing: RoutingConfig, catalogIds: readonly string[]): string[] {
+  return catalogIds.filter((id) => !(id in routing.models));
+}

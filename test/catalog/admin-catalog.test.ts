@@ -85,6 +85,17 @@ describe("catalog check", () => {
     assert.match(stderr, /model tiny-chat-community is routed but the catalogue does not declare it/);
   });
 
+  test("a declared model the routing file does not route: a warning that the embedded model serves it", () => {
+    const file = catalogWith((c) => c.models.push({ ...c.models[1], id: "acme-8b", contextWindow: 32768 }));
+    const { status, stdout } = admin(["catalog", "check", file]);
+    assert.equal(status, 0);
+    assert.match(
+      stdout,
+      /warning: acme-8b: the routing file .*routing\.json does not route it, so the embedded model serves it under this id/,
+    );
+    assert.doesNotMatch(stdout, /warning: tiny-/, "the committed routing file routes the embedded models");
+  });
+
   test("an upstream trainer whose key variable is not set: a warning, still exit 0", () => {
     const file = catalogWith((c) => {
       c.models[0].training.trainer = {
