@@ -38,8 +38,24 @@ export interface RoutingConfig {
   contentPolicy: ContentPolicy;
 }
 
+/** Reads and checks the routing file; a file that cannot be read or is not JSON is named, as the catalogue's is. */
 export function loadRoutingConfig(path: string): RoutingConfig {
-  return parseRoutingConfig(JSON.parse(readFileSync(path, "utf8")), path);
+  const source = `routing file ${path}`;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`${source}: cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`, {
+      cause: error,
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${source}: not JSON (${(error as Error).message})`, { cause: error });
+  }
+  return parseRoutingConfig(raw, source);
 }
 
 /** Checks the file's shape so a typo fails at start-up, not on the first request. */

@@ -78,6 +78,14 @@ describe("catalog check", () => {
     assert.match(stderr, /model "tiny-chat-community" \(models\[2\]\): pricePerMillionTokens must be string/);
   });
 
+  test("a routing file that is not JSON: exit 1, naming the file", () => {
+    const routing = path.join(scratch, "routing-typo.json");
+    writeFileSync(routing, "{ version: 1 }");
+    const { status, stderr } = admin(["catalog", "check"], { ROUTING_FILE: routing });
+    assert.equal(status, 1);
+    assert.match(stderr, /routing file .*routing-typo\.json: not JSON \(/);
+  });
+
   test("a routing file that routes an undeclared model: exit 1", () => {
     const file = catalogWith((c) => c.models.splice(2, 1));
     const { status, stderr } = admin(["catalog", "check", file]);

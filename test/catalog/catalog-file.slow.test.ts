@@ -150,6 +150,17 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
     );
   });
 
+  test("a routing file that is not JSON, or does not exist, is named", async () => {
+    const routing = path.join(scratch, "routing-typo.json");
+    writeFileSync(routing, '{ "version": "r1", providers: {} }');
+    const bad = await runServer({ ROUTING_FILE: routing });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /Cannot start: routing file .*routing-typo\.json: not JSON \(/);
+    const missing = await runServer({ ROUTING_FILE: path.join(scratch, "no-routing.json") });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /Cannot start: routing file .*no-routing\.json: cannot be read \(ENOENT\)/);
+  });
+
   test("a catalogue file that does not exist is named", async () => {
     const { code, stderr } = await runServer({ CATALOG_FILE: path.join(scratch, "missing.json") });
     assert.equal(code, 1);
