@@ -296,6 +296,11 @@ describe("a job on the upstream trainer", () => {
     assert.ok(models.body.data.some((m: { id: string }) => m.id === "accounts/acme/models/ahoy-upstream"));
   });
 
+  test("its uploaded rows are deleted at the trainer once it succeeded", async () => {
+    const file = upstreamJobOf(jobId)?.training_file as string;
+    await waitFor(async () => (trainer.deletedFiles.includes(file) ? true : undefined), 10_000);
+  });
+
   test("the base model itself is served by its inference upstream", async () => {
     const result = await post(
       server.baseUrl,
@@ -339,6 +344,7 @@ test("cancel: the upstream job is cancelled too, and nothing is billed", async (
   assert.equal(upstreamJobOf(jobId)?.status, "cancelled");
   assert.equal((await getJob(jobId)).state, "JOB_STATE_CANCELLED");
   assert.equal(await balance(), before);
+  await waitFor(async () => (trainer.deletedFiles.includes(upstream.training_file) ? true : undefined), 10_000);
 });
 
 describe("failures", () => {
@@ -378,6 +384,7 @@ describe("failures", () => {
     trainer.outage = false;
     await waitFor(async () => (trainer.cancels.includes(upstream.id) ? true : undefined), UNREACHABLE_FOR_MS * 2);
     assert.equal(upstreamJobOf(jobId)?.status, "cancelled");
+    await waitFor(async () => (trainer.deletedFiles.includes(upstream.training_file) ? true : undefined), 5_000);
   });
 
   test("the upstream refuses the create (4xx): FAILED with the mapped class before any charge", async () => {
@@ -393,10 +400,14 @@ describe("failures", () => {
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
     assert.equal(job.state, "JOB_STATE_FAILED");
     assert.equal(job.errorClass, "INVALID_DATA");
+    const uploaded = [...trainer.files.values()].find((f) => f.object.filename === `${jobId}-train.jsonl`)?.object.id;
+    assert.ok(uploaded, "the rows were uploaded before the create was refused");
     assert.match(job.stateDetail, /refused the training data \(invalid_training_file, training_file\)/);
     assertNoProviderDetail(job.stateDetail);
     assert.equal(trainer.jobs().length, upstreamJobs);
     assert.equal(await balance(), before);
+    // The rows it had uploaded before the refusal do not stay there.
+    await waitFor(async () => (trainer.deletedFiles.includes(uploaded as string) ? true : undefined), 5_000);
   });
 
   test("a create whose answer is lost: the retry finds the job it made, and no second one is created", async () => {

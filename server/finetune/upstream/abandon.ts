@@ -1,7 +1,8 @@
 /**
  * A job that FAILED here while its upstream job may still be training (the upstream
  * unreachable past the bound, or a failure on this side): the upstream job is cancelled,
- * so it does not go on training, and billing the operator, for a model nobody can use.
+ * so it does not go on training, and billing the operator, for a model nobody can use,
+ * and the files uploaded for it are deleted there.
  * The upstream is often unreachable just then, so the cancel is retried with the poll's
  * backoff for as long again as the upstream may stay unreachable; then the log names the
  * upstream job for the operator to cancel by hand. It runs in the background: the job's
@@ -18,6 +19,8 @@ export interface AbandonedUpstreamJob {
   name: string;
   /** The upstream job: its stored id, or looked for by the job's metadata tag. */
   upstreamJobId(signal: AbortSignal): Promise<string | undefined>;
+  /** Deletes the files uploaded for the job, once its upstream job has ended. */
+  deleteFiles(): Promise<void>;
   /** The job's state in the store now (undefined when it cannot be read). */
   jobState(): Promise<JobRecord["state"] | undefined>;
   firstWaitMs: number;
@@ -45,6 +48,7 @@ export async function abandonUpstreamJob(job: AbandonedUpstreamJob): Promise<voi
     if (state === "JOB_STATE_FAILED") {
       try {
         await cancelIfRunning(job);
+        await job.deleteFiles();
         return;
       } catch (error) {
         if (!(error instanceof UpstreamUnreachable)) {

@@ -29,6 +29,7 @@ import { CancelledError } from "../runner.ts";
 import { abandonUpstreamJob } from "./abandon.ts";
 import { upstreamHyperparameters } from "./config-map.ts";
 import { TrainerFailure } from "./failure.ts";
+import { deleteUploadedFiles } from "./uploaded-files.ts";
 import {
   OpenAiFineTuningApi,
   UpstreamNotFound,
@@ -131,6 +132,7 @@ export class UpstreamTraining {
       upstreamJobId: async (signal) =>
         this.#state.upstreamJobId ?? (await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal))?.id,
       jobState: async () => (await this.#store.getJob(accountId, jobType, jobId))?.state,
+      deleteFiles: () => deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS),
       firstWaitMs: first,
       longestWaitMs: Math.max(first, this.#settings.maxPollMs ?? DEFAULT_MAX_POLL_MS),
       boundMs: this.#settings.unreachableForMs ?? DEFAULT_UNREACHABLE_FOR_MS,
@@ -376,6 +378,7 @@ export class UpstreamTraining {
       this.#owner,
     );
     await chargeBill(this.#options.store, this.#job);
+    await deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS);
   }
 
   /** The upstream's failure in the document's classes; its own words go to the log only (they may name it). */
@@ -466,12 +469,15 @@ export class UpstreamTraining {
     try {
       // A cancel that came while the create was on its way: the upstream job is found by its tag.
       const id = this.#state.upstreamJobId ?? (await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal))?.id;
-      if (id === undefined) return;
-      await this.#api.cancelJob(id, signal);
-      log("info", "job.upstream_cancelled", { job: this.#name, upstreamJob: id });
+      if (id !== undefined) {
+        await this.#api.cancelJob(id, signal);
+        log("info", "job.upstream_cancelled", { job: this.#name, upstreamJob: id });
+      }
     } catch (error) {
       log("warn", "job.upstream_cancel_failed", { job: this.#name, detail: String(error) });
+      return;
     }
+    await deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS);
   }
 
   async #saveState(patch: Partial<UpstreamState>): Promise<void> {
