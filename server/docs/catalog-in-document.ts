@@ -38,7 +38,11 @@ function modelsSection(models: readonly PlatformModel[]): string {
   const rows = models.map((m) => {
     const can = [m.reasoning && "reasoning", m.tools && "tools", m.media && "media"].filter(Boolean).join(", ");
     const training = m.training
-      ? `${m.training.ratePerMillion} a million tokens${m.training.thirdParty ? " (third-party trainer)" : ""}`
+      ? [
+          `${m.training.ratePerMillion} a million tokens`,
+          m.training.thirdParty ? " (third-party trainer)" : "",
+          m.training.requiredAgreementVersion === "" ? "" : ` (agreement \`${m.training.requiredAgreementVersion}\`)`,
+        ].join("")
       : "no";
     const agreement = m.requiredAgreementVersion === "" ? "" : ` (agreement \`${m.requiredAgreementVersion}\`)`;
     return `| \`${m.id}\` | ${m.contextWindow} | ${m.defaultMaxOutputTokens} | ${can || "text only"} | ${m.pricePerMillionTokens}${agreement} | ${training} |`;

@@ -32,7 +32,7 @@ const CATALOG = {
       tools: true,
       training: {
         ratePerMillion: "3.00",
-        requiredAgreementVersion: "",
+        requiredAgreementVersion: "acme-training-terms-1",
         trainer: { type: "local-lora" },
         defaults: {
           loraRank: 8,
@@ -79,7 +79,10 @@ describe("the docs page with an operator's catalogue", () => {
     const description = (parse(await documentText()) as { info: { description: string } }).info.description;
     assert.match(description, /## Models of this server/);
     assert.match(description, /\| `acme-8b` \| 8192 \| 512 \| text only \| 0\.20 \| no \|/);
-    assert.match(description, /\| `acme-base` \| 8192 \| 512 \| tools \| 0\.20 \| 3\.00 a million tokens \|/);
+    assert.match(
+      description,
+      /\| `acme-base` \| 8192 \| 512 \| tools \| 0\.20 \| 3\.00 a million tokens \(agreement `acme-training-terms-1`\) \|/,
+    );
   });
 
   test("its examples name the catalogue's models, never an embedded model it lacks", async () => {
