@@ -11,6 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { parse } from "yaml";
 import { startTestServer, type TestServer } from "../../harness/test-server.ts";
+import { findPlatformModel } from "../../server/inference/catalog.ts";
 import { post } from "../server/http.ts";
 
 const MODEL = {
@@ -66,6 +67,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   rmSync(scratch, { recursive: true, force: true });
+  // The next file in this worker (the fast tier shares workers) gets the committed catalogue back.
+  assert.ok(findPlatformModel("tiny-chat"), "closing the server put the committed catalogue back");
 });
 
 const documentText = async () => {
