@@ -10,7 +10,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import { log } from "../../log.ts";
-import type { JobRecord } from "../../store/fine-tuning.ts";
+import { ACTIVE_STATES, type JobRecord } from "../../store/fine-tuning.ts";
 import { type OpenAiFineTuningApi, UpstreamNotFound, UpstreamUnreachable } from "./openai-api.ts";
 
 export interface AbandonedUpstreamJob {
@@ -41,10 +41,11 @@ const ENDED = new Set(["succeeded", "failed", "cancelled"]);
 export async function abandonUpstreamJob(job: AbandonedUpstreamJob): Promise<void> {
   const until = Date.now() + job.boundMs;
   let wait = job.firstWaitMs;
-  let lastProblem = "the job was not seen FAILED";
+  let lastProblem: string | undefined;
   while (Date.now() < until) {
     const state = await job.jobState().catch(() => undefined);
-    if (state !== undefined && state !== "JOB_STATE_FAILED" && state !== "JOB_STATE_RUNNING") return;
+    // SUCCEEDED, CANCELLED (its cancel reaches the upstream on its own) or EXPIRED: nothing to do.
+    if (state !== undefined && state !== "JOB_STATE_FAILED" && !ACTIVE_STATES.includes(state)) return;
     if (state === "JOB_STATE_FAILED") {
       try {
         await cancelIfRunning(job);
@@ -61,6 +62,8 @@ export async function abandonUpstreamJob(job: AbandonedUpstreamJob): Promise<voi
     await delay(Math.min(wait, Math.max(1, until - Date.now())), undefined, { ref: false });
     wait = Math.min(job.longestWaitMs, wait * 2);
   }
+  // Never seen FAILED: still active (another runner polls it again) or never read; not this loop's to cancel.
+  if (lastProblem === undefined) return;
   log("error", "job.upstream_abandoned", {
     job: job.name,
     detail: `the job FAILED here but its upstream job could not be cancelled within ${job.boundMs} ms (${lastProblem}); cancel it at the trainer`,
