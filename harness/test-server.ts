@@ -1,11 +1,14 @@
 /**
  * The whole reference server (startServer, as `npm start` runs it) on an ephemeral port
  * over a temp data directory, seeded with server/dev-seed.json. `close()` stops the
- * server and removes the directory.
+ * server and removes the directory (and puts the committed catalogue back when the server
+ * had a catalogue file of its own).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { installCatalog } from "../server/inference/catalog.ts";
+import { loadCatalogFile } from "../server/inference/catalog-file.ts";
 import { startServer, type ServerOptions } from "../server/server.ts";
 import { DEV_SEED_PATH } from "../server/store/seed.ts";
 import type { Store } from "../server/store/store.ts";
@@ -63,6 +66,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       keys: seedKeys(),
       async close() {
         await server.close();
+        // One catalogue per process: the next test file in this worker (the fast tier shares
+        // workers, isolate: false) would otherwise find this server's models, not the committed ones.
+        if (serverOptions.catalogFile !== undefined) installCatalog(loadCatalogFile());
         rmSync(scratch, { recursive: true, force: true });
       },
     };

@@ -21,11 +21,11 @@ import { LocalProvider } from "./inference/local/provider.ts";
 import { CatalogResolver, registerModelRoutes, unknownModelProblems } from "./inference/models.ts";
 import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts";
 import { registerInferenceRoutes } from "./inference/routes.ts";
-import { checkRoutedModels, loadRoutingConfig, type RoutingConfig } from "./inference/routing.ts";
+import { checkRoutedModels, loadRoutingConfig, unroutedModels, type RoutingConfig } from "./inference/routing.ts";
 import { installCatalog } from "./inference/catalog.ts";
 import { loadCatalogFile } from "./inference/catalog-file.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
-import { logs } from "./log.ts";
+import { log, logs } from "./log.ts";
 import { accessRecord } from "./ops/access-log.ts";
 import { watchAnswers } from "./ops/answer-end.ts";
 import { drainHttp, InFlight, OpenStreams } from "./ops/drain.ts";
@@ -121,6 +121,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     catalog.map((m) => m.id),
     `routing file ${routingFileName}`,
   );
+  for (const model of unroutedModels(
+    routingFile,
+    catalog.map((m) => m.id),
+  ))
+    log("warn", "catalog.unrouted", {
+      model,
+      detail: `not routed in ${routingFileName}: the embedded model serves it`,
+    });
   installCatalog(catalog);
   // The development server's fault models are routed after the check: they are not the catalogue's.
   const devFaults = options.devFaultModels ? await startDevFaultModels(routingFile) : undefined;

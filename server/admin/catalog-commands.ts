@@ -6,7 +6,7 @@
  */
 import type { PlatformModel } from "../inference/catalog.ts";
 import { loadCatalogFile } from "../inference/catalog-file.ts";
-import { checkRoutedModels, loadRoutingConfig } from "../inference/routing.ts";
+import { checkRoutedModels, loadRoutingConfig, unroutedModels, type RoutingConfig } from "../inference/routing.ts";
 import { credential } from "../settings/environment.ts";
 import type { AllSettings } from "../settings/parse.ts";
 
@@ -38,9 +38,11 @@ export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
       const file = catalogFile(positionals, settings);
       const models = load(file);
       const routingFile = settings.ROUTING_FILE;
+      let routing: RoutingConfig;
       try {
+        routing = loadRoutingConfig(routingFile);
         checkRoutedModels(
-          loadRoutingConfig(routingFile),
+          routing,
           models.map((m) => m.id),
           `routing file ${routingFile}`,
         );
@@ -48,7 +50,11 @@ export const CATALOG_COMMANDS: Record<string, CatalogCommand> = {
         throw new CatalogProblem((error as Error).message);
       }
       const trainable = models.filter((m) => m.training !== undefined).length;
-      const warnings = [...missingKeys(models), ...unagreedEgress(models)].map((w) => `warning: ${w}`);
+      const warnings = [
+        ...unrouted(models, routing, routingFile),
+        ...missingKeys(models),
+        ...unagreedEgress(models),
+      ].map((w) => `warning: ${w}`);
       return [
         `OK: ${file} declares ${models.length} models (${trainable} trainable); ${routingFile} routes only declared models.`,
         ...warnings,
@@ -77,6 +83,16 @@ function describeModel(m: PlatformModel): string {
     ? `  trainable: trainer=${m.training.trainer}${m.training.thirdParty ? " (third-party)" : ""} rate=${m.training.ratePerMillion}/M`
     : "";
   return `${m.id}  window=${m.contextWindow}  maxOutput=${m.defaultMaxOutputTokens}  ${can}  price=${m.pricePerMillionTokens}/M${agreement}${training}`;
+}
+
+/** Declared models with no route: the embedded model serves them. */
+function unrouted(models: PlatformModel[], routing: RoutingConfig, routingFile: string): string[] {
+  return unroutedModels(
+    routing,
+    models.map((m) => m.id),
+  ).map(
+    (id) => `${id}: the routing file ${routingFile} does not route it, so the embedded model serves it under this id`,
+  );
 }
 
 /** Upstream trainers whose key variable is not set in this environment: jobs on them would fail to authenticate. */

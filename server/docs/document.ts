@@ -4,7 +4,10 @@
  * Host), so "Try it out" calls the server that serves the page, whatever its address
  * and port, instead of the generated default.
  *
- * The YAML (what `/docs/openapi.yaml` serves, byte for byte but for that one value) and
+ * The catalogue the server runs with is added too (catalog-in-document.ts: its models in
+ * the introduction, and the examples' models where it lacks them).
+ *
+ * The YAML (what `/docs/openapi.yaml` serves, byte for byte but for those values) and
  * the JSON the page loads (no YAML parsing in the browser) are both made once per origin
  * and kept, compressed, for the few origins a server is reached by.
  */
@@ -12,6 +15,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Request } from "express";
 import { isScalar, parse, parseDocument } from "yaml";
+import { platformModels, type PlatformModel } from "../inference/catalog.ts";
+import { withCatalog } from "./catalog-in-document.ts";
 import { compressedBody, type CompressedBody } from "./compressed.ts";
 
 const OPENAPI_PATH = join(import.meta.dirname, "..", "..", "generated", "openapi.3.1.yaml");
@@ -26,12 +31,18 @@ interface OriginDefaultSlot {
   after: string;
 }
 
+const jsonByOrigin = new Map<string, CompressedBody>();
 let slot: OriginDefaultSlot | undefined;
+/** The catalogue the slot was made with: a server started with another (tests, one process) makes it again. */
+let slotCatalog: readonly PlatformModel[] | undefined;
 
 /** Found once, from the YAML node's source range, so the rest of the document is served byte for byte. */
 function originDefaultSlot(): OriginDefaultSlot {
-  if (slot) return slot;
-  const text = readFileSync(OPENAPI_PATH, "utf8");
+  const models = platformModels();
+  if (slot && slotCatalog === models) return slot;
+  jsonByOrigin.clear();
+  slotCatalog = models;
+  const text = withCatalog(readFileSync(OPENAPI_PATH, "utf8"), models);
   const node = parseDocument(text).getIn(["servers", 0, "variables", "origin", "default"], true);
   if (!isScalar(node) || !node.range) throw new Error(`${OPENAPI_PATH}: no servers[0].variables.origin.default`);
   const [start, end] = node.range;
@@ -49,10 +60,9 @@ export function documentYamlFor(req: Request): string {
   return `${before}${origin}${after}`;
 }
 
-const jsonByOrigin = new Map<string, CompressedBody>();
-
 /** The same document as JSON, made once per origin and kept compressed. */
 export function documentJsonFor(req: Request): CompressedBody {
+  originDefaultSlot();
   const key = `${req.protocol}://${req.get("host") ?? ""}`;
   let body = jsonByOrigin.get(key);
   if (!body) {

@@ -118,11 +118,12 @@ function describeProblem(raw: unknown, errors: ErrorObject[]): string {
     where = entryName((raw as { models: unknown[] }).models[index], index);
     field = path.slice(2);
   }
-  const params = error.params as { missingProperty?: string; additionalProperty?: string };
+  const params = error.params as { missingProperty?: string; additionalProperty?: string; allowedValues?: unknown[] };
   if (params.missingProperty !== undefined)
     return `${where}: ${[...field, params.missingProperty].join(".")} is missing`;
   if (params.additionalProperty !== undefined)
     return `${where}: ${[...field, params.additionalProperty].join(".")} is not a field of the catalogue`;
   const name = field.length > 0 ? field.join(".") : "the entry";
-  return `${where}: ${name} ${error.message ?? "is invalid"}`;
+  const allowed = params.allowedValues === undefined ? "" : ` (${params.allowedValues.join(", ")})`;
+  return `${where}: ${name} ${error.message ?? "is invalid"}${allowed}`;
 }

@@ -38,8 +38,24 @@ export interface RoutingConfig {
   contentPolicy: ContentPolicy;
 }
 
+/** Reads and checks the routing file; a file that cannot be read or is not JSON is named, as the catalogue's is. */
 export function loadRoutingConfig(path: string): RoutingConfig {
-  return parseRoutingConfig(JSON.parse(readFileSync(path, "utf8")), path);
+  const source = `routing file ${path}`;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`${source}: cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`, {
+      cause: error,
+    });
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${source}: not JSON (${(error as Error).message})`, { cause: error });
+  }
+  return parseRoutingConfig(raw, source);
 }
 
 /** Checks the file's shape so a typo fails at start-up, not on the first request. */
@@ -101,4 +117,13 @@ export function checkRoutedModels(
         `${source}: model ${model} is routed but the catalogue does not declare it (catalogue ids: ${[...known].join(", ")})`,
       );
   }
+}
+
+/**
+ * Declared models the routing file does not route: the embedded model serves them under
+ * their catalogue ids, which is right for the embedded models and a trap for a model meant
+ * to come from an upstream (a forgotten route serves the 2-layer model as `acme-8b`).
+ */
+export function unroutedModels(routing: RoutingConfig, catalogIds: readonly string[]): string[] {
+  return catalogIds.filter((id) => !(id in routing.models));
 }

@@ -78,11 +78,30 @@ describe("catalog check", () => {
     assert.match(stderr, /model "tiny-chat-community" \(models\[2\]\): pricePerMillionTokens must be string/);
   });
 
+  test("a routing file that is not JSON: exit 1, naming the file", () => {
+    const routing = path.join(scratch, "routing-typo.json");
+    writeFileSync(routing, "{ version: 1 }");
+    const { status, stderr } = admin(["catalog", "check"], { ROUTING_FILE: routing });
+    assert.equal(status, 1);
+    assert.match(stderr, /routing file .*routing-typo\.json: not JSON \(/);
+  });
+
   test("a routing file that routes an undeclared model: exit 1", () => {
     const file = catalogWith((c) => c.models.splice(2, 1));
     const { status, stderr } = admin(["catalog", "check", file]);
     assert.equal(status, 1);
     assert.match(stderr, /model tiny-chat-community is routed but the catalogue does not declare it/);
+  });
+
+  test("a declared model the routing file does not route: a warning that the embedded model serves it", () => {
+    const file = catalogWith((c) => c.models.push({ ...c.models[1], id: "acme-8b", contextWindow: 32768 }));
+    const { status, stdout } = admin(["catalog", "check", file]);
+    assert.equal(status, 0);
+    assert.match(
+      stdout,
+      /warning: acme-8b: the routing file .*routing\.json does not route it, so the embedded model serves it under this id/,
+    );
+    assert.doesNotMatch(stdout, /warning: tiny-/, "the committed routing file routes the embedded models");
   });
 
   test("an upstream trainer whose key variable is not set: a warning, still exit 0", () => {

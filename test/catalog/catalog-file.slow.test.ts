@@ -86,6 +86,16 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
       /model "tiny-chat" \(models\[0\]\): training\.trainer\.type must be equal to one of the allowed values/,
     ],
     [
+      "a misspelt trainer type, with the upstream trainer's settings: the type is named, not a setting",
+      (c) =>
+        (c.models[0].training.trainer = {
+          type: "openai-finetuning",
+          baseUrl: "https://trainer.example.com/v1",
+          model: "base-8b",
+        }),
+      /model "tiny-chat" \(models\[0\]\): training\.trainer\.type must be equal to one of the allowed values \(local-lora, openai-fine-tuning\)/,
+    ],
+    [
       "an upstream trainer without its base URL",
       (c) => (c.models[0].training.trainer = { type: "openai-fine-tuning", model: "gpt-x" }),
       /model "tiny-chat" \(models\[0\]\): training\.trainer\.baseUrl is missing/,
@@ -138,6 +148,17 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
       stderr,
       /Cannot start: routing file .*: model ghost-model is routed but the catalogue does not declare it/,
     );
+  });
+
+  test("a routing file that is not JSON, or does not exist, is named", async () => {
+    const routing = path.join(scratch, "routing-typo.json");
+    writeFileSync(routing, '{ "version": "r1", providers: {} }');
+    const bad = await runServer({ ROUTING_FILE: routing });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /Cannot start: routing file .*routing-typo\.json: not JSON \(/);
+    const missing = await runServer({ ROUTING_FILE: path.join(scratch, "no-routing.json") });
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /Cannot start: routing file .*no-routing\.json: cannot be read \(ENOENT\)/);
   });
 
   test("a catalogue file that does not exist is named", async () => {

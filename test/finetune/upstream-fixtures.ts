@@ -95,9 +95,14 @@ export interface UpstreamTestServer {
 /**
  * A reference server in this process whose catalogue file adds `big-base`, trained by a
  * fake upstream trainer (`apiKey` in KEY_ENV, one step every `stepMs`) and served by a fake
- * inference upstream; `close` stops all three and removes the catalogue's folder.
+ * inference upstream (`fineTuning`: the runner's options beyond its poll); `close` stops all
+ * three and removes the catalogue's folder.
  */
-export async function startUpstreamTestServer(apiKey: string, stepMs: number): Promise<UpstreamTestServer> {
+export async function startUpstreamTestServer(
+  apiKey: string,
+  stepMs: number,
+  fineTuning: { checkpointHoldMs?: number } = {},
+): Promise<UpstreamTestServer> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), "upstream-server-"));
   process.env[KEY_ENV] = apiKey;
   const trainer = await startFakeFineTuning({ models: [UPSTREAM_BASE], apiKey, stepMs });
@@ -107,7 +112,7 @@ export async function startUpstreamTestServer(apiKey: string, stepMs: number): P
   const server = await startTestServer({
     catalogFile,
     routing: upstreamRouting(inference.baseUrl),
-    fineTuning: { pollMs: 20 },
+    fineTuning: { pollMs: 20, ...fineTuning },
   });
   return {
     trainer,

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { afterAll, beforeAll, beforeEach, describe, test } from "vitest";
-import { costMicros } from "../../server/store/money.ts";
+import { costMicros, formatMoney } from "../../server/store/money.ts";
 import type { TestServer } from "../../harness/test-server.ts";
 import { post } from "../server/http.ts";
 import type { FakeFineTuning } from "../support/fake-openai-fine-tuning.ts";
@@ -261,6 +261,9 @@ describe("a job on the upstream trainer", () => {
     assert.ok(trained > 0);
     assert.equal(job.progress.processedTokens, String(trained));
     assert.equal(charged, costMicros(RATE, trained));
+    // The job shows the bill the balance moved by, as a job trained here does.
+    assert.equal(job.execution.billedTokens, String(trained));
+    assert.deepEqual(job.execution.billedCost, { amount: formatMoney(charged), currency: "USD" });
   });
 
   test("its training curve is the upstream's step metrics, every step once", async () => {
@@ -291,6 +294,11 @@ describe("a job on the upstream trainer", () => {
     assertNoProvider(result.text);
     const models = await request(`${server.baseUrl}/models`, { key: acme.key });
     assert.ok(models.body.data.some((m: { id: string }) => m.id === "accounts/acme/models/ahoy-upstream"));
+  });
+
+  test("its uploaded rows are deleted at the trainer once it succeeded", async () => {
+    const file = upstreamJobOf(jobId)?.training_file as string;
+    await waitFor(async () => (trainer.deletedFiles.includes(file) ? true : undefined), 10_000);
   });
 
   test("the base model itself is served by its inference upstream", async () => {
@@ -336,6 +344,7 @@ test("cancel: the upstream job is cancelled too, and nothing is billed", async (
   assert.equal(upstreamJobOf(jobId)?.status, "cancelled");
   assert.equal((await getJob(jobId)).state, "JOB_STATE_CANCELLED");
   assert.equal(await balance(), before);
+  await waitFor(async () => (trainer.deletedFiles.includes(upstream.training_file) ? true : undefined), 10_000);
 });
 
 describe("failures", () => {
@@ -360,7 +369,10 @@ describe("failures", () => {
     const before = await balance();
     trainer.hold = true;
     const jobId = await create(sftBody("lost-to-outage", { epochs: 1 }));
-    await waitFor(async () => (upstreamJobOf(jobId)?.status === "running" ? true : undefined));
+    const upstream = await waitFor(async () => {
+      const found = upstreamJobOf(jobId);
+      return found?.status === "running" ? found : undefined;
+    });
     trainer.outage = true;
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
     assert.equal(job.state, "JOB_STATE_FAILED");
@@ -368,6 +380,11 @@ describe("failures", () => {
     assert.match(job.stateDetail, /could not be reached/);
     assertNoProviderDetail(job.stateDetail);
     assert.equal(await balance(), before);
+    // Back again: the upstream job of a job failed here is cancelled, not left training (and billing the operator).
+    trainer.outage = false;
+    await waitFor(async () => (trainer.cancels.includes(upstream.id) ? true : undefined), UNREACHABLE_FOR_MS * 2);
+    assert.equal(upstreamJobOf(jobId)?.status, "cancelled");
+    await waitFor(async () => (trainer.deletedFiles.includes(upstream.training_file) ? true : undefined), 5_000);
   });
 
   test("the upstream refuses the create (4xx): FAILED with the mapped class before any charge", async () => {
@@ -383,10 +400,14 @@ describe("failures", () => {
     const { job } = await waitForJob(acme, "supervisedFineTuningJobs", jobId, 30_000);
     assert.equal(job.state, "JOB_STATE_FAILED");
     assert.equal(job.errorClass, "INVALID_DATA");
+    const uploaded = [...trainer.files.values()].find((f) => f.object.filename === `${jobId}-train.jsonl`)?.object.id;
+    assert.ok(uploaded, "the rows were uploaded before the create was refused");
     assert.match(job.stateDetail, /refused the training data \(invalid_training_file, training_file\)/);
     assertNoProviderDetail(job.stateDetail);
     assert.equal(trainer.jobs().length, upstreamJobs);
     assert.equal(await balance(), before);
+    // The rows it had uploaded before the refusal do not stay there.
+    await waitFor(async () => (trainer.deletedFiles.includes(uploaded as string) ? true : undefined), 5_000);
   });
 
   test("a create whose answer is lost: the retry finds the job it made, and no second one is created", async () => {

@@ -1,7 +1,7 @@
 /**
  * A fake OpenAI-format fine-tuning API on an ephemeral port, written from the `openai`
  * package's published types (resources/files, resources/fine-tuning/jobs and its
- * checkpoints): files, jobs (create, retrieve, list with metadata filter, cancel), events
+ * checkpoints): files (upload, delete), jobs (create, retrieve, list with metadata filter, cancel), events
  * (newest first, paged backwards with `after`), checkpoints, and chat completions for the
  * models it tuned. Jobs move on a clock of their own: validating_files → queued → running
  * (one step every `stepMs`, a metrics event each, a checkpoint each epoch) → succeeded.
@@ -12,7 +12,7 @@
  * (the upstream forgets a job: 404).
  */
 import http from "node:http";
-import type { FileObject } from "openai/resources/files";
+import type { FileDeleted, FileObject } from "openai/resources/files";
 import type { FineTuningJobCheckpoint } from "openai/resources/fine-tuning/jobs/checkpoints";
 import type { FineTuningJob, FineTuningJobEvent } from "openai/resources/fine-tuning/jobs/jobs";
 import { listenLocally } from "../../harness/listen.ts";
@@ -59,6 +59,8 @@ export interface FakeFineTuning {
   cancels: string[];
   /** Files uploaded: id → content. */
   files: Map<string, { object: FileObject; content: string }>;
+  /** Files deleted (DELETE /files/{id}), in order; their content stays in `files` for the tests. */
+  deletedFiles: string[];
   /** Chat completion requests for tuned models: the model each named. */
   completions: string[];
   lose(id: string): void;
@@ -86,6 +88,7 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
     jobs: () => [...jobs.values()].map((j) => j.job),
     cancels: [],
     files: new Map(),
+    deletedFiles: [],
     completions: [],
     lose: (id) => {
       const found = jobs.get(id);
@@ -196,7 +199,10 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
     });
     if (typeof body.model !== "string" || !options.models.includes(body.model))
       return invalid(`Model ${String(body.model)} is not available for fine-tuning`, "model", "model_not_available");
-    const file = typeof body.training_file === "string" ? fake.files.get(body.training_file) : undefined;
+    const file =
+      typeof body.training_file === "string" && !fake.deletedFiles.includes(body.training_file)
+        ? fake.files.get(body.training_file)
+        : undefined;
     if (file === undefined || file.object.purpose !== "fine-tune")
       return invalid("training_file is not an uploaded fine-tune file", "training_file", "invalid_file");
     if (body.validation_file !== undefined && !fake.files.has(String(body.validation_file)))
@@ -316,6 +322,14 @@ export async function startFakeFineTuning(options: FakeFineTuningOptions): Promi
       };
       fake.files.set(object.id, { object, content });
       return { status: 200, body: object };
+    }
+    const fileMatch = /^\/files\/([^/]+)$/.exec(path);
+    if (req.method === "DELETE" && fileMatch) {
+      const id = decodeURIComponent(fileMatch[1] as string);
+      if (!fake.files.has(id) || fake.deletedFiles.includes(id)) return notFound;
+      // FileDeleted; the content stays readable to the test through `files`.
+      fake.deletedFiles.push(id);
+      return { status: 200, body: { id, object: "file", deleted: true } satisfies FileDeleted };
     }
     if (req.method === "POST" && path === "/fine_tuning/jobs")
       return createJob(JSON.parse(raw.toString("utf8")) as Json);

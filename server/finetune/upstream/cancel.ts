@@ -5,13 +5,15 @@ import { log } from "../../log.ts";
 import { jobName } from "../../store/fine-tuning.ts";
 import { OpenAiFineTuningApi } from "./openai-api.ts";
 import { readUpstreamState, upstreamStateFile } from "./state.ts";
+import { deleteUploadedFiles } from "./uploaded-files.ts";
 import { CANCEL_TIMEOUT_MS, JOB_METADATA_KEY, upstreamTrainerOf } from "./upstream-training.ts";
 
 /**
  * Cancels the upstream job of a job just cancelled, whoever holds it: the runner that
  * trains it cancels it too, but when no runner holds the job (every process that could
  * was down) nobody else would, and the upstream would train, and bill, on. A job that
- * never went upstream has no state file; cancelling an upstream job twice is harmless.
+ * never went upstream has no state file; cancelling an upstream job twice is harmless. Its
+ * uploaded files are deleted there after the cancel.
  */
 export async function cancelUpstreamJob(dataDir: string, accountId: string, jobId: string): Promise<void> {
   const state = await readUpstreamState(upstreamStateFile(dataDir, accountId, jobId)).catch(() => undefined);
@@ -22,12 +24,14 @@ export async function cancelUpstreamJob(dataDir: string, accountId: string, jobI
   const name = jobName(accountId, jobId);
   try {
     const id = state.upstreamJobId ?? (await api.findJob(JOB_METADATA_KEY, name, signal))?.id;
-    if (id === undefined) return;
-    const upstream = await api.getJob(id, signal);
-    if (upstream.status === "succeeded" || upstream.status === "failed" || upstream.status === "cancelled") return;
-    await api.cancelJob(id, signal);
-    log("info", "job.upstream_cancelled", { job: name, upstreamJob: id });
+    const upstream = id === undefined ? undefined : await api.getJob(id, signal);
+    if (id !== undefined && upstream !== undefined && !["succeeded", "failed", "cancelled"].includes(upstream.status)) {
+      await api.cancelJob(id, signal);
+      log("info", "job.upstream_cancelled", { job: name, upstreamJob: id });
+    }
   } catch (error) {
     log("warn", "job.upstream_cancel_failed", { job: name, detail: String(error) });
+    return;
   }
+  await deleteUploadedFiles(api, state, name, CANCEL_TIMEOUT_MS);
 }

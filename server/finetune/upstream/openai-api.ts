@@ -91,6 +91,11 @@ export class OpenAiFineTuningApi {
     return file.id;
   }
 
+  /** DELETE /files/{id}: an uploaded file the upstream no longer needs. */
+  async deleteFile(id: string, signal: AbortSignal): Promise<void> {
+    await this.#call("DELETE", `/files/${encodeURIComponent(id)}`, signal);
+  }
+
   createJob(body: UpstreamJobCreate, signal: AbortSignal): Promise<UpstreamJob> {
     return this.#call("POST", "/fine_tuning/jobs", signal, body) as Promise<UpstreamJob>;
   }

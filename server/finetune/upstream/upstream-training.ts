@@ -10,23 +10,26 @@
  * The runner (runner.ts) holds the job under its lease as for local training. A restart
  * resumes here: the stored upstream job id is polled again, and a job created just before
  * a crash, before its id was stored, is found by the metadata this server tagged it with,
- * so one job never makes two upstream jobs. A cancel of the job cancels the upstream job;
- * a process that is only stopping leaves it running for the next runner.
+ * so one job never makes two upstream jobs. A cancel of the job cancels the upstream job,
+ * and so does a failure here once the job is FAILED (abandon.ts); a process that is only
+ * stopping leaves it running for the next runner.
  */
 import { resourceName } from "../../../common/resource-names.ts";
 import { readTrainingRows, resolveDatasetVersion, type DatasetVersionRef } from "../../datasets/training-data.ts";
 import type { ParsedRow } from "../../datasets/rows.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../../inference/catalog.ts";
 import { log } from "../../log.ts";
-import { costMicros } from "../../store/money.ts";
 import { ACTIVE_STATES, jobName, type CurvePoint, type JobPatch, type JobRecord } from "../../store/fine-tuning.ts";
+import { billedExecution, chargeBill } from "../billing.ts";
 import { writeFileDurably } from "../files.ts";
 import { isHeldOut } from "../plan.ts";
 import { exampleTokens, fitsContext } from "../trainer.ts";
 import type { RunnerOptions } from "../runner.ts";
 import { CancelledError } from "../runner.ts";
+import { abandonUpstreamJob } from "./abandon.ts";
 import { upstreamHyperparameters } from "./config-map.ts";
 import { TrainerFailure } from "./failure.ts";
+import { deleteUploadedFiles } from "./uploaded-files.ts";
 import {
   OpenAiFineTuningApi,
   UpstreamNotFound,
@@ -74,6 +77,8 @@ export class UpstreamTraining {
   #lastEventId: string | undefined;
   /** The upstream's total steps, from its metrics events. */
   #totalSteps: number | undefined;
+  /** The first checkpoint of this run was held (checkpointHoldMs). */
+  #checkpointHeld = false;
 
   constructor(
     options: RunnerOptions,
@@ -111,8 +116,28 @@ export class UpstreamTraining {
       await this.#poll(upstreamJobId);
     } catch (error) {
       if (this.#signal.aborted || error instanceof CancelledError) await this.#cancelUpstreamIfCancelled();
+      else this.#abandonUpstream();
       throw error;
     }
+  }
+
+  /** The job fails here (the runner writes FAILED): its upstream job, if one was made, is cancelled in the background. */
+  #abandonUpstream(): void {
+    if (this.#state.upstreamJobId === undefined && this.#state.trainingFileId === undefined) return;
+    const first = this.#settings.pollMs ?? DEFAULT_POLL_MS;
+    const { accountId, jobType, jobId } = this.#job;
+    void abandonUpstreamJob({
+      api: this.#api,
+      name: this.#name,
+      upstreamJobId: async (signal) =>
+        this.#state.upstreamJobId ?? (await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal))?.id,
+      jobState: async () => (await this.#store.getJob(accountId, jobType, jobId))?.state,
+      deleteFiles: () => deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS),
+      firstWaitMs: first,
+      longestWaitMs: Math.max(first, this.#settings.maxPollMs ?? DEFAULT_MAX_POLL_MS),
+      boundMs: this.#settings.unreachableForMs ?? DEFAULT_UNREACHABLE_FOR_MS,
+      callTimeoutMs: CANCEL_TIMEOUT_MS,
+    });
   }
 
   /** The upstream job's id: the stored one, one this job made before a crash, or a new one. */
@@ -300,6 +325,10 @@ export class UpstreamTraining {
     const epochs = this.#job.config.epochs;
     const epoch = Math.min(epochs, Math.max(1, Math.round((step * epochs) / totalSteps)));
     await this.#update({ state: "JOB_STATE_CHECKPOINTING" }, ["JOB_STATE_RUNNING"]);
+    // The run's first checkpoint lasts checkpointHoldMs (the development server's, as for the
+    // embedded trainer), so a client sees the state and the kit can prove a cancel there is 409.
+    if (!this.#checkpointHeld) await this.#sleep(this.#options.checkpointHoldMs ?? 0);
+    this.#checkpointHeld = true;
     await this.#update({ state: "JOB_STATE_RUNNING", checkpointEpoch: epoch, checkpointStep: step }, [
       "JOB_STATE_CHECKPOINTING",
     ]);
@@ -315,6 +344,20 @@ export class UpstreamTraining {
     const file: UpstreamModelFile = { trainer: "openai-fine-tuning", model: upstream.fine_tuned_model };
     await writeFileDurably(`${this.#options.dataDir}/${adapterPath}`, new TextEncoder().encode(JSON.stringify(file)));
     const trainedTokens = upstream.trained_tokens ?? 0;
+    // Billed for the tokens the upstream reports trained (finetune/billing.ts): the job shows
+    // the bill, and the charge follows the record.
+    const execution = billedExecution(
+      {
+        ...job,
+        execution: {
+          ...job.execution,
+          examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
+          examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
+          evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
+        },
+      },
+      trainedTokens,
+    );
     this.#job = await this.#store.completeJob(
       job.accountId,
       job.jobId,
@@ -329,33 +372,13 @@ export class UpstreamTraining {
       {
         outputModel: resourceName(job.accountId, "models", modelId),
         completeTime: new Date(),
-        execution: {
-          ...job.execution,
-          examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
-          examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
-          evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
-        },
+        execution,
         progress: { ...job.progress, percent: 100, epoch: job.config.epochs, processedTokens: trainedTokens },
       },
       this.#owner,
     );
-    await this.#charge();
-  }
-
-  /** Training is billed once, when the job succeeds, for the tokens the upstream reports it trained. */
-  async #charge(): Promise<void> {
-    const job = this.#job;
-    const rate = findPlatformModel(job.baseModel)?.training?.ratePerMillion ?? "0";
-    const amountMicros = costMicros(rate, job.progress.processedTokens);
-    if (amountMicros === 0) return;
-    const keyId = job.createdBy.startsWith("keys/") ? job.createdBy.slice("keys/".length) : null;
-    await this.#options.store.usage.charge({
-      accountId: job.accountId,
-      keyId,
-      kind: "fine_tuning",
-      amountMicros,
-      at: new Date(),
-    });
+    await chargeBill(this.#options.store, this.#job);
+    await deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS);
   }
 
   /** The upstream's failure in the document's classes; its own words go to the log only (they may name it). */
@@ -446,12 +469,15 @@ export class UpstreamTraining {
     try {
       // A cancel that came while the create was on its way: the upstream job is found by its tag.
       const id = this.#state.upstreamJobId ?? (await this.#api.findJob(JOB_METADATA_KEY, this.#name, signal))?.id;
-      if (id === undefined) return;
-      await this.#api.cancelJob(id, signal);
-      log("info", "job.upstream_cancelled", { job: this.#name, upstreamJob: id });
+      if (id !== undefined) {
+        await this.#api.cancelJob(id, signal);
+        log("info", "job.upstream_cancelled", { job: this.#name, upstreamJob: id });
+      }
     } catch (error) {
       log("warn", "job.upstream_cancel_failed", { job: this.#name, detail: String(error) });
+      return;
     }
+    await deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS);
   }
 
   async #saveState(patch: Partial<UpstreamState>): Promise<void> {
