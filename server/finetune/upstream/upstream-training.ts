@@ -20,7 +20,7 @@ import type { ParsedRow } from "../../datasets/rows.ts";
 import { findPlatformModel, type UpstreamTrainerSettings } from "../../inference/catalog.ts";
 import { log } from "../../log.ts";
 import { ACTIVE_STATES, jobName, type CurvePoint, type JobPatch, type JobRecord } from "../../store/fine-tuning.ts";
-import { billedExecution, chargeBill } from "../billing.ts";
+import { jobBill } from "../billing.ts";
 import { writeFileDurably } from "../files.ts";
 import { isHeldOut } from "../plan.ts";
 import { exampleTokens, fitsContext } from "../trainer.ts";
@@ -344,20 +344,14 @@ export class UpstreamTraining {
     const file: UpstreamModelFile = { trainer: "openai-fine-tuning", model: upstream.fine_tuned_model };
     await writeFileDurably(`${this.#options.dataDir}/${adapterPath}`, new TextEncoder().encode(JSON.stringify(file)));
     const trainedTokens = upstream.trained_tokens ?? 0;
-    // Billed for the tokens the upstream reports trained (finetune/billing.ts): the job shows
-    // the bill, and the charge follows the record.
-    const execution = billedExecution(
-      {
-        ...job,
-        execution: {
-          ...job.execution,
-          examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
-          examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
-          evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
-        },
-      },
-      trainedTokens,
-    );
+    const execution = {
+      ...job.execution,
+      examplesTrained: this.#state.examplesTrained ?? job.execution.examplesTrained,
+      examplesSkipped: this.#state.examplesSkipped ?? job.execution.examplesSkipped,
+      evalExamples: this.#state.evalExamples ?? job.execution.evalExamples,
+    };
+    // Billed for the tokens the upstream reports trained (its progress below), in the same
+    // transaction (finetune/billing.ts).
     this.#job = await this.#store.completeJob(
       job.accountId,
       job.jobId,
@@ -376,8 +370,8 @@ export class UpstreamTraining {
         progress: { ...job.progress, percent: 100, epoch: job.config.epochs, processedTokens: trainedTokens },
       },
       this.#owner,
+      jobBill(job),
     );
-    await chargeBill(this.#options.store, this.#job);
     await deleteUploadedFiles(this.#api, this.#state, this.#name, CANCEL_TIMEOUT_MS);
   }
 
