@@ -1,5 +1,5 @@
 /**
- * The catalogue file (server/catalog.json, or CATALOG_FILE): read, checked against
+ * The catalogue file (server/catalog.json, or CATALOG_FILE, JSON or YAML): read, checked against
  * server/catalog.schema.json with ajv, and turned into the PlatformModel list the server
  * works from. A bad file stops the start with a message that names the entry and the
  * field, so a typo never reaches a request.
@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ErrorObject } from "ajv";
+import { parse as parseYaml } from "yaml";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { defaultOf } from "../settings/parse.ts";
 import type { PlatformModel, UpstreamTrainerSettings } from "./catalog.ts";
@@ -49,13 +50,18 @@ export function loadCatalogFile(file: string = DEFAULT_CATALOG_FILE): PlatformMo
       cause: error,
     });
   }
-  let raw: unknown;
+  return parseCatalog(parseCatalogText(text, file), `catalogue file ${file}`);
+}
+
+/** JSON, or YAML when the file is named `.yaml` or `.yml` (the same document either way). */
+function parseCatalogText(text: string, file: string): unknown {
+  const yaml = /\.ya?ml$/i.test(file);
   try {
-    raw = JSON.parse(text);
+    return yaml ? parseYaml(text, { prettyErrors: true }) : JSON.parse(text);
   } catch (error) {
-    throw new Error(`catalogue file ${file}: not JSON (${(error as Error).message})`, { cause: error });
+    const what = yaml ? "not YAML" : "not JSON";
+    throw new Error(`catalogue file ${file}: ${what} (${(error as Error).message.split("\n")[0]})`, { cause: error });
   }
-  return parseCatalog(raw, `catalogue file ${file}`);
 }
 
 /** Checks the catalogue's shape and its rules across fields; throws naming the entry and the field. */

@@ -143,7 +143,7 @@ export const SETTINGS = {
     default: file("catalog.json"),
     shown: "`server/catalog.json`",
     meaning:
-      "the model catalogue: every platform model, its limits, prices and training offer, checked against `server/catalog.schema.json` at start-up ([Run it in front of your providers](#run-it-in-front-of-your-providers)); a worker reads which trainer each base model uses",
+      "the model catalogue (JSON, or YAML when named `.yaml`): every platform model, its limits, prices and training offer, checked against `server/catalog.schema.json` at start-up ([Run it in front of your providers](#run-it-in-front-of-your-providers)); a worker reads which trainer each base model uses",
   }),
   MAX_BODY_BYTES: row(AT_LEAST_ONE, {
     readBy: ["server"],

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, test } from "vitest";
+import { stringify as stringifyYaml } from "yaml";
 import { DEFAULT_CATALOG_FILE } from "../../server/inference/catalog-file.ts";
 
 const CLI = fileURLToPath(new URL("../../server/admin/cli.ts", import.meta.url));
@@ -69,6 +70,27 @@ describe("catalog check", () => {
     assert.equal(status, 0, stderr);
     assert.match(stdout, /declares 2 models \(1 trainable\)/);
     assert.doesNotMatch(stdout, /warning/);
+  });
+
+  test("a YAML catalogue (.yaml) is read as the same document; a YAML mistake names the file", () => {
+    const catalog = JSON.parse(readFileSync(DEFAULT_CATALOG_FILE, "utf8"));
+    const file = path.join(scratch, "catalog.yaml");
+    writeFileSync(file, stringifyYaml(catalog));
+    const listed = admin(["catalog", "list"], { CATALOG_FILE: file });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.equal(listed.stdout, admin(["catalog", "list"]).stdout, "the same models as the JSON file");
+    // An unquoted price is a number in YAML: the schema names the field.
+    writeFileSync(
+      file,
+      stringifyYaml(catalog).replace(/pricePerMillionTokens: "?0\.10"?/, "pricePerMillionTokens: 0.10"),
+    );
+    const unquoted = admin(["catalog", "check", file]);
+    assert.equal(unquoted.status, 1);
+    assert.match(unquoted.stderr, /model "tiny-chat" \(models\[0\]\): pricePerMillionTokens must be string/);
+    writeFileSync(file, "models:\n  - id: [unclosed\n");
+    const broken = admin(["catalog", "check", file]);
+    assert.equal(broken.status, 1);
+    assert.match(broken.stderr, /catalogue file .*catalog\.yaml: not YAML \(/);
   });
 
   test("a bad entry: exit 1, naming the entry and the field", () => {
