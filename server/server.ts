@@ -23,7 +23,7 @@ import { OpenAiUpstreamProvider } from "./inference/providers/openai-upstream.ts
 import { registerInferenceRoutes } from "./inference/routes.ts";
 import { checkRoutedModels, loadRoutingConfig, unroutedModels, type RoutingConfig } from "./inference/routing.ts";
 import { installCatalog } from "./inference/catalog.ts";
-import { loadCatalogFile } from "./inference/catalog-file.ts";
+import { loadCatalogFile, trainersWithoutKey } from "./inference/catalog-file.ts";
 import { isListed, requireReadable, storeTenant } from "./inference/store-tenant.ts";
 import { log, logs } from "./log.ts";
 import { accessRecord } from "./ops/access-log.ts";
@@ -128,6 +128,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     log("warn", "catalog.unrouted", {
       model,
       detail: `not routed in ${routingFileName}: the embedded model serves it`,
+    });
+  for (const { model, keyEnv } of trainersWithoutKey(catalog))
+    log("warn", "catalog.trainer_key_missing", {
+      model,
+      detail: `${keyEnv} is not set: jobs on this base will fail to authenticate with its trainer`,
     });
   installCatalog(catalog);
   // The development server's fault models are routed after the check: they are not the catalogue's.

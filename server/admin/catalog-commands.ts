@@ -5,9 +5,8 @@
  * before restarting the servers with it.
  */
 import type { PlatformModel } from "../inference/catalog.ts";
-import { loadCatalogFile } from "../inference/catalog-file.ts";
+import { loadCatalogFile, trainersWithoutKey } from "../inference/catalog-file.ts";
 import { checkRoutedModels, loadRoutingConfig, unroutedModels, type RoutingConfig } from "../inference/routing.ts";
-import { credential } from "../settings/environment.ts";
 import type { AllSettings } from "../settings/parse.ts";
 
 /** The files the commands read when none is named. */
@@ -97,12 +96,9 @@ function unrouted(models: PlatformModel[], routing: RoutingConfig, routingFile: 
 
 /** Upstream trainers whose key variable is not set in this environment: jobs on them would fail to authenticate. */
 function missingKeys(models: PlatformModel[]): string[] {
-  return models.flatMap((m) => {
-    const keyEnv = m.training?.upstream?.apiKeyEnv;
-    return keyEnv !== undefined && !credential(keyEnv)
-      ? [`${m.id}: the trainer's key variable ${keyEnv} is not set here`]
-      : [];
-  });
+  return trainersWithoutKey(models).map(
+    ({ model, keyEnv }) => `${model}: the trainer's key variable ${keyEnv} is not set here`,
+  );
 }
 
 /** Third-party trainers that need no agreement: an account's datasets leave this machine without its acceptance. */

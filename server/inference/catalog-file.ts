@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { ErrorObject } from "ajv";
 import { parse as parseYaml } from "yaml";
 import { Ajv2020 } from "ajv/dist/2020.js";
+import { credential } from "../settings/environment.ts";
 import { defaultOf } from "../settings/parse.ts";
 import type { PlatformModel, UpstreamTrainerSettings } from "./catalog.ts";
 
@@ -132,4 +133,12 @@ function describeProblem(raw: unknown, errors: ErrorObject[]): string {
   const name = field.length > 0 ? field.join(".") : "the entry";
   const allowed = params.allowedValues === undefined ? "" : ` (${params.allowedValues.join(", ")})`;
   return `${where}: ${name} ${error.message ?? "is invalid"}${allowed}`;
+}
+
+/** Upstream trainers whose key variable is not set in this environment: jobs on them would fail to authenticate. */
+export function trainersWithoutKey(models: PlatformModel[]): { model: string; keyEnv: string }[] {
+  return models.flatMap((m) => {
+    const keyEnv = m.training?.upstream?.apiKeyEnv;
+    return keyEnv !== undefined && !credential(keyEnv) ? [{ model: m.id, keyEnv }] : [];
+  });
 }

@@ -9,7 +9,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, test } from "vitest";
 import { DEFAULT_CATALOG_FILE, loadCatalogFile, parseCatalog } from "../../server/inference/catalog-file.ts";
-import { runUntilExit } from "../server/child-process.ts";
+import { fileURLToPath } from "node:url";
+import { kill, runUntilExit, spawnServer } from "../server/child-process.ts";
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), "catalog-test-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -165,6 +166,44 @@ describe("a bad catalogue is refused, naming the entry and the field", () => {
     const { code, stderr } = await runServer({ CATALOG_FILE: path.join(scratch, "missing.json") });
     assert.equal(code, 1);
     assert.match(stderr, /Cannot start: catalogue file .*missing\.json: cannot be read \(ENOENT\)/);
+  });
+});
+
+describe("start-up warnings of the operator's files", () => {
+  test("a declared model with no route, and an upstream trainer whose key is not set, are logged", async () => {
+    const examples = fileURLToPath(new URL("../../docs/examples/providers/", import.meta.url));
+    const routing = JSON.parse(readFileSync(path.join(examples, "routing.json"), "utf8"));
+    delete routing.models["chat-8b"];
+    const routingFile = path.join(scratch, "routing-without-chat-8b.json");
+    writeFileSync(routingFile, JSON.stringify(routing));
+    const started = await spawnServer(
+      {
+        PORT: "0",
+        HOST: "127.0.0.1",
+        NODE_ENV: "",
+        DATA_DIR: path.join(scratch, "warned-data"),
+        LOG_LEVEL: "warn",
+        CATALOG_FILE: path.join(examples, "catalog.json"),
+        ROUTING_FILE: routingFile,
+        VLLM_KEY: "set",
+        TRAINER_KEY: "", // empty is unset (settings/environment.ts)
+      },
+      "keep",
+    );
+    try {
+      const lines = started
+        .log()
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const unrouted = lines.find((line) => line.event === "catalog.unrouted");
+      assert.equal(unrouted?.model, "chat-8b", started.log());
+      const keyless = lines.find((line) => line.event === "catalog.trainer_key_missing");
+      assert.equal(keyless?.model, "chat-8b-tunable", started.log());
+      assert.match(String(keyless?.detail), /TRAINER_KEY is not set/);
+    } finally {
+      await kill(started.child);
+    }
   });
 });
 
