@@ -1382,7 +1382,10 @@ export interface components {
              * @enum {string}
              */
             role: "assistant";
-            /** @description `in_progress` while a stream is writing the item, then `completed`. */
+            /**
+             * @description `in_progress` while a stream is writing the item, then `completed`; never `incomplete`
+             *     (a call the output ceiling would cut is not sent).
+             */
             status: components["schemas"]["OutputItemStatus"];
             /** @description Send it back with the result in a `function_call_output` item. */
             call_id: string;
@@ -1917,7 +1920,7 @@ export interface components {
          * @description Status of an output item.
          * @enum {string}
          */
-        OutputItemStatus: "completed" | "in_progress";
+        OutputItemStatus: "completed" | "in_progress" | "incomplete";
         /** @description A message the model wrote. */
         OutputMessage: {
             /** @description Unique id of the item; stream events refer to it as `item_id`. */
@@ -1932,7 +1935,10 @@ export interface components {
              * @enum {string}
              */
             role: "assistant";
-            /** @description `in_progress` while a stream is writing the item, then `completed`. */
+            /**
+             * @description `in_progress` while a stream is writing the item, then `completed`, or `incomplete`
+             *     when the output ceiling cut it.
+             */
             status: components["schemas"]["OutputItemStatus"];
             /** @description Parts with type `output_text`. */
             content: components["schemas"]["OutputTextPart"][];
@@ -2050,7 +2056,10 @@ export interface components {
              * @enum {string}
              */
             role: "assistant";
-            /** @description `in_progress` while a stream is writing the item, then `completed`. */
+            /**
+             * @description `in_progress` while a stream is writing the item, then `completed`, or `incomplete`
+             *     when the output ceiling cut it.
+             */
             status: components["schemas"]["OutputItemStatus"];
             /** @description **Decision:** the summary as a list of `summary_text` parts. */
             summary: components["schemas"]["ReasoningSummaryPart"][];
@@ -2397,7 +2406,10 @@ export interface components {
             /** @description The item, with its id, type, role and status `in_progress`. */
             item: components["schemas"]["OutputItem"];
         };
-        /** @description An output item is complete: `item` has status `completed` and, for a message, its `output_text` parts. */
+        /**
+         * @description An output item is complete: `item` has status `completed` (or `incomplete` when the
+         *     `max_output_tokens` ceiling cut it) and, for a message, its `output_text` parts.
+         */
         ResponseOutputItemDoneEvent: {
             /**
              * @description Always `response.output_item.done`; equals the event name.
@@ -2414,7 +2426,7 @@ export interface components {
              * @description Position of the item in the response's `output`, from 0.
              */
             output_index: number;
-            /** @description The complete item, with status `completed`. */
+            /** @description The complete item, with status `completed`, or `incomplete` when the output ceiling cut it. */
             item: components["schemas"]["OutputItem"];
         };
         /** @description A fragment of text. The fragments of one part, in order, make its `output_text.done` text. */

@@ -22,7 +22,7 @@ export const enums = {
   JobType: ["JOB_TYPE_SFT", "JOB_TYPE_DPO"] as const satisfies readonly Schemas["JobType"][],
   LrSchedule: ["constant", "cosine", "linear_decay"] as const satisfies readonly Schemas["LrSchedule"][],
   MessageStopReason: ["end_turn", "max_tokens", "stop_sequence", "tool_use"] as const satisfies readonly Schemas["MessageStopReason"][],
-  OutputItemStatus: ["completed", "in_progress"] as const satisfies readonly Schemas["OutputItemStatus"][],
+  OutputItemStatus: ["completed", "in_progress", "incomplete"] as const satisfies readonly Schemas["OutputItemStatus"][],
   ReasoningEffort: ["minimal", "low", "medium", "high"] as const satisfies readonly Schemas["ReasoningEffort"][],
   ResponseStatus: ["completed", "incomplete", "in_progress"] as const satisfies readonly Schemas["ResponseStatus"][],
 };

@@ -89,7 +89,8 @@ export type FinishReason = "stop" | "length" | "tool_calls";
  * `tool_call`s, then exactly one `done`.
  */
 export type GenerationEvent =
-  | { type: "reasoning"; summary: string }
+  /** `cut`: the output ceiling ended the answer in (or right after) this summary, so it is not whole. */
+  | { type: "reasoning"; summary: string; cut?: boolean }
   | { type: "text"; delta: string }
   | { type: "tool_call"; callId: string; name: string; arguments: string }
   | { type: "done"; finishReason: FinishReason; usage: Usage; stopSequence?: string };

@@ -40,7 +40,7 @@ export class OutputCeiling {
       case "text":
         return this.#admitText(event.delta);
       case "reasoning":
-        return this.#admitReasoning(event.summary);
+        return this.#admitReasoning(event);
       case "tool_call":
         return this.#admitCall(event);
       case "done":
@@ -99,18 +99,20 @@ export class OutputCeiling {
     return piece === "" ? undefined : { type: "text", delta: piece };
   }
 
-  #admitReasoning(summary: string): GenerationEvent | undefined {
+  /** A summary that does not fit is cut there and marked `cut`; one that fits passes as it came (its own mark kept). */
+  #admitReasoning(event: Extract<GenerationEvent, { type: "reasoning" }>): GenerationEvent | undefined {
+    const { summary } = event;
     const tokens = countTokens(summary);
     const room = this.#room() - countTokens(this.#text);
     if (tokens <= room) {
       this.#otherTokens += tokens;
       this.#reasoningTokens += tokens;
-      return { type: "reasoning", summary };
+      return event;
     }
     this.#reached = true;
     this.#reasoningTokens += Math.max(0, room);
     const kept = room > 0 ? decode(encode(summary).slice(0, room)) : "";
-    return kept === "" ? undefined : { type: "reasoning", summary: kept };
+    return kept === "" ? undefined : { type: "reasoning", summary: kept, cut: true };
   }
 
   /**

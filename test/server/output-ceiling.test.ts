@@ -299,3 +299,78 @@ describe("an upstream that ignores the forwarded max_tokens is cut at the ceilin
     assert.equal(outcome.incomplete, false);
   });
 });
+
+/**
+ * POST /responses marks the item the ceiling cut `incomplete`, as the OpenAI Responses API
+ * does; the items it did not cut stay `completed`. The JSON answer, each
+ * `response.output_item.done` and the final `response.completed` say the same.
+ */
+describe("responses: the output item the ceiling cut is incomplete", () => {
+  /** Each item of the answer as `type status`, and for a stream the items of its output_item.done events too. */
+  async function items(server: TestServer, body: Record<string, unknown>, stream: boolean) {
+    const result = await post(server.baseUrl, "/responses", { ...body, stream }, { key: server.keys.acme });
+    assert.equal(result.status, 200, result.text);
+    const label = (item: any) => `${item.type} ${item.status}`;
+    if (!stream) return { status: result.body.status, output: result.body.output.map(label), done: undefined };
+    const events = parseSse(result.text)
+      .filter((e) => e.json !== undefined)
+      .map((e) => e.json);
+    const final = events.at(-1).response;
+    const added = events.filter((e) => e.type === "response.output_item.added").map((e) => e.item.status);
+    assert.ok(
+      added.every((s) => s === "in_progress"),
+      `an item is added in_progress: ${added.join(", ")}`,
+    );
+    const done = events.filter((e) => e.type === "response.output_item.done").map((e) => label(e.item));
+    return { status: final.status, output: final.output.map(label), done };
+  }
+
+  for (const stream of [false, true]) {
+    const how = stream ? "streamed" : "not streamed";
+
+    test(`${how}: the embedded model's text cut at the ceiling → the message is incomplete`, async () => {
+      const body = { ...responses.body(3, "Write a long story about a dragon."), temperature: 0 };
+      const answer = await items(local, body, stream);
+      assert.equal(answer.status, "incomplete");
+      assert.deepEqual(answer.output, ["message incomplete"]);
+      if (stream) assert.deepEqual(answer.done, ["message incomplete"]);
+    });
+
+    test(`${how}: an upstream's text cut at the ceiling → the message is incomplete`, async () => {
+      const answer = await items(routed, responses.body(2, "Hello!"), stream);
+      assert.equal(answer.status, "incomplete");
+      assert.deepEqual(answer.output, ["message incomplete"]);
+      if (stream) assert.deepEqual(answer.done, ["message incomplete"]);
+    });
+
+    test(`${how}: an upstream answer within the ceiling → the message is completed`, async () => {
+      const answer = await items(routed, responses.body(100, "Hello!"), stream);
+      assert.equal(answer.status, "completed");
+      assert.deepEqual(answer.output, ["message completed"]);
+      if (stream) assert.deepEqual(answer.done, ["message completed"]);
+    });
+
+    test(`${how}: a call within the ceiling is completed; a call past it is not sent, nothing is marked`, async () => {
+      const whole = await items(local, responses.body(64, WEATHER, "named"), stream);
+      assert.deepEqual(whole.output, ["function_call completed"]);
+      const cut = await items(local, responses.body(1, WEATHER, "named"), stream);
+      assert.equal(cut.status, "incomplete");
+      assert.deepEqual(cut.output, []);
+    });
+
+    test(`${how}: a reasoning model under a small ceiling → only the last item, the one cut, is incomplete`, async () => {
+      for (const effort of ["low", "high"]) {
+        const body = { ...responses.body(3, "Hello!"), model: "tiny-reasoner", reasoning: { effort } };
+        const answer = await items(local, body, stream);
+        assert.equal(answer.status, "incomplete");
+        const statuses = answer.output.map((label: string) => label.split(" ")[1]);
+        assert.equal(statuses.at(-1), "incomplete", answer.output.join(", "));
+        assert.ok(
+          statuses.slice(0, -1).every((s: string) => s === "completed"),
+          answer.output.join(", "),
+        );
+        if (stream) assert.deepEqual(answer.done, answer.output);
+      }
+    });
+  }
+});

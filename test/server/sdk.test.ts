@@ -79,6 +79,30 @@ describe("openai: responses", () => {
     assert.equal(response.status, "incomplete");
     assert.equal(response.incomplete_details?.reason, "max_output_tokens");
     assert.equal(response.usage?.output_tokens, 3);
+    // The SDK's ResponseOutputMessage.status: the message the ceiling cut says so itself.
+    assert.deepEqual(
+      response.output.map((item) => [item.type, item.status]),
+      [["message", "incomplete"]],
+    );
+  });
+
+  test("responses.stream() under the ceiling: the cut message is incomplete in output_item.done and the final response", async () => {
+    const stream = openai.responses.stream({
+      model: "tiny-chat",
+      input: "Write a long story about a dragon.",
+      store: false,
+      max_output_tokens: 3,
+      temperature: 0,
+    });
+    const done: string[] = [];
+    stream.on("response.output_item.done", (e) => done.push(`${e.item.type} ${e.item.status}`));
+    const final = await stream.finalResponse();
+    assert.equal(final.status, "incomplete");
+    assert.deepEqual(done, ["message incomplete"]);
+    assert.deepEqual(
+      final.output.map((item) => `${item.type} ${item.status}`),
+      ["message incomplete"],
+    );
   });
 
   test("a required function tool is called with arguments valid for its schema", async () => {

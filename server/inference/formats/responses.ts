@@ -148,13 +148,14 @@ export class ResponseBuilder {
   apply(event: GenerationEvent): ResponseStreamEvent[] {
     switch (event.type) {
       case "reasoning":
-        return this.#reasoning(event.summary);
+        return this.#reasoning(event.summary, event.cut === true);
       case "text":
         return [...this.#openMessage(), ...this.#text(event.delta)];
       case "tool_call":
         return [...this.#closeMessage(), ...this.#toolCall(event.callId, event.name, event.arguments)];
       case "done": {
-        const closing = this.#closeMessage();
+        // A message still being written when the ceiling ends the answer is the item it cut.
+        const closing = this.#closeMessage(event.finishReason === "length" ? "incomplete" : "completed");
         const { inputTokens, outputTokens, reasoningTokens } = event.usage;
         this.response.usage = usage(inputTokens, outputTokens, reasoningTokens);
         this.response.completed_at = unixSeconds();
@@ -171,7 +172,8 @@ export class ResponseBuilder {
     }
   }
 
-  #reasoning(summary: string): ResponseStreamEvent[] {
+  /** A summary the ceiling cut is `incomplete`, as the OpenAI Responses API marks the item it cut. */
+  #reasoning(summary: string, cut: boolean): ResponseStreamEvent[] {
     const item: OutputItem = {
       id: newId("rs"),
       type: "reasoning",
@@ -181,7 +183,7 @@ export class ResponseBuilder {
     };
     const index = this.response.output.push(item) - 1;
     const added: ResponseStreamEvent = { type: "response.output_item.added", output_index: index, item: { ...item } };
-    Object.assign(item, { status: "completed", summary: [{ type: "summary_text", text: summary }] });
+    Object.assign(item, { status: cut ? "incomplete" : "completed", summary: [{ type: "summary_text", text: summary }] });
     return [added, { type: "response.output_item.done", output_index: index, item }];
   }
 
@@ -214,13 +216,13 @@ export class ResponseBuilder {
     return [{ type: "response.output_text.delta", ...this.#where(), delta, logprobs: [] }];
   }
 
-  #closeMessage(): ResponseStreamEvent[] {
+  #closeMessage(status: "completed" | "incomplete" = "completed"): ResponseStreamEvent[] {
     const message = this.#message;
     const part = message?.content[0];
     if (message === undefined || part === undefined) return [];
     this.#message = undefined;
     const where = this.#where(message.id);
-    message.status = "completed";
+    message.status = status;
     return [
       { type: "response.output_text.done", ...where, text: part.text, logprobs: [] },
       // The message is closed: neither it nor its part changes again.

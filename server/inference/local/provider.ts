@@ -105,8 +105,9 @@ export class LocalProvider implements Provider {
     if (request.reasoning !== undefined) {
       const summary = await reason(run, turns, Math.min(REASONING_BUDGET[request.reasoning.effort], budget));
       if (summary === null) return;
-      yield { type: "reasoning", summary };
       reasoningTokens = countTokens(summary);
+      // A summary that leaves the answer no room is where the ceiling ended it.
+      yield { type: "reasoning", summary, ...(reasoningTokens >= budget ? { cut: true } : {}) };
       turns.push({ role: "think", text: summary });
     }
 
