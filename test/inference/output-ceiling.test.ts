@@ -125,3 +125,23 @@ describe("calls and the provider's end", () => {
     });
   });
 });
+
+describe("a reasoning summary", () => {
+  const summary = "The user greets me, so I should greet them back and offer some help.";
+
+  test("one that does not fit is cut at the ceiling and marked cut (its item is incomplete)", () => {
+    const ceiling = new OutputCeiling(3);
+    const admitted = ceiling.admit({ type: "reasoning", summary });
+    assert.equal(admitted?.type, "reasoning");
+    assert.equal(admitted.type === "reasoning" && admitted.cut, true);
+    assert.equal(admitted.type === "reasoning" && countTokens(admitted.summary), 3);
+    assert.equal(ceiling.reached, true);
+  });
+
+  test("one that fits passes as it came, with the provider's own mark", () => {
+    const whole: GenerationEvent = { type: "reasoning", summary };
+    assert.equal(new OutputCeiling(100).admit(whole), whole);
+    const marked: GenerationEvent = { type: "reasoning", summary, cut: true };
+    assert.equal(new OutputCeiling(100).admit(marked), marked);
+  });
+});
