@@ -83,5 +83,45 @@ export function checkResponseObject(
       received: details,
     });
   }
+  problems.push(...checkOutputItemStatuses(response, at));
   return problems;
+}
+
+/**
+ * The items of a finished response: each `completed`, except the one the output ceiling cut,
+ * which is `incomplete` — only in an incomplete response, only its last item, never a
+ * function call (one that does not fit is not sent); and a message that ends an incomplete
+ * response is the one the ceiling cut, so it says `incomplete`.
+ */
+function checkOutputItemStatuses(response: Received<Schemas["ResponseObject"]>, at: string): ProtocolProblem[] {
+  if (!Array.isArray(response.output)) return [];
+  const cut = response.status === "incomplete";
+  const last = response.output.length - 1;
+  const problems: ProtocolProblem[] = [];
+  response.output.forEach((value: unknown, index) => {
+    const item = received<Schemas["OutputItem"]>(value);
+    if (item === undefined) return;
+    const problem = itemStatusProblem(item.type, item.status, cut && index === last);
+    if (problem !== undefined)
+      problems.push({
+        rule: "states.response",
+        message: problem,
+        at: `${at}.output[${index}].status`,
+        received: item.status,
+      });
+  });
+  return problems;
+}
+
+/** What is wrong with one item's status, given whether it ends an incomplete response. */
+function itemStatusProblem(type: unknown, status: unknown, endsCutAnswer: boolean): string | undefined {
+  if (status !== "completed" && status !== "incomplete")
+    return "an output item of a finished response has status completed or incomplete";
+  if (status === "incomplete" && type === "function_call")
+    return "a function call is never incomplete: one the ceiling would cut is not sent";
+  if (status === "incomplete" && !endsCutAnswer)
+    return "only the last item of an incomplete response, the one the ceiling cut, may be incomplete";
+  if (status === "completed" && endsCutAnswer && type === "message")
+    return "the message that ends an incomplete response is the one the ceiling cut: its status is incomplete";
+  return undefined;
 }

@@ -321,8 +321,16 @@ const RESPONSE_EVENT_CHECKS: { [K in Exclude<ResponseEventType, "error">]: Event
       );
     if (item.type !== open.type)
       add("events.item-ids", i, "the item type must not change between added and done", open.type, item.type);
-    if (item.status !== "completed")
-      add("events.order", i, "a done item has status completed", "completed", item.status);
+    // `incomplete` marks the item the output ceiling cut; the final response shows whether the
+    // answer was cut (checkOutputItemStatuses), since this event comes before it.
+    if (item.status !== "completed" && item.status !== "incomplete")
+      add(
+        "events.order",
+        i,
+        "a done item has status completed (or incomplete, when the ceiling cut it)",
+        "completed",
+        item.status,
+      );
     if (open.type === "message") checkDoneMessage(add, open, item, i);
     else if (open.type === "function_call") checkDoneFunctionCall(add, open, item, i);
     walk.doneItems.push(item);

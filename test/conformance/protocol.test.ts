@@ -15,6 +15,7 @@ import {
   parseSse,
   type ProtocolProblem,
 } from "../../conformance/index.ts";
+import { checkJsonBody } from "../../conformance/protocol.ts";
 import type { SseEvent } from "../../conformance/sse.ts";
 
 const goldens = path.join(kitRoot(), "goldens");
@@ -245,6 +246,88 @@ describe("the /responses stream", () => {
       renumber(e);
     });
     assertRule(check(events), "errors.rule-4");
+  });
+});
+
+describe("the status of the item the output ceiling cut", () => {
+  const cut = recorded("events/stream-incomplete");
+  const whole = recorded("events/stream-text", 1);
+  const check = (events: SseEvent[]) => checkStream("responses", events);
+  const done = (e: SseEvent[]) => data(e[index(e, "response.output_item.done")]).item;
+  const final = (e: SseEvent[]) => data(e.at(-1)).response;
+
+  test("the reference's cut stream marks its message incomplete, and passes", () => {
+    assert.equal(final(cut).status, "incomplete");
+    assert.equal(done(cut).status, "incomplete");
+    assert.equal(final(cut).output.at(-1).status, "incomplete");
+    assert.deepEqual(check(cut), []);
+  });
+
+  const broken: [string, string, SseEvent[], (events: SseEvent[]) => void][] = [
+    [
+      "the cut message reported completed",
+      "states.response",
+      cut,
+      (e) => {
+        done(e).status = "completed";
+        final(e).output[0].status = "completed";
+      },
+    ],
+    [
+      "a message incomplete in a completed response",
+      "states.response",
+      whole,
+      (e) => {
+        final(e).status = "completed";
+        final(e).incomplete_details = null;
+        done(e).status = "incomplete";
+        final(e).output[0].status = "incomplete";
+      },
+    ],
+    [
+      "an incomplete item before the last one",
+      "states.response",
+      cut,
+      (e) => final(e).output.push({ ...final(e).output[0], id: "msg_other", status: "completed" }),
+    ],
+    [
+      "a function call incomplete",
+      "states.response",
+      cut,
+      (e) =>
+        (final(e).output = [
+          {
+            id: "fc_1",
+            type: "function_call",
+            role: "assistant",
+            status: "incomplete",
+            call_id: "c",
+            name: "f",
+            arguments: "{}",
+          },
+        ]),
+    ],
+    ["a done item with another status", "events.order", cut, (e) => (done(e).status = "cut")],
+  ];
+  for (const [what, rule, base, change] of broken) {
+    test(`caught: ${what} (${rule})`, () => assertRule(check(edit(base, change)), rule));
+  }
+
+  test("the same rules on a JSON answer", () => {
+    const body = (status: string, items: string[]) => ({
+      status,
+      store: false,
+      incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null,
+      usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+      output: items.map((s, i) => ({ id: `msg_${i}`, type: "message", role: "assistant", status: s, content: [] })),
+    });
+    const states = (b: unknown) => checkJsonBody("responses", b).filter((p) => p.rule === "states.response");
+    assert.deepEqual(states(body("incomplete", ["incomplete"])), []);
+    assert.deepEqual(states(body("completed", ["completed"])), []);
+    assert.deepEqual(states(body("incomplete", [])), []);
+    assert.equal(states(body("incomplete", ["completed"])).length, 1, "the cut message must say incomplete");
+    assert.equal(states(body("completed", ["incomplete"])).length, 1, "nothing is cut in a completed response");
+    assert.equal(states(body("incomplete", ["incomplete", "incomplete"])).length, 1, "only the last item is cut");
   });
 });
 

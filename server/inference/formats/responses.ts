@@ -183,7 +183,10 @@ export class ResponseBuilder {
     };
     const index = this.response.output.push(item) - 1;
     const added: ResponseStreamEvent = { type: "response.output_item.added", output_index: index, item: { ...item } };
-    Object.assign(item, { status: cut ? "incomplete" : "completed", summary: [{ type: "summary_text", text: summary }] });
+    Object.assign(item, {
+      status: cut ? "incomplete" : "completed",
+      summary: [{ type: "summary_text", text: summary }],
+    });
     return [added, { type: "response.output_item.done", output_index: index, item }];
   }
 
