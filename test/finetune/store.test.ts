@@ -40,6 +40,18 @@ function job(createTime = new Date()): JobRecord {
   return queuedJob("acme", { createTime });
 }
 
+/** The model a job of `job()` records as it succeeds. */
+function modelOf(queued: JobRecord) {
+  return {
+    accountId: "acme",
+    modelId: queued.config.outputModelId,
+    baseModel: "tiny-chat",
+    jobName: `accounts/acme/trainingJobs/${queued.jobId}`,
+    adapterPath: "models/x.lora",
+    createTime: new Date(),
+  };
+}
+
 test("a job queued longer than the TTL expires; a younger one does not", async () => {
   const old = job(new Date(Date.now() - 10_000));
   const young = job();
@@ -119,14 +131,7 @@ test("a runner that lost its job to another cannot write over it (updates fenced
     undefined,
     "the old holder is fenced out",
   );
-  const model = {
-    accountId: "acme",
-    modelId: queued.config.outputModelId,
-    baseModel: "tiny-chat",
-    jobName: `accounts/acme/trainingJobs/${queued.jobId}`,
-    adapterPath: "models/x.lora",
-    createTime: new Date(),
-  };
+  const model = modelOf(queued);
   await assert.rejects(store.fineTuning.completeJob("acme", queued.jobId, model, {}, "runner-a"), {
     name: "StoreError",
     kind: "job-state",
@@ -158,17 +163,6 @@ test("a runner that lost its job to another cannot write over it (updates fenced
 async function money(): Promise<{ balanceMicros: number; spentMicros: number }> {
   const account = await store.accounts.get("acme");
   return { balanceMicros: account!.balanceMicros, spentMicros: await store.usage.spentSince("acme", new Date(0)) };
-}
-
-function modelOf(queued: JobRecord) {
-  return {
-    accountId: "acme",
-    modelId: queued.config.outputModelId,
-    baseModel: "tiny-chat",
-    jobName: `accounts/acme/trainingJobs/${queued.jobId}`,
-    adapterPath: "models/x.lora",
-    createTime: new Date(),
-  };
 }
 
 // 2 000 tokens at 0.50 a million: 1 000 micro-units.
