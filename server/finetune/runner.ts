@@ -226,6 +226,7 @@ export class JobRunner {
       } else await this.#fail(job, error);
     } finally {
       heartbeat.stop();
+      if (outcome === "done") this.#storePauses.delete(name); // ended here: its count is done with
       if (this.#stopped && outcome === "stopped") await this.#releaseLease(job);
       this.#current = undefined;
       released();
