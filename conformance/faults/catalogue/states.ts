@@ -51,6 +51,23 @@ export const stateFaults: Fault[] = [
     },
   },
   {
+    id: "responses.cut-item-reported-completed",
+    areas: ["responses"],
+    transcripts: ["responses/incomplete"],
+    rule: "states.response",
+    description:
+      "A response cut by max_output_tokens is incomplete, but the output item the ceiling cut still says status completed.",
+    match: postResponses,
+    onResponse(response) {
+      const json = objectAt(response.json);
+      if (isStream(response) || json?.status !== "incomplete") return;
+      const cut = objectsOf(json.output).filter((item) => item.status === "incomplete");
+      if (cut.length === 0) return;
+      for (const item of cut) item.status = "completed";
+      return response;
+    },
+  },
+  {
     id: "jobs.create-not-queued",
     areas: ["finetune"],
     transcripts: ["limits/idempotency-key"],
