@@ -7,11 +7,11 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ErrorObject } from "ajv";
-import { parse as parseYaml } from "yaml";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { credential } from "../settings/environment.ts";
 import { defaultOf } from "../settings/parse.ts";
 import type { PlatformModel, UpstreamTrainerSettings } from "./catalog.ts";
+import { readConfigDocument } from "./config-file.ts";
 
 export const DEFAULT_CATALOG_FILE = defaultOf("CATALOG_FILE");
 const SCHEMA_FILE = fileURLToPath(new URL("../catalog.schema.json", import.meta.url));
@@ -42,27 +42,10 @@ function validator() {
   return compiled;
 }
 
+/** The catalogue file: JSON, or YAML when named `.yaml` or `.yml` (the same document either way). */
 export function loadCatalogFile(file: string = DEFAULT_CATALOG_FILE): PlatformModel[] {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new Error(`catalogue file ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`, {
-      cause: error,
-    });
-  }
-  return parseCatalog(parseCatalogText(text, file), `catalogue file ${file}`);
-}
-
-/** JSON, or YAML when the file is named `.yaml` or `.yml` (the same document either way). */
-function parseCatalogText(text: string, file: string): unknown {
-  const yaml = /\.ya?ml$/i.test(file);
-  try {
-    return yaml ? parseYaml(text, { prettyErrors: true }) : JSON.parse(text);
-  } catch (error) {
-    const what = yaml ? "not YAML" : "not JSON";
-    throw new Error(`catalogue file ${file}: ${what} (${(error as Error).message.split("\n")[0]})`, { cause: error });
-  }
+  const source = `catalogue file ${file}`;
+  return parseCatalog(readConfigDocument(file, source, { yamlByName: true }), source);
 }
 
 /** Checks the catalogue's shape and its rules across fields; throws naming the entry and the field. */

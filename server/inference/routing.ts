@@ -3,7 +3,7 @@
  * and the content policy. Its `version` is sent as `x-config-version`. Provider names
  * stay inside the server: responses say only `primary` or `fallback`.
  */
-import { readFileSync } from "node:fs";
+import { readConfigDocument } from "./config-file.ts";
 
 export type ProviderConfig =
   | { type: "local" }
@@ -41,21 +41,7 @@ export interface RoutingConfig {
 /** Reads and checks the routing file; a file that cannot be read or is not JSON is named, as the catalogue's is. */
 export function loadRoutingConfig(path: string): RoutingConfig {
   const source = `routing file ${path}`;
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new Error(`${source}: cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`, {
-      cause: error,
-    });
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    throw new Error(`${source}: not JSON (${(error as Error).message})`, { cause: error });
-  }
-  return parseRoutingConfig(raw, source);
+  return parseRoutingConfig(readConfigDocument(path, source, { yamlByName: false }), source);
 }
 
 /** Checks the file's shape so a typo fails at start-up, not on the first request. */
