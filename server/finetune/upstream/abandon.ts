@@ -11,7 +11,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { log } from "../../log.ts";
 import { ACTIVE_STATES, type JobRecord } from "../../store/fine-tuning.ts";
-import { type OpenAiFineTuningApi, UpstreamNotFound, UpstreamUnreachable } from "./openai-api.ts";
+import { type OpenAiFineTuningApi, UpstreamUnreachable } from "./openai-api.ts";
 
 export interface AbandonedUpstreamJob {
   api: OpenAiFineTuningApi;
@@ -30,8 +30,6 @@ export interface AbandonedUpstreamJob {
   /** Each call's bound. */
   callTimeoutMs: number;
 }
-
-const ENDED = new Set(["succeeded", "failed", "cancelled"]);
 
 /**
  * Cancels the upstream job once the store shows the job FAILED (a failure the store did
@@ -73,14 +71,6 @@ export async function abandonUpstreamJob(job: AbandonedUpstreamJob): Promise<voi
 async function cancelIfRunning(job: AbandonedUpstreamJob): Promise<void> {
   const signal = AbortSignal.timeout(job.callTimeoutMs);
   const id = await job.upstreamJobId(signal);
-  if (id === undefined) return;
-  try {
-    const upstream = await job.api.getJob(id, signal);
-    if (ENDED.has(upstream.status)) return;
-    await job.api.cancelJob(id, signal);
-  } catch (error) {
-    if (error instanceof UpstreamNotFound) return;
-    throw error;
-  }
+  if (id === undefined || !(await job.api.cancelIfRunning(id, signal))) return;
   log("info", "job.upstream_cancelled", { job: job.name, upstreamJob: id, reason: "the job failed here" });
 }

@@ -24,11 +24,8 @@ export async function cancelUpstreamJob(dataDir: string, accountId: string, jobI
   const name = jobName(accountId, jobId);
   try {
     const id = state.upstreamJobId ?? (await api.findJob(JOB_METADATA_KEY, name, signal))?.id;
-    const upstream = id === undefined ? undefined : await api.getJob(id, signal);
-    if (id !== undefined && upstream !== undefined && !["succeeded", "failed", "cancelled"].includes(upstream.status)) {
-      await api.cancelJob(id, signal);
+    if (id !== undefined && (await api.cancelIfRunning(id, signal)))
       log("info", "job.upstream_cancelled", { job: name, upstreamJob: id });
-    }
   } catch (error) {
     log("warn", "job.upstream_cancel_failed", { job: name, detail: String(error) });
     return;

@@ -108,6 +108,22 @@ export class OpenAiFineTuningApi {
     return this.#call("POST", `/fine_tuning/jobs/${encodeURIComponent(id)}/cancel`, signal) as Promise<UpstreamJob>;
   }
 
+  /**
+   * Cancels the job unless it has already ended there; whether it was cancelled now. A job
+   * the upstream no longer knows counts as ended.
+   */
+  async cancelIfRunning(id: string, signal: AbortSignal): Promise<boolean> {
+    try {
+      const job = await this.getJob(id, signal);
+      if (job.status === "succeeded" || job.status === "failed" || job.status === "cancelled") return false;
+      await this.cancelJob(id, signal);
+      return true;
+    } catch (error) {
+      if (error instanceof UpstreamNotFound) return false;
+      throw error;
+    }
+  }
+
   /** The upstream job this server created for `key`=`value` in its metadata, if any (newest first). */
   async findJob(key: string, value: string, signal: AbortSignal): Promise<UpstreamJob | undefined> {
     const query = new URLSearchParams({ [`metadata[${key}]`]: value, limit: "10" });

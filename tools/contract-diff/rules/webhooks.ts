@@ -139,12 +139,8 @@ function callbacksOf(doc: Doc, op: OperationRef): Map<string, Webhook> {
   return result;
 }
 
-function label(hook: Webhook): string {
-  return hook.label;
-}
-
 function change(rule: Rule, hook: Webhook, message: string, part?: string): Change {
-  return { rule, message, operation: label(hook), path: [], ...(part !== undefined ? { part } : {}) };
+  return { rule, message, operation: hook.label, path: [], ...(part !== undefined ? { part } : {}) };
 }
 
 function contentOf(doc: Doc, node: unknown): Record<string, unknown> {
@@ -167,7 +163,7 @@ function comparePayloads(base: Webhook, head: Webhook, ctx: DiffContext): Change
       (after[mediaType] as Node)?.schema,
       ctx.response,
     );
-    changes.push(...inPart(part, schemaChanges).map((c) => ({ ...c, operation: label(head) })));
+    changes.push(...inPart(part, schemaChanges).map((c) => ({ ...c, operation: head.label })));
   }
   for (const mediaType of Object.keys(after)) {
     if (!(mediaType in before))
@@ -220,7 +216,7 @@ function compareAnswerContent(
     changes.push(
       ...inPart(part, diffSchemas(media.schema, other.schema, ctx.request)).map((c) => ({
         ...c,
-        operation: label(head),
+        operation: head.label,
       })),
     );
   }
