@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, test } from "vitest";
-import type { JobRecord } from "../../server/store/fine-tuning.ts";
+import { CANCELLABLE_STATES, type JobRecord } from "../../server/store/fine-tuning.ts";
 import { queuedJob } from "../store/records.ts";
 import { openTestStore } from "../../harness/test-store.ts";
 import type { Store } from "../../server/store/store.ts";
@@ -190,7 +190,7 @@ test("a job ends with its bill: completing or cancelling writes the bill on the 
     "acme",
     cancelling.jobId,
     { state: "JOB_STATE_CANCELLED" },
-    ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING"],
+    CANCELLABLE_STATES,
     undefined,
     BILL,
   );
@@ -212,7 +212,7 @@ test("an end that is refused charges nothing: a fenced-out completion, a cancel 
     "acme",
     queued.jobId,
     { state: "JOB_STATE_CANCELLED" },
-    ["JOB_STATE_QUEUED", "JOB_STATE_RUNNING"],
+    CANCELLABLE_STATES,
     undefined,
     BILL,
   );
